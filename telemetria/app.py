@@ -1,0 +1,102 @@
+"""The ASGI application: `build()` reads settings once; `create_app(settings)` wires everything."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+
+from telemetria import __version__
+from telemetria.db import DB_ERRORS, create_pool, is_unavailable, pending_migrations
+from telemetria.http import HttpError, error_response, json_response, unavailable
+from telemetria.ingest import api as ingest_api
+from telemetria.ingest.auth import TrackerAuth
+from telemetria.ingest.service import IngestService, limits_from
+from telemetria.ingest.writer import Writer
+from telemetria.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # min_size=0: the service starts (and answers 503) even while the database is down.
+        pool = await create_pool(settings, min_size=0)
+        writer = Writer(
+            pool,
+            max_rows=settings.writer_max_rows,
+            flushers=settings.writer_connections,
+            max_pending_rows=settings.writer_max_pending_rows,
+        )
+        writer.start()
+        app.state.pool = pool
+        app.state.writer = writer
+        app.state.tracker_auth = TrackerAuth(pool, ttl_s=settings.auth_cache_ttl_s)
+        app.state.ingest = IngestService(writer, limits_from(settings))
+        try:
+            yield
+        finally:
+            await writer.stop()
+            await pool.close()
+
+    app = FastAPI(
+        title="Telemetria",
+        version=__version__,
+        lifespan=lifespan,
+        description="GPS telemetry for municipal school-transport fleets",
+    )
+    app.state.settings = settings
+    app.include_router(ingest_api.router)
+
+    @app.exception_handler(HttpError)
+    async def _http_error(request: Request, exc: HttpError) -> Response:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = [{"field": ".".join(str(p) for p in e["loc"]), "error": e["msg"]} for e in exc.errors()]
+        detail = "; ".join(f"{e['field']}: {e['error']}" for e in errors)
+        return json_response({"detail": detail, "errors": errors}, 422)
+
+    for exc_type in DB_ERRORS:
+        app.add_exception_handler(exc_type, _db_down)  # type: ignore[arg-type]
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> Response:
+        return json_response(
+            {"service": "telemetria", "version": __version__, "ingest": ["/api/v1/fixes", "/osmand"], "docs": "/docs"}
+        )
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> Response:
+        return json_response({"status": "ok"})
+
+    @app.get("/readyz", tags=["ops"])
+    async def readyz(request: Request) -> Response:
+        try:
+            async with request.app.state.pool.acquire(timeout=5) as conn:
+                pending = await pending_migrations(conn)
+        except DB_ERRORS as e:  # readiness is exactly "can we use the database now"
+            return json_response({"status": "unready", "database": f"unreachable: {type(e).__name__}"}, 503)
+        if pending:
+            return json_response({"status": "unready", "migrations_pending": [m.version for m in pending]}, 503)
+        return json_response({"status": "ready"})
+
+    return app
+
+
+async def _db_down(request: Request, exc: Exception) -> Response:
+    if not is_unavailable(exc):
+        raise exc
+    log.warning("database unavailable during %s %s: %s", request.method, request.url.path, exc)
+    return error_response(unavailable())
+
+
+def build() -> FastAPI:
+    """Entry point for uvicorn's factory mode: settings are read here, once per process."""
+    return create_app(Settings())

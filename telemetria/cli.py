@@ -1,0 +1,263 @@
+"""`telemetria` command line: local database, migrations, service, registry, simulator, demo."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import orjson
+from pydantic import ValidationError
+
+from telemetria.settings import Settings
+
+LOCAL_TZ = ZoneInfo("America/Porto_Velho")
+
+
+class CliError(Exception):
+    pass
+
+
+def parse_when(text: str) -> datetime:
+    """RFC 3339 time; without an offset it is local time in America/Porto_Velho (UTC-4, no DST)."""
+    try:
+        t = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date-time like 2026-03-02T07:00:00-04:00") from None
+    return t if t.tzinfo else t.replace(tzinfo=LOCAL_TZ)
+
+
+def emit(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+
+
+async def _with_conn(settings: Settings, fn: Callable[[Any], Awaitable[Any]]) -> Any:
+    import asyncpg
+
+    from telemetria.db import init_connection
+
+    try:
+        conn = await asyncpg.connect(settings.dsn())
+    except (OSError, asyncpg.PostgresError) as e:
+        raise CliError(f"cannot reach the database ({e}); is it running? try `telemetria db start`") from None
+    try:
+        await init_connection(conn)
+        return await fn(conn)
+    finally:
+        await conn.close()
+
+
+def _run_db(settings: Settings, fn: Callable[[Any], Awaitable[Any]]) -> Any:
+    return asyncio.run(_with_conn(settings, fn))
+
+
+# --- db ---------------------------------------------------------------------------------------
+
+
+def cmd_db(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.localdb import LocalDb
+
+    if settings.database_url and args.action != "url":
+        raise CliError("TELEMETRIA_DATABASE_URL is set: the local database is not used")
+    db = LocalDb.from_settings(settings)
+    if args.action == "start":
+        started = db.start()
+        print(("started" if started else "already running") + f": {db.url()}")
+    elif args.action == "stop":
+        print("stopped" if db.stop(args.mode) else "not running")
+    elif args.action == "status":
+        emit(db.status())
+        if not db.running():
+            sys.exit(3)
+    elif args.action == "url":
+        print(settings.dsn())
+
+
+def cmd_migrate(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.db import migrate
+
+    applied = _run_db(settings, migrate)
+    print("applied: " + ", ".join(f"{m.version:04d}_{m.name}" for m in applied) if applied else "up to date")
+
+
+def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
+    import uvicorn
+
+    uvicorn.run(
+        "telemetria.app:build",
+        factory=True,
+        host=args.host or settings.host,
+        port=args.port or settings.port,
+        workers=args.workers or settings.workers,
+        loop="uvloop",
+        http="httptools",
+        access_log=settings.access_log,
+        log_level="info",
+        timeout_graceful_shutdown=10,
+    )
+
+
+# --- registry ---------------------------------------------------------------------------------
+
+
+def cmd_vehicle(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.registry import fleet
+
+    async def run(conn: Any) -> Any:
+        if args.action == "add":
+            return await fleet.add_vehicle(conn, args.plate, args.prefix, args.description)
+        if args.action == "list":
+            return await fleet.list_vehicles(conn)
+        await fleet.set_vehicle_active(conn, args.plate, args.action == "activate")
+        return {"plate": fleet.normalize_plate(args.plate), "active": args.action == "activate"}
+
+    emit(_run_db(settings, run))
+
+
+def cmd_tracker(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.registry import fleet
+
+    async def run(conn: Any) -> Any:
+        if args.action == "add":
+            return await fleet.add_tracker(conn, args.unique_id, args.vehicle, args.since)
+        if args.action == "move":
+            at = args.at or datetime.now(LOCAL_TZ)
+            return (await fleet.move_tracker(conn, args.unique_id, args.to, at)).as_json()
+        if args.action == "list":
+            return await fleet.list_trackers(conn)
+        if args.action == "rotate-token":
+            return {"unique_id": args.unique_id, "token": await fleet.rotate_token(conn, args.unique_id)}
+        await fleet.set_tracker_active(conn, args.unique_id, args.action == "activate")
+        return {"unique_id": args.unique_id, "active": args.action == "activate"}
+
+    emit(_run_db(settings, run))
+
+
+# --- simulator and demo -----------------------------------------------------------------------
+
+
+def cmd_simulate(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.demo import ensure_fleet, run_simulator
+
+    creds = _run_db(settings, lambda conn: ensure_fleet(conn, settings, args.vehicles, prefix=args.fleet))
+    asyncio.run(
+        run_simulator(
+            args.url, creds, interval_s=args.interval, seed=args.seed, speedup=args.speedup, duration_s=args.duration
+        )
+    )
+
+
+def cmd_demo(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.demo import run_demo
+
+    asyncio.run(
+        run_demo(
+            settings,
+            host=args.host or settings.host,
+            port=args.port or settings.port,
+            vehicles=args.vehicles,
+            speedup=args.speedup,
+            seed=args.seed,
+        )
+    )
+
+
+# --- parser -----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="telemetria", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    db = sub.add_parser("db", help="the project-local PostgreSQL + TimescaleDB cluster")
+    db.add_argument("action", choices=["start", "stop", "status", "url"])
+    db.add_argument("--mode", choices=["smart", "fast", "immediate"], default="fast", help="stop mode")
+    db.set_defaults(func=cmd_db)
+
+    sub.add_parser("migrate", help="apply pending SQL migrations").set_defaults(func=cmd_migrate)
+
+    serve = sub.add_parser("serve", help="run the HTTP service (uvicorn, uvloop, httptools)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--workers", type=int)
+    serve.set_defaults(func=cmd_serve)
+
+    veh = sub.add_parser("vehicle", help="register and list vehicles")
+    vsub = veh.add_subparsers(dest="action", required=True)
+    va = vsub.add_parser("add")
+    va.add_argument("--plate", required=True)
+    va.add_argument("--prefix")
+    va.add_argument("--description")
+    vsub.add_parser("list")
+    for action in ("deactivate", "activate"):
+        vsub.add_parser(action).add_argument("--plate", required=True)
+    veh.set_defaults(func=cmd_vehicle)
+
+    trk = sub.add_parser("tracker", help="register trackers and install them in vehicles")
+    tsub = trk.add_subparsers(dest="action", required=True)
+    ta = tsub.add_parser("add", help="register a tracker; prints its token once")
+    ta.add_argument("--unique-id", required=True)
+    ta.add_argument("--vehicle", required=True, help="plate of the vehicle it is installed in")
+    ta.add_argument("--since", type=parse_when, help="installed from (default: no lower bound)")
+    tm = tsub.add_parser("move", help="install the tracker in another vehicle from --at on")
+    tm.add_argument("--unique-id", required=True)
+    tm.add_argument("--to", required=True, help="plate of the new vehicle")
+    tm.add_argument("--at", type=parse_when, help="from when (default: now)")
+    tsub.add_parser("list")
+    for action in ("deactivate", "activate", "rotate-token"):
+        tsub.add_parser(action).add_argument("--unique-id", required=True)
+    trk.set_defaults(func=cmd_tracker)
+
+    sim = sub.add_parser("simulate", help="drive simulated vehicles that post real HTTP fixes")
+    sim.add_argument("--vehicles", type=int, default=5)
+    sim.add_argument("--interval", type=float, default=30.0, help="seconds between fixes")
+    sim.add_argument("--url", required=True, help="base URL of the service, e.g. http://127.0.0.1:8000")
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per wall-clock second")
+    sim.add_argument("--duration", type=float, help="wall-clock seconds to run (default: until Ctrl-C)")
+    sim.add_argument("--fleet", default="SIM", help="three-letter plate prefix of the simulated fleet")
+    sim.set_defaults(func=cmd_simulate)
+
+    demo = sub.add_parser("demo", help="the service plus a simulated demo fleet, in one process")
+    demo.add_argument("--host")
+    demo.add_argument("--port", type=int)
+    demo.add_argument("--vehicles", type=int, default=5)
+    demo.add_argument("--speedup", type=float, default=1.0)
+    demo.add_argument("--seed", type=int, default=1)
+    demo.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings()
+    except ValidationError as e:
+        bad = "; ".join(
+            f"TELEMETRIA_{'_'.join(str(x) for x in err['loc']).upper()}: {err['msg']}" for err in e.errors()
+        )
+        print(f"telemetria: invalid settings: {bad}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        args.func(settings, args)
+    except KeyboardInterrupt:
+        pass
+    except CliError as e:
+        print(f"telemetria: {e}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as e:
+        from telemetria.localdb import LocalDbError
+        from telemetria.registry.fleet import RegistryError
+
+        if isinstance(e, RegistryError | LocalDbError):
+            print(f"telemetria: {e}", file=sys.stderr)
+            sys.exit(1)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Small HTTP helpers shared by the routers: JSON answers, error bodies, bounded body reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import Request
+from fastapi.responses import Response
+
+RETRY_AFTER_S = 5
+
+
+class HttpError(Exception):
+    """An answer other than 2xx, with a message for the client that names what is wrong."""
+
+    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None, **extra: Any):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def json_response(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(content), status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(err: HttpError) -> Response:
+    return json_response({"detail": err.detail, **err.extra}, err.status, err.headers)
+
+
+def unavailable(detail: str = "database unavailable, retry later") -> HttpError:
+    return HttpError(503, detail, {"Retry-After": str(RETRY_AFTER_S)})
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or 413 as soon as it is known to exceed `limit` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise HttpError(413, f"body of {declared} bytes exceeds the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HttpError(413, f"body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None

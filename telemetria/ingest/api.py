@@ -1,0 +1,155 @@
+"""HTTP edge of ingest: our JSON API and the OsmAnd protocol. Status codes and auth live here."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from telemetria.db import DB_ERRORS, is_unavailable
+from telemetria.http import HttpError, bearer_token, error_response, json_response, read_body, unavailable
+from telemetria.ingest.decode import BodyError, decode_items, parse_body
+from telemetria.ingest.model import DecodeError
+from telemetria.ingest.osmand import decode_osmand
+from telemetria.ingest.service import IngestResult, IngestService
+from telemetria.ingest.writer import Overloaded, Unavailable, Unstorable
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["ingest"])
+
+_UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="trackers"'}
+_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+
+FIX_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["ts", "lat", "lon"],
+    "properties": {
+        "ts": {
+            "oneOf": [{"type": "string", "format": "date-time"}, {"type": "number"}],
+            "description": "fix time: RFC 3339 with offset, or epoch seconds or milliseconds",
+        },
+        "lat": {"type": "number", "minimum": -90, "maximum": 90},
+        "lon": {"type": "number", "minimum": -180, "maximum": 180},
+        "speed_kmh": {"type": "number", "minimum": 0},
+        "heading_deg": {"type": "number"},
+        "altitude_m": {"type": "number"},
+        "accuracy_m": {"type": "number", "minimum": 0},
+        "hdop": {"type": "number", "minimum": 0},
+        "satellites": {"type": "integer", "minimum": 0},
+        "ignition": {"type": "boolean"},
+        "odometer_m": {"type": "number", "minimum": 0},
+        "driver_id": {"type": "string"},
+        "valid": {"type": "boolean"},
+        "attributes": {"type": "object"},
+    },
+}
+_OPENAPI = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "oneOf": [
+                        FIX_SCHEMA,
+                        {
+                            "type": "object",
+                            "required": ["fixes"],
+                            "properties": {"fixes": {"type": "array", "maxItems": 10000, "items": FIX_SCHEMA}},
+                        },
+                    ]
+                }
+            }
+        },
+    },
+    "responses": {
+        "200": {"description": "the accepted fixes are committed; rejected items are listed by index"},
+        "401": {"description": "unknown or inactive tracker token"},
+        "413": {"description": "body or batch too large"},
+        "503": {"description": "database unavailable; nothing was stored; retry after Retry-After"},
+    },
+}
+
+
+@router.post("/api/v1/fixes", openapi_extra=_OPENAPI, summary="Post one fix or a batch of fixes")
+async def post_fixes(request: Request) -> Response:
+    try:
+        return json_response((await _post_fixes(request)).as_json())
+    except HttpError as e:
+        return error_response(e)
+
+
+async def _post_fixes(request: Request) -> IngestResult:
+    settings = request.app.state.settings
+    token = bearer_token(request)
+    if token is None:
+        raise HttpError(401, "Authorization: Bearer <tracker token> required", _UNAUTHORIZED)
+    tracker_id = await _authenticate(request.app.state.tracker_auth.by_token(token))
+    if tracker_id is None:
+        raise HttpError(401, "unknown or inactive tracker token", _UNAUTHORIZED)
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype.startswith(_FORM_TYPES) or (ctype and "json" not in ctype and ctype != "text/plain"):
+        raise HttpError(415, f"Content-Type must be application/json, not {ctype}")
+    body = await read_body(request, settings.max_body_bytes)
+    try:
+        items, batch = parse_body(body, settings.max_batch_fixes)
+    except BodyError as e:
+        raise HttpError(e.status, str(e)) from None
+    result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items))
+    if result.tracker_inactive:
+        raise HttpError(401, "tracker is inactive", _UNAUTHORIZED)
+    if not batch and result.rejected:
+        raise HttpError(422, result.rejected[0].error, **result.as_json())
+    return result
+
+
+@router.api_route("/osmand", methods=["GET", "POST"], summary="OsmAnd protocol (Traccar Client and devices)")
+async def osmand(request: Request) -> Response:
+    settings = request.app.state.settings
+    service: IngestService = request.app.state.ingest
+    try:
+        body = await read_body(request, settings.max_body_bytes)
+        try:
+            decoded = decode_osmand(
+                request.method, request.query_params, request.headers.get("content-type"), body, now=service.now()
+            )
+        except DecodeError as e:
+            raise HttpError(400, str(e)) from None
+        if len(decoded.items) > settings.max_batch_fixes:
+            raise HttpError(413, f"{len(decoded.items)} positions, at most {settings.max_batch_fixes} per request")
+        tracker_id = await _authenticate(request.app.state.tracker_auth.by_unique_id(decoded.unique_id))
+        if tracker_id is None:
+            raise HttpError(403, f"device id {decoded.unique_id[:64]!r} is not a registered, active tracker")
+        result = await _ingest(service, tracker_id, decoded.items)
+        if result.tracker_inactive:
+            raise HttpError(403, "tracker is inactive")
+    except HttpError as e:
+        return error_response(e)
+    # A client that got 4xx for a bad position would retry it forever and block its queue,
+    # so rejected positions are answered 200, logged and not stored.
+    for r in result.rejected:
+        log.info("osmand position rejected (tracker %d, item %d): %s", tracker_id, r.index, r.error)
+    return Response(status_code=200)
+
+
+async def _authenticate(lookup: Awaitable[int | None]) -> int | None:
+    try:
+        return await lookup
+    except DB_ERRORS as e:
+        if is_unavailable(e):
+            raise unavailable(f"database unavailable, retry later ({type(e).__name__})") from None
+        raise
+
+
+async def _ingest(service: IngestService, tracker_id: int, items: Any) -> IngestResult:
+    try:
+        result = await service.ingest(tracker_id, items)
+    except Overloaded as e:
+        raise unavailable(f"overloaded, retry later: {e}") from None
+    except Unavailable as e:
+        raise unavailable(f"database unavailable, nothing stored, retry later: {e}") from None
+    except Unstorable as e:
+        raise HttpError(422, f"the database refused these fixes, nothing stored: {e}") from None
+    return result

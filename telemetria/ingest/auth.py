@@ -1,0 +1,49 @@
+"""Which tracker is posting: bearer tokens (our API) and unique ids (OsmAnd), cached briefly.
+
+A lookup per request would double the database round trips of a single-fix post. The cache only
+maps a credential to a tracker id; whether the tracker is still active is checked again inside
+the writer's transaction, so deactivating a tracker takes effect at once for storage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from telemetria.db import Pool
+from telemetria.ingest import queries as q
+from telemetria.registry.fleet import token_hash
+
+# Unknown credentials are remembered for less time, so a tracker registered a moment ago works soon.
+_NEGATIVE_TTL_S = 2.0
+_MAX_ENTRIES = 100_000
+
+
+class TrackerAuth:
+    def __init__(self, pool: Pool, ttl_s: float = 30.0, clock: Callable[[], float] = time.monotonic):
+        self._pool = pool
+        self._ttl = ttl_s
+        self._clock = clock
+        self._cache: dict[tuple[str, bytes | str], tuple[int | None, float]] = {}
+
+    async def by_token(self, token: str) -> int | None:
+        """The active tracker holding this bearer token, or None."""
+        return await self._lookup(("token", token_hash(token)), q.TRACKER_BY_TOKEN)
+
+    async def by_unique_id(self, unique_id: str) -> int | None:
+        """The active tracker with this unique id (IMEI or the id an OsmAnd client is set to), or None."""
+        return await self._lookup(("uid", unique_id), q.TRACKER_BY_UNIQUE_ID)
+
+    async def _lookup(self, key: tuple[str, bytes | str], sql: str) -> int | None:
+        now = self._clock()
+        hit = self._cache.get(key)
+        if hit is not None and hit[1] > now:
+            return hit[0]
+        tracker_id = await self._pool.fetchval(sql, key[1])
+        if len(self._cache) >= _MAX_ENTRIES:
+            self._cache.clear()
+        self._cache[key] = (tracker_id, now + (self._ttl if tracker_id is not None else _NEGATIVE_TTL_S))
+        return tracker_id
+
+    def forget(self) -> None:
+        self._cache.clear()

@@ -1,0 +1,145 @@
+"""Our own JSON API body → fixes. Pure: bytes in, `Fix | Rejected` per item out."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import orjson
+
+from telemetria.ingest.model import DecodeError, Fix, Rejected
+from telemetria.ingest.timeparse import parse_time
+
+_FLOAT_FIELDS = ("speed_kmh", "heading_deg", "altitude_m", "accuracy_m", "hdop", "odometer_m")
+_BOOL_FIELDS = ("ignition", "valid")
+KNOWN_FIELDS = frozenset(("ts", "lat", "lon", "satellites", "driver_id", "attributes", *_FLOAT_FIELDS, *_BOOL_FIELDS))
+MAX_ATTRIBUTES = 64
+MAX_DRIVER_ID = 64
+
+
+class BodyError(ValueError):
+    """The request body as a whole is unusable; `status` is the HTTP answer (400, 413 or 422)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def parse_body(body: bytes, max_items: int) -> tuple[list[Any], bool]:
+    """Raw items of a request and whether it was a batch: one object, `{"fixes": [...]}` or an array."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as e:
+        doc = _lenient_json(body, e)
+    if isinstance(doc, dict) and "fixes" in doc:
+        items = doc["fixes"]
+        if not isinstance(items, list):
+            raise BodyError(422, f"fixes: expected an array, got {_kind(items)}")
+        batch = True
+    elif isinstance(doc, dict):
+        items, batch = [doc], False
+    elif isinstance(doc, list):
+        items, batch = doc, True
+    else:
+        raise BodyError(422, f'body: expected a fix object or {{"fixes": [...]}}, got {_kind(doc)}')
+    if len(items) > max_items:
+        raise BodyError(413, f"fixes: {len(items)} items, at most {max_items} per request")
+    return items, batch
+
+
+def _lenient_json(body: bytes, error: Exception) -> Any:
+    # orjson refuses the whole body for one 1e999 or NaN; the stdlib parser reads them as
+    # non-finite floats, which then reject only their own item, so the good fixes still land.
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        raise BodyError(400, f"body is not valid JSON: {error}") from None
+
+
+def decode_items(items: list[Any]) -> list[Fix | Rejected]:
+    """One result per raw item, in order."""
+    out: list[Fix | Rejected] = []
+    for i, item in enumerate(items):
+        try:
+            out.append(decode_fix(item))
+        except DecodeError as e:
+            out.append(Rejected(i, str(e)))
+    return out
+
+
+def decode_fix(obj: Any) -> Fix:
+    """One fix object of our API; unknown keys are kept in `attributes`, never silently lost."""
+    if not isinstance(obj, dict):
+        raise DecodeError(f"fix: expected an object, got {_kind(obj)}")
+    if "lat" not in obj or "lon" not in obj:
+        raise DecodeError("lat/lon: required")
+    fix = Fix(ts=parse_time(obj.get("ts"), "ts"), lat=_number(obj, "lat"), lon=_number(obj, "lon"))
+    for name in _FLOAT_FIELDS:
+        if obj.get(name) is not None:
+            setattr(fix, name, _number(obj, name))
+    if fix.heading_deg is not None:
+        fix.heading_deg %= 360.0
+    for name in _BOOL_FIELDS:
+        value = obj.get(name)
+        if value is not None:
+            if not isinstance(value, bool):
+                raise DecodeError(f"{name}: expected true or false, got {_kind(value)}")
+            setattr(fix, name, value)
+    if fix.valid is None:
+        fix.valid = True
+    if obj.get("satellites") is not None:
+        sats = _number(obj, "satellites")
+        if sats != int(sats):
+            raise DecodeError("satellites: expected a whole number")
+        fix.satellites = int(sats)
+    fix.driver_id = _driver(obj.get("driver_id"))
+    fix.attributes = _attributes(obj)
+    return fix
+
+
+def _number(obj: dict[str, Any], name: str) -> float:
+    value = obj[name]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DecodeError(f"{name}: expected a number, got {_kind(value)}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise DecodeError(f"{name}: not a finite number")
+    return value
+
+
+def _driver(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise DecodeError(f"driver_id: expected text, got {_kind(value)}")
+    value = value.strip()
+    if "\x00" in value:
+        raise DecodeError("driver_id: contains a NUL character")
+    if len(value) > MAX_DRIVER_ID:
+        raise DecodeError(f"driver_id: longer than {MAX_DRIVER_ID} characters")
+    return value or None
+
+
+def _attributes(obj: dict[str, Any]) -> dict[str, Any] | None:
+    attrs = obj.get("attributes")
+    if attrs is not None and not isinstance(attrs, dict):
+        raise DecodeError(f"attributes: expected an object, got {_kind(attrs)}")
+    extra = {k: v for k, v in obj.items() if k not in KNOWN_FIELDS}
+    if not attrs and not extra:
+        return None
+    merged = {**extra, **(attrs or {})}
+    if len(merged) > MAX_ATTRIBUTES:
+        raise DecodeError(f"attributes: more than {MAX_ATTRIBUTES} keys")
+    if any("\x00" in k or (isinstance(v, str) and "\x00" in v) for k, v in merged.items()):
+        # PostgreSQL's jsonb cannot hold U+0000.
+        raise DecodeError("attributes: text contains a NUL character")
+    return merged
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "text", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, int | float) else type(value).__name__
+    )

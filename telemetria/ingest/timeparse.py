@@ -1,0 +1,61 @@
+"""Fix timestamps as trackers send them: RFC 3339 / ISO 8601 text, epoch seconds or epoch milliseconds."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+from telemetria.ingest.model import DecodeError
+
+# Epoch values at or above this are milliseconds: 1e11 s is the year 5138, 1e11 ms is March 1973,
+# so no real fix time is ambiguous between the two readings.
+MS_THRESHOLD = 100_000_000_000
+_MIN_EPOCH_S = 0.0
+_MAX_EPOCH_S = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+
+
+def from_epoch(value: float, field: str = "ts") -> datetime:
+    """Epoch seconds or milliseconds (told apart by magnitude) to an aware UTC datetime."""
+    if isinstance(value, bool) or not math.isfinite(value):
+        raise DecodeError(f"{field}: not a finite number")
+    seconds = value / 1000.0 if abs(value) >= MS_THRESHOLD else float(value)
+    if not _MIN_EPOCH_S <= seconds <= _MAX_EPOCH_S:
+        raise DecodeError(f"{field}: epoch value {value!r} out of range")
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def from_text(value: str, field: str = "ts", *, naive_is_utc: bool = False) -> datetime:
+    """ISO 8601 / RFC 3339 text to an aware UTC datetime; a numeric string is read as epoch."""
+    text = value.strip()
+    if not text:
+        raise DecodeError(f"{field}: empty")
+    if _looks_numeric(text):
+        return from_epoch(float(text), field)
+    try:
+        parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise DecodeError(f"{field}: {value[:40]!r} is not an RFC 3339 time or epoch number") from None
+    if parsed.tzinfo is None:
+        if not naive_is_utc:
+            raise DecodeError(f"{field}: time {value[:40]!r} has no UTC offset")
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def parse_time(value: object, field: str = "ts", *, naive_is_utc: bool = False) -> datetime:
+    """Any accepted time representation to an aware UTC datetime, or DecodeError naming the field."""
+    if isinstance(value, bool) or value is None:
+        raise DecodeError(f"{field}: required, as RFC 3339 text or epoch seconds/milliseconds")
+    if isinstance(value, int | float):
+        return from_epoch(value, field)
+    if isinstance(value, str):
+        return from_text(value, field, naive_is_utc=naive_is_utc)
+    raise DecodeError(f"{field}: expected RFC 3339 text or an epoch number, got {type(value).__name__}")
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return not text.lower().lstrip("+-").startswith(("nan", "inf"))

@@ -1,0 +1,81 @@
+"""Pure plausibility checks on decoded fixes; the order of checks is data."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from telemetria.ingest.model import Fix, Rejected
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_future: timedelta = timedelta(minutes=5)
+    retention: timedelta = timedelta(days=731)
+    max_speed_kmh: float = 300.0
+
+
+Check = Callable[[Fix, datetime, Limits], str | None]  # a reason to reject, or None
+
+
+def coords(fix: Fix, now: datetime, limits: Limits) -> str | None:
+    # Written so that NaN fails too: every comparison with NaN is false.
+    if not (-90.0 <= fix.lat <= 90.0 and -180.0 <= fix.lon <= 180.0):
+        return f"lat/lon: ({fix.lat}, {fix.lon}) out of range"
+    return (
+        "lat/lon: (0, 0) is the receiver's no-fix default, not a position" if (fix.lat, fix.lon) == (0.0, 0.0) else None
+    )
+
+
+def time_window(fix: Fix, now: datetime, limits: Limits) -> str | None:
+    if fix.ts > now + limits.max_future:
+        return f"ts: {fix.ts.isoformat()} is more than {int(limits.max_future.total_seconds())} s in the future"
+    if fix.ts < now - limits.retention:
+        return f"ts: {fix.ts.isoformat()} is older than the {limits.retention.days}-day retention window"
+    return None
+
+
+def speed(fix: Fix, now: datetime, limits: Limits) -> str | None:
+    v = fix.speed_kmh
+    if v is not None and not 0.0 <= v <= limits.max_speed_kmh:
+        return f"speed_kmh: {v} outside 0..{limits.max_speed_kmh:g}"
+    return None
+
+
+def quality(fix: Fix, now: datetime, limits: Limits) -> str | None:
+    for name in ("accuracy_m", "hdop", "odometer_m"):
+        value = getattr(fix, name)
+        if value is not None and not value >= 0.0:
+            return f"{name}: {value} is negative"
+    if fix.satellites is not None and not 0 <= fix.satellites <= 255:
+        return f"satellites: {fix.satellites} outside 0..255"
+    if fix.altitude_m is not None and not -1000.0 <= fix.altitude_m <= 20000.0:
+        return f"altitude_m: {fix.altitude_m} outside -1000..20000"
+    if fix.heading_deg is not None and not math.isfinite(fix.heading_deg):
+        return "heading_deg: not a finite number"
+    return None
+
+
+CHECKS: tuple[Check, ...] = (coords, time_window, speed, quality)
+
+
+def validate(
+    items: Sequence[Fix | Rejected], now: datetime, limits: Limits, checks: Sequence[Check] = CHECKS
+) -> tuple[list[int], list[Fix], list[Rejected]]:
+    """Split decoded items into (indexes, fixes) to store and rejections, keeping request positions."""
+    indexes: list[int] = []
+    ok: list[Fix] = []
+    bad: list[Rejected] = []
+    for i, item in enumerate(items):
+        if isinstance(item, Rejected):
+            bad.append(item)
+            continue
+        reason = next((r for check in checks if (r := check(item, now, limits))), None)
+        if reason:
+            bad.append(Rejected(i, reason))
+        else:
+            indexes.append(i)
+            ok.append(item)
+    return indexes, ok, bad

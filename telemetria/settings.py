@@ -1,0 +1,70 @@
+"""The only settings class: built once at start-up from TELEMETRIA_* variables and passed down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Lei 3.588/2023 (Jaru/RO), Art. 15 §6: records kept for no less than 2 years.
+MIN_RETENTION_DAYS = 730
+
+
+def project_root() -> Path:
+    """The clone this package runs from (editable install), else the working directory."""
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "pyproject.toml").is_file() else Path.cwd()
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TELEMETRIA_", env_file=None, extra="ignore")
+
+    # Database: an existing server (production), else the project-local cluster below.
+    database_url: str | None = None
+    data_dir: Path = Field(default_factory=lambda: project_root() / ".data")
+    db_port: int = Field(default=55432, ge=1024, le=65535)
+    db_name: str = "telemetria"
+    db_pool_min: int = Field(default=2, ge=1)
+    db_pool_max: int = Field(default=8, ge=1)
+    db_command_timeout_s: float = Field(default=30.0, gt=0)
+
+    # HTTP service.
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    workers: int = Field(default=1, ge=1)
+    access_log: bool = False
+
+    # Ingest limits and validation.
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    max_batch_fixes: int = Field(default=10_000, ge=1)
+    max_future_s: float = Field(default=300.0, ge=0)
+    max_speed_kmh: float = Field(default=300.0, gt=0)
+    retention_days: int = 731
+
+    # Group commit: how many fixes one transaction takes, how many transactions run at once,
+    # and how many fixes may wait before new requests are turned away with 503.
+    writer_max_rows: int = Field(default=20_000, ge=1)
+    writer_connections: int = Field(default=2, ge=1)
+    writer_max_pending_rows: int = Field(default=200_000, ge=1)
+    auth_cache_ttl_s: float = Field(default=30.0, ge=0)
+
+    @field_validator("retention_days")
+    @classmethod
+    def _at_least_two_years(cls, v: int) -> int:
+        if v < MIN_RETENTION_DAYS:
+            raise ValueError(
+                f"must be at least {MIN_RETENTION_DAYS} days: Lei 3.588/2023 Art. 15 §6 requires "
+                "records to be kept for no less than 2 years"
+            )
+        return v
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.data_dir
+
+    def dsn(self) -> str:
+        """The database the service and CLI use."""
+        if self.database_url:
+            return self.database_url
+        return f"postgresql:///{self.db_name}?host={self.socket_dir}&port={self.db_port}&user=telemetria"

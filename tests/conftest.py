@@ -1,0 +1,83 @@
+"""Shared fixtures: a fresh database on the real TimescaleDB for this run, migrated once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+
+from telemetria.db import create_pool, migrate
+from telemetria.settings import Settings
+
+
+def _with_dbname(dsn: str, name: str) -> str:
+    parts = urlsplit(dsn)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+@dataclass(frozen=True)
+class TestDb:
+    dsn: str
+    admin_dsn: str
+    name: str
+
+    def settings(self, **overrides: object) -> Settings:
+        return Settings(database_url=self.dsn, **overrides)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def base_settings() -> Settings:
+    settings = Settings()
+    if not settings.database_url:
+        from telemetria.localdb import LocalDb
+
+        LocalDb.from_settings(settings).start()
+    return settings
+
+
+@pytest.fixture(scope="session")
+async def test_db(base_settings: Settings) -> AsyncIterator[TestDb]:
+    """A database of its own for this run (several runs may share the cluster), dropped at the end."""
+    admin_dsn = _with_dbname(base_settings.dsn(), "postgres")
+    name = f"telemetria_test_{os.getpid()}"
+    admin = await asyncpg.connect(admin_dsn)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    db = TestDb(_with_dbname(base_settings.dsn(), name), admin_dsn, name)
+    conn = await asyncpg.connect(db.dsn)
+    try:
+        await migrate(conn)
+    finally:
+        await conn.close()
+    yield db
+    admin = await asyncpg.connect(admin_dsn)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def pool(test_db: TestDb) -> AsyncIterator[asyncpg.Pool]:
+    p = await create_pool(test_db.settings(), min_size=1, max_size=4)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
+async def conn(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    async with pool.acquire() as c:
+        yield c
+
+
+@pytest.fixture
+async def clean(pool: asyncpg.Pool) -> None:
+    """Each database test starts from empty tables."""
+    await pool.execute("TRUNCATE fixes, tracker_installations, trackers, vehicles RESTART IDENTITY CASCADE")
