@@ -16,9 +16,12 @@ _MAX_EPOCH_S = 253_402_300_799.0  # 9999-12-31T23:59:59Z
 
 def from_epoch(value: float, field: str = "ts") -> datetime:
     """Epoch seconds or milliseconds (told apart by magnitude) to an aware UTC datetime."""
-    if isinstance(value, bool) or not math.isfinite(value):
+    try:
+        seconds = value / 1000.0 if abs(value) >= MS_THRESHOLD else float(value)
+    except OverflowError:  # an integer too wide for a float
+        raise DecodeError(f"{field}: epoch value out of range") from None
+    if isinstance(value, bool) or not math.isfinite(seconds):
         raise DecodeError(f"{field}: not a finite number")
-    seconds = value / 1000.0 if abs(value) >= MS_THRESHOLD else float(value)
     if not _MIN_EPOCH_S <= seconds <= _MAX_EPOCH_S:
         raise DecodeError(f"{field}: epoch value {value!r} out of range")
     return datetime.fromtimestamp(seconds, tz=UTC)
@@ -39,7 +42,10 @@ def from_text(value: str, field: str = "ts", *, naive_is_utc: bool = False) -> d
         if not naive_is_utc:
             raise DecodeError(f"{field}: time {value[:40]!r} has no UTC offset")
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+05:00 falls before year 1 in UTC
+        raise DecodeError(f"{field}: {value[:40]!r} is out of range") from None
 
 
 def parse_time(value: object, field: str = "ts", *, naive_is_utc: bool = False) -> datetime:

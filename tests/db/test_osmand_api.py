@@ -1,0 +1,102 @@
+"""The OsmAnd endpoint end to end on the real database: each client variant, units, answers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import orjson
+import pytest
+
+from tests.db.conftest import Tracker
+
+T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+EPOCH = int(T0.timestamp())
+
+
+async def stored(conn) -> list[dict]:
+    return [dict(r) for r in await conn.fetch("SELECT * FROM fixes ORDER BY ts")]
+
+
+async def test_query_string_get_converts_knots(client: httpx.AsyncClient, tracker: Tracker, conn) -> None:
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH),
+              "speed": "10", "bearing": "90", "altitude": "150", "accuracy": "5", "batt": "80"}
+    r = await client.get("/osmand", params=params)
+    assert r.status_code == 200, r.text
+    [row] = await stored(conn)
+    assert row["vehicle_id"] == tracker.vehicle_id
+    assert row["ts"] == T0
+    assert row["speed_kmh"] == pytest.approx(18.52, abs=0.01)
+    assert row["heading_deg"] == 90 and row["altitude_m"] == 150 and row["accuracy_m"] == 5
+    assert row["attributes"]["batt"] == 80
+
+
+async def test_older_clients_post_the_query_with_empty_body(client, tracker, conn) -> None:
+    q = f"id={tracker.unique_id}&lat=-10.43&lon=-62.47&timestamp={EPOCH * 1000}&speed=0"
+    r = await client.post(f"/osmand?{q}", content=b"")
+    assert r.status_code == 200
+    assert (await stored(conn))[0]["ts"] == T0
+
+
+async def test_form_post_of_current_sdk(client, tracker, conn) -> None:
+    form = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH),
+            "speed": "20", "bearing": "180", "charge": "true", "batt": "55.5"}
+    r = await client.post("/osmand", data=form)
+    assert r.status_code == 200
+    [row] = await stored(conn)
+    assert row["speed_kmh"] == pytest.approx(37.04, abs=0.01)
+
+
+async def test_json_body_of_current_traccar_client(client, tracker, conn) -> None:
+    body = {
+        "device_id": tracker.unique_id,
+        "location": {
+            "timestamp": T0.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "coords": {"latitude": -10.43, "longitude": -62.47, "speed": 10.0, "heading": -1,
+                       "altitude": 150, "accuracy": 4},
+            "is_moving": True, "odometer": 1234.5,
+            "battery": {"level": 0.8, "is_charging": False},
+        },
+    }
+    r = await client.post("/osmand", content=orjson.dumps(body), headers={"Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    [row] = await stored(conn)
+    assert row["speed_kmh"] == pytest.approx(36.0)
+    assert row["heading_deg"] is None
+    assert row["ts"] == T0
+
+
+async def test_upload_json_array_is_one_batch(client, tracker, conn) -> None:
+    items = [{"id": tracker.unique_id, "lat": -10.43 + i * 0.001, "lon": -62.47,
+              "timestamp": EPOCH + 30 * i, "speed": 5} for i in range(5)]
+    r = await client.post("/osmand", content=orjson.dumps(items), headers={"Content-Type": "application/json"})
+    assert r.status_code == 200
+    assert len(await stored(conn)) == 5
+    # Re-sent: stored once.
+    await client.post("/osmand", content=orjson.dumps(items), headers={"Content-Type": "application/json"})
+    assert len(await stored(conn)) == 5
+
+
+async def test_unknown_device_is_refused_and_nothing_stored(client, tracker, conn) -> None:
+    r = await client.get("/osmand", params={"id": "nobody", "lat": "-10.4", "lon": "-62.4"})
+    assert r.status_code == 403
+    assert await stored(conn) == []
+
+
+@pytest.mark.parametrize("params", [{"lat": "-10.4", "lon": "-62.4"}, {"id": "x"}, {}])
+async def test_undecodable_requests_are_400(client, tracker, conn, params) -> None:
+    r = await client.get("/osmand", params=params)
+    assert r.status_code == 400
+    assert r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"lat": "91"}, {"lat": "abc"}, {"speed": "nan"}, {"timestamp": str(EPOCH + 3 * 3600)}, {"lat": "0", "lon": "0"}],
+)
+async def test_invalid_position_is_200_and_not_stored(client, tracker, conn, bad) -> None:
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH)}
+    params.update(bad)
+    r = await client.get("/osmand", params=params)
+    assert r.status_code == 200
+    assert await stored(conn) == []

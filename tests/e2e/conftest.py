@@ -1,0 +1,63 @@
+"""Fixtures that run the real CLI and the real server as separate processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import TestDb
+
+CLI = [sys.executable, "-m", "telemetria.cli"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"telemetria {' '.join(args)} failed: {proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="session")
+def db_env(test_db: TestDb) -> dict[str, str]:
+    return {**os.environ, "TELEMETRIA_DATABASE_URL": test_db.dsn}
+
+
+@pytest.fixture
+def server(db_env: dict[str, str]) -> Iterator[str]:
+    """`telemetria serve` on a free port, as a real process; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port)], env=db_env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"server did not become ready: {proc.stdout.read() if proc.stdout else ''}")
+        time.sleep(0.1)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()

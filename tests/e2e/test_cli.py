@@ -1,0 +1,75 @@
+"""The CLI as an operator uses it: local database lifecycle, registering and moving trackers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import cli, free_port
+
+
+@pytest.fixture
+def fresh_cluster_env() -> dict[str, str]:
+    # Under /tmp itself: as root the cluster runs as `postgres`, which must reach the directory.
+    data = tempfile.mkdtemp(prefix="telemetria-cli-", dir="/tmp")
+    os.chmod(data, 0o755)
+    env = {k: v for k, v in os.environ.items() if k != "TELEMETRIA_DATABASE_URL"}
+    env.update(TELEMETRIA_DATA_DIR=data, TELEMETRIA_DB_PORT=str(free_port()))
+    yield env
+    cli(env, "db", "stop", "--mode", "immediate", check=False)
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def test_local_database_lifecycle(fresh_cluster_env: dict[str, str]) -> None:
+    env = fresh_cluster_env
+    status = cli(env, "db", "status", check=False)
+    assert status.returncode == 3 and json.loads(status.stdout)["running"] is False
+    assert "started" in cli(env, "db", "start").stdout
+    assert "already running" in cli(env, "db", "start").stdout
+    assert json.loads(cli(env, "db", "status").stdout)["running"] is True
+    assert "applied: 0001" in cli(env, "migrate").stdout
+    assert "up to date" in cli(env, "migrate").stdout
+    url = cli(env, "db", "url").stdout.strip()
+    assert url.startswith("postgresql:///telemetria?host=") and env["TELEMETRIA_DB_PORT"] in url
+    assert cli(env, "db", "stop").stdout.strip() == "stopped"
+    assert cli(env, "db", "status", check=False).returncode == 3
+
+
+def test_invalid_settings_are_refused_naming_the_variable(db_env: dict[str, str]) -> None:
+    proc = cli({**db_env, "TELEMETRIA_RETENTION_DAYS": "365"}, "migrate", check=False)
+    assert proc.returncode == 2
+    assert "TELEMETRIA_RETENTION_DAYS" in proc.stderr and "2 years" in proc.stderr
+
+
+def test_register_move_and_post(db_env: dict[str, str], server: str) -> None:
+    env = db_env
+    v = json.loads(cli(env, "vehicle", "add", "--plate", "jru-4e21", "--prefix", "07").stdout)
+    assert v["plate"] == "JRU4E21"
+    cli(env, "vehicle", "add", "--plate", "JRU4E22")
+    t = json.loads(cli(env, "tracker", "add", "--unique-id", "359000000000777", "--vehicle", "JRU4E21").stdout)
+    assert len(t["token"]) >= 40 and t["since"] is None
+    dup = cli(env, "vehicle", "add", "--plate", "JRU4E21", check=False)
+    assert dup.returncode == 1 and "already exists" in dup.stderr
+    bad = cli(env, "vehicle", "add", "--plate", "12", check=False)
+    assert bad.returncode == 1 and "not a Brazilian plate" in bad.stderr
+
+    auth = {"Authorization": f"Bearer {t['token']}"}
+    fixes = [{"ts": f"2026-01-10T08:0{i}:00-04:00", "lat": -10.43, "lon": -62.47 + i * 0.001} for i in range(6)]
+    r = httpx.post(f"{server}/api/v1/fixes", json={"fixes": fixes[:3]}, headers=auth)
+    assert r.json()["accepted"] == 3
+    moved = json.loads(cli(env, "tracker", "move", "--unique-id", "359000000000777", "--to", "JRU4E22",
+                           "--at", "2026-01-10T08:01:30").stdout)
+    assert moved["from_vehicle"] == "JRU4E21" and moved["fixes_reattributed"] == 1
+    r = httpx.post(f"{server}/api/v1/fixes", json={"fixes": fixes}, headers=auth)
+    assert r.json() == {"accepted": 3, "duplicates": 3, "rejected": []}
+    listed = {x["unique_id"]: x for x in json.loads(cli(env, "tracker", "list").stdout)}
+    assert listed["359000000000777"]["vehicle"] == "JRU4E22"
+
+    cli(env, "tracker", "deactivate", "--unique-id", "359000000000777")
+    r = httpx.post(f"{server}/api/v1/fixes", json=fixes[0], headers=auth)
+    assert r.status_code == 401
