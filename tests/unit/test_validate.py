@@ -48,7 +48,7 @@ def test_boundaries_are_accepted() -> None:
         replace(GOOD, lat=-90.0, lon=180.0, speed_kmh=300.0),
         replace(GOOD, lat=0.0, lon=-62.0),
     ]
-    idx, ok, bad = validate(edge, NOW, LIMITS)
+    idx, _, bad = validate(edge, NOW, LIMITS)
     assert bad == [] and idx == [0, 1, 2, 3]
 
 
