@@ -20,7 +20,7 @@ def _with_dbname(dsn: str, name: str) -> str:
 
 
 @dataclass(frozen=True)
-class TestDb:
+class ScratchDb:
     dsn: str
     admin_dsn: str
     name: str
@@ -40,7 +40,7 @@ def base_settings() -> Settings:
 
 
 @pytest.fixture(scope="session")
-async def test_db(base_settings: Settings) -> AsyncIterator[TestDb]:
+async def test_db(base_settings: Settings) -> AsyncIterator[ScratchDb]:
     """A database of its own for this run (several runs may share the cluster), dropped at the end."""
     admin_dsn = _with_dbname(base_settings.dsn(), "postgres")
     name = f"telemetria_test_{os.getpid()}"
@@ -50,7 +50,7 @@ async def test_db(base_settings: Settings) -> AsyncIterator[TestDb]:
         await admin.execute(f'CREATE DATABASE "{name}"')
     finally:
         await admin.close()
-    db = TestDb(_with_dbname(base_settings.dsn(), name), admin_dsn, name)
+    db = ScratchDb(_with_dbname(base_settings.dsn(), name), admin_dsn, name)
     conn = await asyncpg.connect(db.dsn)
     try:
         await migrate(conn)
@@ -65,7 +65,7 @@ async def test_db(base_settings: Settings) -> AsyncIterator[TestDb]:
 
 
 @pytest.fixture(scope="session")
-async def pool(test_db: TestDb) -> AsyncIterator[asyncpg.Pool]:
+async def pool(test_db: ScratchDb) -> AsyncIterator[asyncpg.Pool]:
     p = await create_pool(test_db.settings(), min_size=1, max_size=4)
     yield p
     await p.close()

@@ -12,7 +12,7 @@ import pytest
 
 from telemetria.app import create_app
 from telemetria.registry import fleet
-from tests.conftest import TestDb
+from tests.conftest import ScratchDb
 
 
 @dataclass
@@ -39,7 +39,7 @@ async def tracker(conn: asyncpg.Connection, clean: None) -> Tracker:
 
 
 @pytest.fixture
-async def client(test_db: TestDb) -> AsyncIterator[httpx.AsyncClient]:
+async def client(test_db: ScratchDb) -> AsyncIterator[httpx.AsyncClient]:
     """The real application on the test database, driven in-process over ASGI."""
     app = create_app(test_db.settings())
     async with app.router.lifespan_context(app):

@@ -19,8 +19,17 @@ async def stored(conn) -> list[dict]:
 
 
 async def test_query_string_get_converts_knots(client: httpx.AsyncClient, tracker: Tracker, conn) -> None:
-    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH),
-              "speed": "10", "bearing": "90", "altitude": "150", "accuracy": "5", "batt": "80"}
+    params = {
+        "id": tracker.unique_id,
+        "lat": "-10.43",
+        "lon": "-62.47",
+        "timestamp": str(EPOCH),
+        "speed": "10",
+        "bearing": "90",
+        "altitude": "150",
+        "accuracy": "5",
+        "batt": "80",
+    }
     r = await client.get("/osmand", params=params)
     assert r.status_code == 200, r.text
     [row] = await stored(conn)
@@ -39,8 +48,16 @@ async def test_older_clients_post_the_query_with_empty_body(client, tracker, con
 
 
 async def test_form_post_of_current_sdk(client, tracker, conn) -> None:
-    form = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH),
-            "speed": "20", "bearing": "180", "charge": "true", "batt": "55.5"}
+    form = {
+        "id": tracker.unique_id,
+        "lat": "-10.43",
+        "lon": "-62.47",
+        "timestamp": str(EPOCH),
+        "speed": "20",
+        "bearing": "180",
+        "charge": "true",
+        "batt": "55.5",
+    }
     r = await client.post("/osmand", data=form)
     assert r.status_code == 200
     [row] = await stored(conn)
@@ -52,9 +69,16 @@ async def test_json_body_of_current_traccar_client(client, tracker, conn) -> Non
         "device_id": tracker.unique_id,
         "location": {
             "timestamp": T0.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
-            "coords": {"latitude": -10.43, "longitude": -62.47, "speed": 10.0, "heading": -1,
-                       "altitude": 150, "accuracy": 4},
-            "is_moving": True, "odometer": 1234.5,
+            "coords": {
+                "latitude": -10.43,
+                "longitude": -62.47,
+                "speed": 10.0,
+                "heading": -1,
+                "altitude": 150,
+                "accuracy": 4,
+            },
+            "is_moving": True,
+            "odometer": 1234.5,
             "battery": {"level": 0.8, "is_charging": False},
         },
     }
@@ -67,8 +91,10 @@ async def test_json_body_of_current_traccar_client(client, tracker, conn) -> Non
 
 
 async def test_upload_json_array_is_one_batch(client, tracker, conn) -> None:
-    items = [{"id": tracker.unique_id, "lat": -10.43 + i * 0.001, "lon": -62.47,
-              "timestamp": EPOCH + 30 * i, "speed": 5} for i in range(5)]
+    items = [
+        {"id": tracker.unique_id, "lat": -10.43 + i * 0.001, "lon": -62.47, "timestamp": EPOCH + 30 * i, "speed": 5}
+        for i in range(5)
+    ]
     r = await client.post("/osmand", content=orjson.dumps(items), headers={"Content-Type": "application/json"})
     assert r.status_code == 200
     assert len(await stored(conn)) == 5

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import TestDb
+from tests.conftest import ScratchDb
 
 CLI = [sys.executable, "-m", "telemetria.cli"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def cli(env: dict[str, str], *args: str, check: bool = True) -> subprocess.Compl
 
 
 @pytest.fixture(scope="session")
-def db_env(test_db: TestDb) -> dict[str, str]:
+def db_env(test_db: ScratchDb) -> dict[str, str]:
     return {**os.environ, "TELEMETRIA_DATABASE_URL": test_db.dsn}
 
 
@@ -41,8 +41,14 @@ def db_env(test_db: TestDb) -> dict[str, str]:
 def server(db_env: dict[str, str]) -> Iterator[str]:
     """`telemetria serve` on a free port, as a real process; yields its base URL."""
     port = free_port()
-    proc = subprocess.Popen([*CLI, "serve", "--port", str(port)], env=db_env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--port", str(port)],
+        env=db_env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:

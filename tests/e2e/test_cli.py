@@ -62,8 +62,11 @@ def test_register_move_and_post(db_env: dict[str, str], server: str) -> None:
     fixes = [{"ts": f"2026-01-10T08:0{i}:00-04:00", "lat": -10.43, "lon": -62.47 + i * 0.001} for i in range(6)]
     r = httpx.post(f"{server}/api/v1/fixes", json={"fixes": fixes[:3]}, headers=auth)
     assert r.json()["accepted"] == 3
-    moved = json.loads(cli(env, "tracker", "move", "--unique-id", "359000000000777", "--to", "JRU4E22",
-                           "--at", "2026-01-10T08:01:30").stdout)
+    moved = json.loads(
+        cli(
+            env, "tracker", "move", "--unique-id", "359000000000777", "--to", "JRU4E22", "--at", "2026-01-10T08:01:30"
+        ).stdout
+    )
     assert moved["from_vehicle"] == "JRU4E21" and moved["fixes_reattributed"] == 1
     r = httpx.post(f"{server}/api/v1/fixes", json={"fixes": fixes}, headers=auth)
     assert r.json() == {"accepted": 3, "duplicates": 3, "rejected": []}

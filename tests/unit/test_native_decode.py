@@ -77,11 +77,31 @@ def test_body_shapes() -> None:
 
 
 def test_decode_fix_fields_and_units() -> None:
-    f = decode_fix({"ts": "2026-11-30T14:00:00Z", "lat": -10.43, "lon": -62.47, "speed_kmh": 55,
-                    "heading_deg": -90, "satellites": 8.0, "ignition": False, "driver_id": 1234,
-                    "attributes": {"batt": 90}, "rssi": -70})
-    assert f == Fix(ts=T, lat=-10.43, lon=-62.47, speed_kmh=55.0, heading_deg=270.0, satellites=8,
-                    ignition=False, driver_id="1234", attributes={"rssi": -70, "batt": 90})
+    f = decode_fix(
+        {
+            "ts": "2026-11-30T14:00:00Z",
+            "lat": -10.43,
+            "lon": -62.47,
+            "speed_kmh": 55,
+            "heading_deg": -90,
+            "satellites": 8.0,
+            "ignition": False,
+            "driver_id": 1234,
+            "attributes": {"batt": 90},
+            "rssi": -70,
+        }
+    )
+    assert f == Fix(
+        ts=T,
+        lat=-10.43,
+        lon=-62.47,
+        speed_kmh=55.0,
+        heading_deg=270.0,
+        satellites=8,
+        ignition=False,
+        driver_id="1234",
+        attributes={"rssi": -70, "batt": 90},
+    )
 
 
 def test_decode_items_keeps_positions() -> None:
@@ -98,8 +118,22 @@ json_values = st.recursive(
 )
 fix_like = st.fixed_dictionaries(
     {},
-    optional={k: json_values for k in ("ts", "lat", "lon", "speed_kmh", "heading_deg", "satellites",
-                                       "ignition", "driver_id", "attributes", "valid", "odometer_m")},
+    optional={
+        k: json_values
+        for k in (
+            "ts",
+            "lat",
+            "lon",
+            "speed_kmh",
+            "heading_deg",
+            "satellites",
+            "ignition",
+            "driver_id",
+            "attributes",
+            "valid",
+            "odometer_m",
+        )
+    },
 )
 
 
