@@ -48,7 +48,7 @@ class LocalDb:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LocalDb:
-        return cls(settings.data_dir.resolve(), settings.db_port)
+        return cls(settings.cluster_dir, settings.db_port)
 
     @property
     def pgdata(self) -> Path:
@@ -87,13 +87,6 @@ class LocalDb:
         if os.geteuid() == 0:
             pg = pwd.getpwnam("postgres")
             os.chown(self.data_dir, pg.pw_uid, pg.pw_gid)
-            # The postgres user must be able to reach the data dir through every parent.
-            for parent in self.data_dir.parents:
-                if not os.stat(parent).st_mode & 0o001:
-                    raise LocalDbError(
-                        f"{parent} is not searchable by other users, so the 'postgres' user cannot reach "
-                        f"{self.data_dir}; set TELEMETRIA_DATA_DIR to a directory outside it"
-                    )
         os.chmod(self.data_dir, 0o700)
 
     def initialized(self) -> bool:

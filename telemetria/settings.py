@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 from pydantic import Field, field_validator
@@ -15,6 +17,19 @@ def project_root() -> Path:
     """The clone this package runs from (editable install), else the working directory."""
     here = Path(__file__).resolve().parent.parent
     return here if (here / "pyproject.toml").is_file() else Path.cwd()
+
+
+def reachable_dir(path: Path) -> Path:
+    """`path`, unless we are root and the `postgres` user cannot reach it; then a stable stand-in.
+
+    PostgreSQL refuses to run as root, so as root the local cluster runs as `postgres`, which
+    must be able to search every parent directory (a clone under /root or in a 0700 temporary
+    directory is not reachable). The stand-in is under /var/lib/telemetria, one per clone.
+    """
+    if os.geteuid() != 0 or all(os.stat(p).st_mode & 0o001 for p in path.parents if p.exists()):
+        return path
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
+    return Path("/var/lib/telemetria") / f"{path.parent.name or 'root'}-{digest}"
 
 
 class Settings(BaseSettings):
@@ -60,11 +75,12 @@ class Settings(BaseSettings):
         return v
 
     @property
-    def socket_dir(self) -> Path:
-        return self.data_dir
+    def cluster_dir(self) -> Path:
+        """Where the local cluster really lives (its data, socket and log); see `reachable_dir`."""
+        return reachable_dir(self.data_dir.resolve())
 
     def dsn(self) -> str:
         """The database the service and CLI use."""
         if self.database_url:
             return self.database_url
-        return f"postgresql:///{self.db_name}?host={self.socket_dir}&port={self.db_port}&user=telemetria"
+        return f"postgresql:///{self.db_name}?host={self.cluster_dir}&port={self.db_port}&user=telemetria"
