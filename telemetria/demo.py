@@ -23,8 +23,8 @@ STATUS_EVERY_S = 10.0
 
 
 def _plate(prefix: str, i: int) -> str:
-    # Mercosul-style plates, e.g. SIM1A01, SIM1A02, ...
-    return f"{prefix[:3].upper()}{1 + i // 260}{chr(65 + (i // 10) % 26)}{i % 10}{i // 10 % 10}"
+    # Mercosul-style plates: SIM1A00, SIM1A01, ... SIM1A99, SIM1B00, ... (unique for i < 23,400)
+    return f"{prefix[:3].upper()}{1 + i // 2600}{chr(65 + (i // 100) % 26)}{i % 100:02d}"
 
 
 async def ensure_fleet(conn: Any, settings: Settings, vehicles: int, prefix: str = "SIM") -> list[tuple[str, str]]:

@@ -76,3 +76,26 @@ def test_register_move_and_post(db_env: dict[str, str], server: str) -> None:
     cli(env, "tracker", "deactivate", "--unique-id", "359000000000777")
     r = httpx.post(f"{server}/api/v1/fixes", json=fixes[0], headers=auth)
     assert r.status_code == 401
+
+
+def test_simulate_command_posts_to_the_server(db_env: dict[str, str], server: str) -> None:
+    proc = cli(
+        db_env,
+        "simulate",
+        "--vehicles",
+        "2",
+        "--interval",
+        "10",
+        "--speedup",
+        "60",
+        "--duration",
+        "3",
+        "--url",
+        server,
+        "--fleet",
+        "CLI",
+    )
+    assert "2 vehicles" in proc.stdout and "errors=0" in proc.stdout, proc.stdout + proc.stderr
+    plates = {v["plate"]: v for v in json.loads(cli(db_env, "vehicle", "list").stdout)}
+    assert {"CLI1A00", "CLI1A01"} <= plates.keys()
+    assert plates["CLI1A00"]["tracker"] == "cli-0001"
