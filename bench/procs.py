@@ -1,0 +1,131 @@
+"""Servers under test as subprocesses (own process group, always stopped), and CPU time from /proc."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    name: str
+    proc: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def stop(self) -> None:
+        """SIGTERM to the whole group (uvicorn and its workers), SIGKILL if it lingers."""
+        if self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=5)
+        except ProcessLookupError:
+            pass
+
+
+def start_service(workers: int, dsn: str, log: Path) -> Server:
+    """`telemetria serve` on a free port against the bench database, ready when /readyz says so."""
+    port = free_port()
+    cmd = [str(VENV_BIN / "telemetria"), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--workers", str(workers)]
+    env = {**os.environ, "TELEMETRIA_DATABASE_URL": dsn}
+    return _start(f"service-{workers}w", cmd, env, port, log)
+
+
+def start_noop(log: Path) -> Server:
+    """bench/noop_app.py under uvicorn with the settings `telemetria serve` uses."""
+    port = free_port()
+    cmd = [str(VENV_BIN / "python"), "-m", "uvicorn", "bench.noop_app:app", "--host", "127.0.0.1"]
+    cmd += ["--port", str(port), "--workers", "1", "--loop", "uvloop", "--http", "httptools", "--no-access-log"]
+    cmd += ["--log-level", "info", "--timeout-graceful-shutdown", "10"]
+    return _start("noop", cmd, dict(os.environ), port, log)
+
+
+def _start(name: str, cmd: list[str], env: dict[str, str], port: int, log: Path) -> Server:
+    with log.open("wb") as out:
+        # A session of its own: stop() can signal uvicorn's worker processes with it.
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    server = Server(name, proc, f"http://127.0.0.1:{port}", log)
+    try:
+        _wait_ready(server, timeout_s=30)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _wait_ready(server: Server, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"{server.name} exited with {server.proc.returncode}; see {server.log}")
+        try:
+            with urllib.request.urlopen(server.url + "/readyz", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{server.name} not ready after {timeout_s:.0f} s; see {server.log}")
+
+
+# --- CPU time ---------------------------------------------------------------------------------
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, user+system CPU seconds) of a live process."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def tree_cpu(root: int) -> dict[int, float]:
+    """CPU seconds of `root` and all its descendants, by pid."""
+    stats = {int(p): s for p in os.listdir("/proc") if p.isdigit() and (s := _stat(int(p))) is not None}
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    out: dict[int, float] = {}
+    todo = [root] if root in stats else []
+    while todo:
+        pid = todo.pop()
+        out[pid] = stats[pid][1]
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two tree_cpu() snapshots; processes born in between count whole."""
+    return sum(t - before.get(pid, 0.0) for pid, t in after.items())
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of all cores since boot, from /proc/stat."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = f[3] + f[4]
+    return float(sum(f) - idle), float(sum(f))
