@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
 from telemetria import __version__
-from telemetria.db import DB_ERRORS, create_pool, is_unavailable, pending_migrations
+from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
 from telemetria.http import HttpError, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
@@ -28,7 +29,7 @@ def create_app(settings: Settings) -> FastAPI:
         # min_size=0: the service starts (and answers 503) even while the database is down.
         pool = await create_pool(settings, min_size=0)
         writer = Writer(
-            pool,
+            partial(connect, settings),
             max_rows=settings.writer_max_rows,
             flushers=settings.writer_connections,
             max_pending_rows=settings.writer_max_pending_rows,

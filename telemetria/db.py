@@ -38,12 +38,22 @@ _MIGRATION_LOCK = 4_242_001
 
 async def init_connection(conn: Conn) -> None:
     """Per-connection set-up: jsonb travels as orjson, not the stdlib json."""
+    # Binary format, so that jsonb also travels in binary COPY (the ingest writer's path):
+    # jsonb's binary form is a version byte (1) followed by the JSON text.
     await conn.set_type_codec(
         "jsonb",
-        encoder=lambda v: orjson.dumps(v).decode(),
-        decoder=orjson.loads,
+        encoder=lambda v: b"\x01" + orjson.dumps(v),
+        decoder=lambda b: orjson.loads(b[1:]),
         schema="pg_catalog",
+        format="binary",
     )
+
+
+async def connect(settings: Settings, dsn: str | None = None) -> Conn:
+    """One connection set up like the pool's (for long-lived connections such as the writer's)."""
+    conn = await asyncpg.connect(dsn or settings.dsn(), command_timeout=settings.db_command_timeout_s)
+    await init_connection(conn)
+    return conn
 
 
 async def create_pool(settings: Settings, dsn: str | None = None, **kw: Any) -> Pool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import orjson
@@ -70,47 +69,72 @@ def decode_items(items: list[Any]) -> list[Fix | Rejected]:
 
 def decode_fix(obj: Any) -> Fix:
     """One fix object of our API; unknown keys are kept in `attributes`, never silently lost."""
-    if not isinstance(obj, dict):
+    # This runs for every fix of every request: exact type tests first, the general case after.
+    if type(obj) is not dict:
         raise DecodeError(f"fix: expected an object, got {_kind(obj)}")
-    if "lat" not in obj or "lon" not in obj:
+    lat = obj.get("lat")
+    lon = obj.get("lon")
+    if (lat is None and "lat" not in obj) or (lon is None and "lon" not in obj):
         raise DecodeError("lat/lon: required")
-    fix = Fix(ts=parse_time(obj.get("ts"), "ts"), lat=_number(obj, "lat"), lon=_number(obj, "lon"))
-    for name in _FLOAT_FIELDS:
-        if obj.get(name) is not None:
-            setattr(fix, name, _number(obj, name))
-    if fix.heading_deg is not None:
-        fix.heading_deg %= 360.0
-    for name in _BOOL_FIELDS:
-        value = obj.get(name)
-        if value is not None:
-            if not isinstance(value, bool):
-                raise DecodeError(f"{name}: expected true or false, got {_kind(value)}")
-            setattr(fix, name, value)
-    if fix.valid is None:
-        fix.valid = True
-    if obj.get("satellites") is not None:
-        sats = _number(obj, "satellites")
-        if sats != int(sats):
-            raise DecodeError("satellites: expected a whole number")
+    ts = parse_time(obj.get("ts"), "ts")
+    if len(obj) == 3:
+        return Fix(ts, _number(lat, "lat"), _number(lon, "lon"))
+    get = obj.get
+    heading = _optional(get("heading_deg"), "heading_deg")
+    fix = Fix(
+        ts,
+        _number(lat, "lat"),
+        _number(lon, "lon"),
+        _optional(get("speed_kmh"), "speed_kmh"),
+        None if heading is None else heading % 360.0,
+        _optional(get("altitude_m"), "altitude_m"),
+        _optional(get("accuracy_m"), "accuracy_m"),
+        _optional(get("hdop"), "hdop"),
+        None,
+        _flag(get("ignition"), "ignition"),
+        _optional(get("odometer_m"), "odometer_m"),
+        None,
+        _flag(get("valid"), "valid") is not False,
+    )
+    sats = get("satellites")
+    if sats is not None:
+        if type(sats) is not int:
+            sats = _number(sats, "satellites")
+            if sats != int(sats):
+                raise DecodeError("satellites: expected a whole number")
         fix.satellites = int(sats)
-    fix.driver_id = _driver(obj.get("driver_id"))
-    fix.attributes = _attributes(obj)
+    driver = get("driver_id")
+    if driver is not None:
+        fix.driver_id = _driver(driver)
+    if "attributes" in obj or not obj.keys() <= KNOWN_FIELDS:
+        fix.attributes = _attributes(obj)
     return fix
 
 
-def _number(obj: dict[str, Any], name: str) -> float:
-    value = obj[name]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DecodeError(f"{name}: expected a number, got {_kind(value)}")
-    value = float(value)
-    if not math.isfinite(value):
+def _optional(value: Any, name: str) -> float | None:
+    return None if value is None else _number(value, name)
+
+
+def _flag(value: Any, name: str) -> bool | None:
+    if value is None or type(value) is bool:
+        return value
+    raise DecodeError(f"{name}: expected true or false, got {_kind(value)}")
+
+
+def _number(value: Any, name: str) -> float:
+    if type(value) is float:
+        if value - value == 0.0:  # false for inf and NaN
+            return value
         raise DecodeError(f"{name}: not a finite number")
-    return value
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:
+            raise DecodeError(f"{name}: number out of range") from None
+    raise DecodeError(f"{name}: expected a number, got {_kind(value)}")
 
 
 def _driver(value: Any) -> str | None:
-    if value is None:
-        return None
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):

@@ -4,19 +4,50 @@ from __future__ import annotations
 
 # Held for the writer's transaction: a tracker move (SHARE ROW EXCLUSIVE) waits for in-flight
 # writes and re-attributes them, and writes after it see the new installation.
-BEGIN_LOCKED = "BEGIN; LOCK TABLE tracker_installations IN SHARE MODE"
+# The savepoint lets the optimistic COPY of a flush be undone alone when it meets a duplicate.
+BEGIN_LOCKED = "BEGIN; LOCK TABLE tracker_installations IN SHARE MODE; SAVEPOINT fast_path"
+ROLLBACK_TO_FAST_PATH = "ROLLBACK TO SAVEPOINT fast_path"
 
 INSTALLATIONS = """
 SELECT t.id AS tracker_id, t.active, i.vehicle_id, lower(i.during) AS since, upper(i.during) AS until
 FROM trackers t LEFT JOIN tracker_installations i ON i.tracker_id = t.id
 WHERE t.id = ANY($1::int[])"""
 
-INSERT_FIXES = """
-INSERT INTO fixes (vehicle_id, tracker_id, ts, lat, lon, speed_kmh, heading_deg, altitude_m,
-                   accuracy_m, hdop, satellites, ignition, odometer_m, driver_id, valid, attributes)
-SELECT * FROM unnest($1::int[], $2::int[], $3::timestamptz[], $4::float8[], $5::float8[],
-                     $6::real[], $7::real[], $8::real[], $9::real[], $10::real[], $11::int2[],
-                     $12::bool[], $13::float8[], $14::text[], $15::bool[], $16::jsonb[])
+FIX_COLUMNS = [
+    "vehicle_id",
+    "tracker_id",
+    "ts",
+    "lat",
+    "lon",
+    "speed_kmh",
+    "heading_deg",
+    "altitude_m",
+    "accuracy_m",
+    "hdop",
+    "satellites",
+    "ignition",
+    "odometer_m",
+    "driver_id",
+    "valid",
+    "attributes",
+]
+
+# When a flush holds fixes already stored, it is staged (binary COPY: cheaper to encode than 16
+# arrays) and inserted in key order, so concurrent flushers lock index entries in the same order
+# and cannot deadlock on each other's re-sent fixes; `ord` (COPY order) keeps a key's first
+# occurrence first.
+CREATE_STAGE = """
+CREATE TEMP TABLE IF NOT EXISTS fix_stage (
+    ord bigint GENERATED ALWAYS AS IDENTITY, vehicle_id int NOT NULL, tracker_id int NOT NULL,
+    ts timestamptz NOT NULL, lat float8 NOT NULL, lon float8 NOT NULL, speed_kmh real,
+    heading_deg real, altitude_m real, accuracy_m real, hdop real, satellites int2, ignition bool,
+    odometer_m float8, driver_id text, valid bool NOT NULL, attributes jsonb
+) ON COMMIT DELETE ROWS"""
+
+_COLUMNS = ", ".join(FIX_COLUMNS)
+INSERT_FROM_STAGE = f"""
+INSERT INTO fixes ({_COLUMNS})
+SELECT {_COLUMNS} FROM fix_stage ORDER BY vehicle_id, ts, ord
 ON CONFLICT (vehicle_id, ts) DO NOTHING
 RETURNING vehicle_id, ts"""
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from telemetria.db import DB_ERRORS, Conn, Pool, is_unavailable
+import asyncpg
+
+from telemetria.db import DB_ERRORS, Conn, is_unavailable
 from telemetria.ingest import queries as q
 from telemetria.ingest.model import Fix, Rejected
 
@@ -62,14 +65,24 @@ class _Installation:
 
 
 class Writer:
-    def __init__(self, pool: Pool, *, max_rows: int = 20_000, flushers: int = 2, max_pending_rows: int = 200_000):
-        self._pool = pool
+    """Group commit over `flushers` connections of its own, each opened by `connect` and kept open."""
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[Conn]],
+        *,
+        max_rows: int = 20_000,
+        flushers: int = 2,
+        max_pending_rows: int = 200_000,
+    ):
+        self._connect = connect
         self._max_rows = max_rows
         self._flushers = flushers
         self._max_pending = max_pending_rows
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
         self._pending_rows = 0
         self._tasks: list[asyncio.Task[None]] = []
+        self._conns: list[Conn | None] = []
 
     @property
     def pending_rows(self) -> int:
@@ -77,6 +90,7 @@ class Writer:
 
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._run(), name=f"writer-{i}") for i in range(self._flushers)]
+        self._conns = [None] * self._flushers
 
     async def stop(self) -> None:
         """Finish what is queued, then stop the flushers."""
@@ -84,6 +98,9 @@ class Writer:
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for conn in self._conns:
+            if conn is not None and not conn.is_closed():
+                await conn.close()
 
     async def write(self, tracker_id: int, indexes: list[int], fixes: list[Fix]) -> WriteResult:
         """Store fixes of one request; returns once they are committed, raises Unavailable if not."""
@@ -98,6 +115,7 @@ class Writer:
         return await asyncio.shield(fut)
 
     async def _run(self) -> None:
+        slot = self._tasks.index(asyncio.current_task())  # type: ignore[arg-type]
         while True:
             batch = [await self._queue.get()]
             rows = len(batch[0].fixes)
@@ -106,15 +124,15 @@ class Writer:
                 batch.append(item)
                 rows += len(item.fixes)
             try:
-                await self._flush_and_answer(batch)
+                await self._flush_and_answer(slot, batch)
             finally:
                 self._pending_rows -= rows
                 for _ in batch:
                     self._queue.task_done()
 
-    async def _flush_and_answer(self, batch: list[_Pending]) -> None:
+    async def _flush_and_answer(self, slot: int, batch: list[_Pending]) -> None:
         try:
-            results = await self._flush(batch)
+            results = await self._flush(slot, batch)
         except DB_ERRORS as e:
             if is_unavailable(e):
                 log.warning("flush of %d requests failed, nothing acknowledged: %s", len(batch), e)
@@ -124,7 +142,7 @@ class Writer:
             # shared its transaction (they would be retried with it forever): write them one by one.
             if len(batch) > 1:
                 for p in batch:
-                    await self._flush_and_answer([p])
+                    await self._flush_and_answer(slot, [p])
             else:
                 log.warning("request refused by the database: %s", e)
                 _fail(batch, Unstorable(f"{type(e).__name__}: {e}"))
@@ -136,19 +154,26 @@ class Writer:
                 if not p.future.done():
                     p.future.set_result(r)
 
-    async def _flush(self, batch: list[_Pending]) -> list[WriteResult]:
-        async with self._pool.acquire() as conn:
+    async def _connection(self, slot: int) -> Conn:
+        conn = self._conns[slot]
+        if conn is None or conn.is_closed():
+            self._conns[slot] = None
+            conn = await self._connect()
+            await conn.execute(q.CREATE_STAGE)
+            self._conns[slot] = conn
+        return conn
+
+    async def _flush(self, slot: int, batch: list[_Pending]) -> list[WriteResult]:
+        conn = await self._connection(slot)
+        try:
             await conn.execute(q.BEGIN_LOCKED)
-            try:
-                results = await self._write_locked(conn, batch)
-                await conn.execute("COMMIT")
-            except BaseException:
-                if not conn.is_closed():
-                    try:
-                        await conn.execute("ROLLBACK")
-                    except Exception:  # the connection is broken; the pool will replace it
-                        conn.terminate()
-                raise
+            results = await self._write_locked(conn, batch)
+            await conn.execute("COMMIT")
+        except BaseException:
+            # Whatever state the connection is in, a fresh one is the safe next step.
+            self._conns[slot] = None
+            conn.terminate()
+            raise
         return results
 
     async def _write_locked(self, conn: Conn, batch: list[_Pending]) -> list[WriteResult]:
@@ -196,21 +221,30 @@ class Writer:
                 )
         if not rows:
             return results
-        # Rows go in key order so that concurrent flushers lock index entries in the same order
-        # and cannot deadlock on each other's re-sent fixes. The sort is stable: a key's first
-        # occurrence stays first, and is the one credited below.
-        order = sorted(range(len(rows)), key=lambda k: (rows[k][0], rows[k][2]))
-        cols = list(zip(*(rows[k] for k in order), strict=True))
-        inserted = {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FIXES, *cols)}
-        # A key inserted once is credited to its first occurrence; any later copy in the same flush
-        # (a re-send racing its original) is a duplicate, so accepted always equals rows stored.
-        for k in order:
-            key = (rows[k][0], rows[k][2])
+        # Most flushes hold only new fixes: COPY them straight into the hypertable, which is the
+        # cheapest write there is. If any of them is already stored (or appears twice), the unique
+        # index refuses the COPY; undo it and take the careful path that sorts out duplicates.
+        try:
+            await conn.copy_records_to_table("fixes", records=rows, columns=q.FIX_COLUMNS)
+        except (asyncpg.UniqueViolationError, asyncpg.DeadlockDetectedError):
+            # (A deadlock: another flush is copying some of the same keys in another order.)
+            await conn.execute(q.ROLLBACK_TO_FAST_PATH)
+        else:
+            for pos in owners:
+                results[pos].accepted += 1
+            return results
+        await conn.copy_records_to_table("fix_stage", records=rows, columns=q.FIX_COLUMNS)
+        inserted = {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)}
+        # The insert takes rows in (vehicle, ts, ord) order, so a key's first occurrence in the
+        # flush is the one stored and credited; a later copy (a re-send racing its original) is a
+        # duplicate, so accepted always equals rows stored.
+        for row, pos in zip(rows, owners, strict=True):
+            key = (row[0], row[2])
             if key in inserted:
-                results[owners[k]].accepted += 1
+                results[pos].accepted += 1
                 inserted.discard(key)
             else:
-                results[owners[k]].duplicates += 1
+                results[pos].duplicates += 1
         return results
 
 
