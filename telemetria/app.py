@@ -6,9 +6,11 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 
 from telemetria import __version__
@@ -52,7 +54,17 @@ def create_app(settings: Settings) -> FastAPI:
         description="GPS telemetry for municipal school-transport fleets",
     )
     app.state.settings = settings
-    app.include_router(ingest_api.router)
+    app.router.routes.extend(ingest_api.ROUTES)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema["paths"] = {**ingest_api.OPENAPI_PATHS, **schema["paths"]}
+            schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(ingest_api.OPENAPI_SECURITY)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.exception_handler(HttpError)
     async def _http_error(request: Request, exc: HttpError) -> Response:

@@ -6,8 +6,9 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
+from starlette.routing import Route
 
 from telemetria.db import DB_ERRORS, is_unavailable
 from telemetria.http import HttpError, bearer_token, error_response, json_response, read_body, unavailable
@@ -18,7 +19,6 @@ from telemetria.ingest.service import IngestResult, IngestService
 from telemetria.ingest.writer import Overloaded, Unavailable, Unstorable
 
 log = logging.getLogger(__name__)
-router = APIRouter(tags=["ingest"])
 
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="trackers"'}
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
@@ -46,7 +46,11 @@ FIX_SCHEMA: dict[str, Any] = {
         "attributes": {"type": "object"},
     },
 }
-_OPENAPI = {
+_FIXES_OPERATION = {
+    "tags": ["ingest"],
+    "summary": "Post one fix or a batch of fixes",
+    "operationId": "post_fixes",
+    "security": [{"trackerToken": []}],
     "requestBody": {
         "required": True,
         "content": {
@@ -73,7 +77,33 @@ _OPENAPI = {
 }
 
 
-@router.post("/api/v1/fixes", openapi_extra=_OPENAPI, summary="Post one fix or a batch of fixes")
+_OSMAND_OPERATION = {
+    "tags": ["ingest"],
+    "summary": "OsmAnd protocol (Traccar Client and devices): query string, form, JSON object or array",
+    "parameters": [
+        {"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
+        for n in ("id", "deviceid", "lat", "lon", "timestamp", "speed", "bearing", "altitude", "accuracy", "hdop")
+    ],
+    "responses": {
+        "200": {"description": "stored, or a position that failed validation (logged, not stored)"},
+        "400": {"description": "not decodable: no device id or no coordinates"},
+        "403": {"description": "unknown or inactive device id"},
+        "503": {"description": "database unavailable; nothing stored"},
+    },
+}
+
+# The ingest endpoints are plain Starlette routes: the hot path skips FastAPI's dependency
+# machinery (it does its own parsing and validation), so their OpenAPI entries are written here.
+OPENAPI_PATHS: dict[str, Any] = {
+    "/api/v1/fixes": {"post": _FIXES_OPERATION},
+    "/osmand": {
+        "get": {**_OSMAND_OPERATION, "operationId": "osmand_get"},
+        "post": {**_OSMAND_OPERATION, "operationId": "osmand_post"},
+    },
+}
+OPENAPI_SECURITY = {"trackerToken": {"type": "http", "scheme": "bearer", "description": "tracker token"}}
+
+
 async def post_fixes(request: Request) -> Response:
     try:
         return json_response((await _post_fixes(request)).as_json())
@@ -105,7 +135,6 @@ async def _post_fixes(request: Request) -> IngestResult:
     return result
 
 
-@router.api_route("/osmand", methods=["GET", "POST"], summary="OsmAnd protocol (Traccar Client and devices)")
 async def osmand(request: Request) -> Response:
     settings = request.app.state.settings
     service: IngestService = request.app.state.ingest
@@ -132,6 +161,12 @@ async def osmand(request: Request) -> Response:
     for r in result.rejected:
         log.info("osmand position rejected (tracker %d, item %d): %s", tracker_id, r.index, r.error)
     return Response(status_code=200)
+
+
+ROUTES = [
+    Route("/api/v1/fixes", post_fixes, methods=["POST"]),
+    Route("/osmand", osmand, methods=["GET", "POST"]),
+]
 
 
 async def _authenticate(lookup: Awaitable[int | None]) -> int | None:

@@ -302,3 +302,10 @@ async def test_database_down_answers_503_and_acknowledges_nothing(client, conn, 
     assert await count(conn) == 0
     r = await post(client, tracker, {"fixes": [fix(i) for i in range(5)]})
     assert r.status_code == 200 and r.json()["accepted"] == 5
+
+
+async def test_openapi_documents_the_ingest_endpoints(client) -> None:
+    schema = (await client.get("/openapi.json")).json()
+    assert "post" in schema["paths"]["/api/v1/fixes"]
+    assert {"get", "post"} <= schema["paths"]["/osmand"].keys()
+    assert schema["components"]["securitySchemes"]["trackerToken"]["scheme"] == "bearer"
