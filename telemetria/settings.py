@@ -59,7 +59,7 @@ class Settings(BaseSettings):
 
     # Group commit: how many fixes one transaction takes, how many transactions run at once,
     # and how many fixes may wait before new requests are turned away with 503.
-    writer_max_rows: int = Field(default=20_000, ge=1)
+    writer_max_rows: int = Field(default=5_000, ge=1)
     writer_connections: int = Field(default=2, ge=1)
     writer_max_pending_rows: int = Field(default=200_000, ge=1)
     auth_cache_ttl_s: float = Field(default=30.0, ge=0)

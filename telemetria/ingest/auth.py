@@ -24,22 +24,25 @@ class TrackerAuth:
         self._pool = pool
         self._ttl = ttl_s
         self._clock = clock
-        self._cache: dict[tuple[str, bytes | str], tuple[int | None, float]] = {}
+        self._cache: dict[tuple[str, str], tuple[int | None, float]] = {}
 
     async def by_token(self, token: str) -> int | None:
         """The active tracker holding this bearer token, or None."""
-        return await self._lookup(("token", token_hash(token)), q.TRACKER_BY_TOKEN)
+        # Keyed by the token itself: hashing is needed only for the database lookup on a miss.
+        return await self._lookup(("token", token), q.TRACKER_BY_TOKEN, token_hash(token))
 
     async def by_unique_id(self, unique_id: str) -> int | None:
         """The active tracker with this unique id (IMEI or the id an OsmAnd client is set to), or None."""
-        return await self._lookup(("uid", unique_id), q.TRACKER_BY_UNIQUE_ID)
+        return await self._lookup(("uid", unique_id), q.TRACKER_BY_UNIQUE_ID, unique_id)
 
-    async def _lookup(self, key: tuple[str, bytes | str], sql: str) -> int | None:
+    async def _lookup(self, key: tuple[str, str], sql: str, arg: bytes | str) -> int | None:
         now = self._clock()
         hit = self._cache.get(key)
         if hit is not None and hit[1] > now:
             return hit[0]
-        tracker_id = await self._pool.fetchval(sql, key[1])
+        if hit is not None:
+            del self._cache[key]
+        tracker_id = await self._pool.fetchval(sql, arg)
         if len(self._cache) >= _MAX_ENTRIES:
             self._cache.clear()
         self._cache[key] = (tracker_id, now + (self._ttl if tracker_id is not None else _NEGATIVE_TTL_S))

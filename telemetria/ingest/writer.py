@@ -111,8 +111,9 @@ class Writer:
         fut: asyncio.Future[WriteResult] = asyncio.get_running_loop().create_future()
         self._pending_rows += len(fixes)
         self._queue.put_nowait(_Pending(tracker_id, indexes, fixes, fut))
-        # The request may be cancelled (client gone); the flush goes on and its fixes still land.
-        return await asyncio.shield(fut)
+        # If the request is cancelled (client gone) the future is cancelled with it, but the fixes
+        # are queued and still land; the flusher skips answering a future that is done.
+        return await fut
 
     async def _run(self) -> None:
         slot = self._tasks.index(asyncio.current_task())  # type: ignore[arg-type]
