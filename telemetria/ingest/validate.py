@@ -72,9 +72,11 @@ def validate(
         if isinstance(item, Rejected):
             bad.append(item)
             continue
-        reason = next((r for check in checks if (r := check(item, now, limits))), None)
-        if reason:
-            bad.append(Rejected(i, reason))
+        for check in checks:
+            reason = check(item, now, limits)
+            if reason:
+                bad.append(Rejected(i, reason))
+                break
         else:
             indexes.append(i)
             ok.append(item)

@@ -60,6 +60,10 @@ class _Installation:
     since: datetime | None
     until: datetime | None
 
+    @property
+    def unbounded(self) -> bool:
+        return self.since is None and self.until is None
+
     def covers(self, ts: datetime) -> bool:
         return (self.since is None or self.since <= ts) and (self.until is None or ts < self.until)
 
@@ -194,8 +198,10 @@ class Writer:
                 results[pos].rejected = [Rejected(i, TRACKER_INACTIVE) for i in p.indexes]
                 continue
             spans = installs.get(p.tracker_id, [])
+            # The common case, one installation with no bounds, needs no search per fix.
+            always = spans[0].vehicle_id if len(spans) == 1 and spans[0].unbounded else None
             for i, f in zip(p.indexes, p.fixes, strict=True):
-                vid = next((s.vehicle_id for s in spans if s.covers(f.ts)), None)
+                vid = always or next((s.vehicle_id for s in spans if s.covers(f.ts)), None)
                 if vid is None:
                     results[pos].rejected.append(Rejected(i, NOT_INSTALLED))
                     continue
