@@ -32,6 +32,18 @@ FIX_COLUMNS = [
     "attributes",
 ]
 
+# A small flush (live single fixes) costs one round trip this way, where COPY costs two.
+INSERT_FIXES = f"""
+INSERT INTO fixes ({", ".join(FIX_COLUMNS)})
+SELECT {", ".join(FIX_COLUMNS)}
+FROM unnest($1::int[], $2::int[], $3::timestamptz[], $4::float8[], $5::float8[], $6::real[],
+            $7::real[], $8::real[], $9::real[], $10::real[], $11::int2[], $12::bool[],
+            $13::float8[], $14::text[], $15::bool[], $16::jsonb[])
+     WITH ORDINALITY AS u({", ".join(FIX_COLUMNS)}, ord)
+ORDER BY vehicle_id, ts, ord
+ON CONFLICT (vehicle_id, ts) DO NOTHING
+RETURNING vehicle_id, ts"""
+
 # When a flush holds fixes already stored, it is staged (binary COPY: cheaper to encode than 16
 # arrays) and inserted in key order, so concurrent flushers lock index entries in the same order
 # and cannot deadlock on each other's re-sent fixes; `ord` (COPY order) keeps a key's first

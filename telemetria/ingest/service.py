@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from telemetria.ingest.model import Fix, Rejected
+from telemetria.ingest.rows import WriteResult
 from telemetria.ingest.validate import Limits, validate
-from telemetria.ingest.writer import Writer, WriteResult
+from telemetria.ingest.writer import Writer
 from telemetria.settings import Settings
 
 

@@ -10,20 +10,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from dataclasses import dataclass
 
 import asyncpg
 
 from telemetria.db import DB_ERRORS, Conn, is_unavailable
 from telemetria.ingest import queries as q
-from telemetria.ingest.model import Fix, Rejected
+from telemetria.ingest.model import Fix
+from telemetria.ingest.rows import Installation, Request, WriteResult, credit, credit_all, plan
 
 log = logging.getLogger(__name__)
 
-NOT_INSTALLED = "tracker was not installed in any vehicle at the fix's time"
-TRACKER_INACTIVE = "tracker is inactive"
+# Up to this many rows a flush is one INSERT of arrays (one round trip); above it, binary COPY
+# (two round trips, but far cheaper to encode per row).
+SMALL_FLUSH_ROWS = 64
 
 
 class Unavailable(Exception):
@@ -39,33 +39,9 @@ class Unstorable(Exception):
 
 
 @dataclass(slots=True)
-class WriteResult:
-    accepted: int = 0
-    duplicates: int = 0
-    rejected: list[Rejected] = field(default_factory=list)
-    tracker_inactive: bool = False
-
-
-@dataclass(slots=True)
 class _Pending:
-    tracker_id: int
-    indexes: list[int]
-    fixes: list[Fix]
+    request: Request
     future: asyncio.Future[WriteResult]
-
-
-@dataclass(frozen=True, slots=True)
-class _Installation:
-    vehicle_id: int
-    since: datetime | None
-    until: datetime | None
-
-    @property
-    def unbounded(self) -> bool:
-        return self.since is None and self.until is None
-
-    def covers(self, ts: datetime) -> bool:
-        return (self.since is None or self.since <= ts) and (self.until is None or ts < self.until)
 
 
 class Writer:
@@ -75,7 +51,7 @@ class Writer:
         self,
         connect: Callable[[], Awaitable[Conn]],
         *,
-        max_rows: int = 20_000,
+        max_rows: int = 5_000,
         flushers: int = 2,
         max_pending_rows: int = 200_000,
     ):
@@ -114,7 +90,7 @@ class Writer:
             raise Overloaded(f"{self._pending_rows} fixes already waiting for the database")
         fut: asyncio.Future[WriteResult] = asyncio.get_running_loop().create_future()
         self._pending_rows += len(fixes)
-        self._queue.put_nowait(_Pending(tracker_id, indexes, fixes, fut))
+        self._queue.put_nowait(_Pending(Request(tracker_id, indexes, fixes), fut))
         # If the request is cancelled (client gone) the future is cancelled with it, but the fixes
         # are queued and still land; the flusher skips answering a future that is done.
         return await fut
@@ -123,11 +99,11 @@ class Writer:
         slot = self._tasks.index(asyncio.current_task())  # type: ignore[arg-type]
         while True:
             batch = [await self._queue.get()]
-            rows = len(batch[0].fixes)
+            rows = len(batch[0].request.fixes)
             while rows < self._max_rows and not self._queue.empty():
                 item = self._queue.get_nowait()
                 batch.append(item)
-                rows += len(item.fixes)
+                rows += len(item.request.fixes)
             try:
                 await self._flush_and_answer(slot, batch)
             finally:
@@ -183,76 +159,33 @@ class Writer:
 
     async def _write_locked(self, conn: Conn, batch: list[_Pending]) -> list[WriteResult]:
         active: dict[int, bool] = {}
-        installs: dict[int, list[_Installation]] = {}
-        for r in await conn.fetch(q.INSTALLATIONS, list({p.tracker_id for p in batch})):
+        installs: dict[int, list[Installation]] = {}
+        for r in await conn.fetch(q.INSTALLATIONS, list({p.request.tracker_id for p in batch})):
             active[r["tracker_id"]] = r["active"]
             if r["vehicle_id"] is not None:
-                installs.setdefault(r["tracker_id"], []).append(_Installation(r["vehicle_id"], r["since"], r["until"]))
-
-        rows: list[tuple[Any, ...]] = []
-        owners: list[int] = []  # batch position of each row
-        results = [WriteResult() for _ in batch]
-        for pos, p in enumerate(batch):
-            if not active.get(p.tracker_id, False):
-                results[pos].tracker_inactive = True
-                results[pos].rejected = [Rejected(i, TRACKER_INACTIVE) for i in p.indexes]
-                continue
-            spans = installs.get(p.tracker_id, [])
-            # The common case, one installation with no bounds, needs no search per fix.
-            always = spans[0].vehicle_id if len(spans) == 1 and spans[0].unbounded else None
-            for i, f in zip(p.indexes, p.fixes, strict=True):
-                vid = always or next((s.vehicle_id for s in spans if s.covers(f.ts)), None)
-                if vid is None:
-                    results[pos].rejected.append(Rejected(i, NOT_INSTALLED))
-                    continue
-                owners.append(pos)
-                rows.append(
-                    (
-                        vid,
-                        p.tracker_id,
-                        f.ts,
-                        f.lat,
-                        f.lon,
-                        f.speed_kmh,
-                        f.heading_deg,
-                        f.altitude_m,
-                        f.accuracy_m,
-                        f.hdop,
-                        f.satellites,
-                        f.ignition,
-                        f.odometer_m,
-                        f.driver_id,
-                        f.valid,
-                        f.attributes,
-                    )
-                )
-        if not rows:
-            return results
+                span = Installation(r["vehicle_id"], r["since"], r["until"])
+                installs.setdefault(r["tracker_id"], []).append(span)
+        p = plan([item.request for item in batch], active, installs)
+        if not p.rows:
+            return p.results
+        if len(p.rows) <= SMALL_FLUSH_ROWS:
+            columns = list(zip(*p.rows, strict=True))
+            credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FIXES, *columns)})
+            return p.results
         # Most flushes hold only new fixes: COPY them straight into the hypertable, which is the
         # cheapest write there is. If any of them is already stored (or appears twice), the unique
         # index refuses the COPY; undo it and take the careful path that sorts out duplicates.
         try:
-            await conn.copy_records_to_table("fixes", records=rows, columns=q.FIX_COLUMNS)
+            await conn.copy_records_to_table("fixes", records=p.rows, columns=q.FIX_COLUMNS)
         except (asyncpg.UniqueViolationError, asyncpg.DeadlockDetectedError):
             # (A deadlock: another flush is copying some of the same keys in another order.)
             await conn.execute(q.ROLLBACK_TO_FAST_PATH)
         else:
-            for pos in owners:
-                results[pos].accepted += 1
-            return results
-        await conn.copy_records_to_table("fix_stage", records=rows, columns=q.FIX_COLUMNS)
-        inserted = {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)}
-        # The insert takes rows in (vehicle, ts, ord) order, so a key's first occurrence in the
-        # flush is the one stored and credited; a later copy (a re-send racing its original) is a
-        # duplicate, so accepted always equals rows stored.
-        for row, pos in zip(rows, owners, strict=True):
-            key = (row[0], row[2])
-            if key in inserted:
-                results[pos].accepted += 1
-                inserted.discard(key)
-            else:
-                results[pos].duplicates += 1
-        return results
+            credit_all(p)
+            return p.results
+        await conn.copy_records_to_table("fix_stage", records=p.rows, columns=q.FIX_COLUMNS)
+        credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)})
+        return p.results
 
 
 def _fail(batch: list[_Pending], exc: Exception) -> None:

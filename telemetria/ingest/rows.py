@@ -1,0 +1,101 @@
+"""Pure steps of a flush: which vehicle each fix belongs to, the rows to write, who gets credit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from telemetria.ingest.model import Fix, Rejected
+
+NOT_INSTALLED = "tracker was not installed in any vehicle at the fix's time"
+TRACKER_INACTIVE = "tracker is inactive"
+
+Row = tuple[Any, ...]  # in the order of queries.FIX_COLUMNS
+
+
+@dataclass(slots=True)
+class WriteResult:
+    accepted: int = 0
+    duplicates: int = 0
+    rejected: list[Rejected] = field(default_factory=list)
+    tracker_inactive: bool = False
+
+
+@dataclass(slots=True)
+class Request:
+    """One request's part of a flush: its tracker and its valid fixes with their request positions."""
+
+    tracker_id: int
+    indexes: list[int]
+    fixes: list[Fix]
+
+
+@dataclass(frozen=True, slots=True)
+class Installation:
+    vehicle_id: int
+    since: datetime | None  # None: no lower bound
+    until: datetime | None  # None: still installed
+
+    @property
+    def unbounded(self) -> bool:
+        return self.since is None and self.until is None
+
+    def covers(self, ts: datetime) -> bool:
+        return (self.since is None or self.since <= ts) and (self.until is None or ts < self.until)
+
+
+@dataclass(slots=True)
+class Plan:
+    rows: list[Row]
+    owners: list[int]  # position in the flush of the request each row came from
+    results: list[WriteResult]
+
+
+def plan(requests: Sequence[Request], active: dict[int, bool], installs: dict[int, list[Installation]]) -> Plan:
+    """Rows for the fixes that have a vehicle at their own time; the others rejected with the reason."""
+    out = Plan([], [], [WriteResult() for _ in requests])
+    for pos, req in enumerate(requests):
+        result = out.results[pos]
+        if not active.get(req.tracker_id, False):
+            result.tracker_inactive = True
+            result.rejected = [Rejected(i, TRACKER_INACTIVE) for i in req.indexes]
+            continue
+        spans = installs.get(req.tracker_id, [])
+        # The common case, one installation with no bounds, needs no search per fix.
+        always = spans[0].vehicle_id if len(spans) == 1 and spans[0].unbounded else None
+        for i, f in zip(req.indexes, req.fixes, strict=True):
+            vid = always or next((s.vehicle_id for s in spans if s.covers(f.ts)), None)
+            if vid is None:
+                result.rejected.append(Rejected(i, NOT_INSTALLED))
+                continue
+            out.owners.append(pos)
+            out.rows.append((
+                vid, req.tracker_id, f.ts, f.lat, f.lon, f.speed_kmh, f.heading_deg, f.altitude_m,
+                f.accuracy_m, f.hdop, f.satellites, f.ignition, f.odometer_m, f.driver_id, f.valid,
+                f.attributes,
+            ))  # fmt: skip
+    return out
+
+
+def credit_all(p: Plan) -> None:
+    """Every row was stored."""
+    for pos in p.owners:
+        p.results[pos].accepted += 1
+
+
+def credit(p: Plan, inserted: set[tuple[int, datetime]]) -> None:
+    """Count stored and duplicate rows per request, given the (vehicle, ts) keys the insert stored.
+
+    The insert took rows in (vehicle, ts, flush order), so a key's first occurrence in the flush
+    is the one stored and credited; a later copy (a re-send racing its original) is a duplicate,
+    so the accepted counts always add up to the rows stored.
+    """
+    for row, pos in zip(p.rows, p.owners, strict=True):
+        key = (row[0], row[2])
+        if key in inserted:
+            p.results[pos].accepted += 1
+            inserted.discard(key)
+        else:
+            p.results[pos].duplicates += 1
