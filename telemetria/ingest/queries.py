@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
-# Held for the writer's transaction: a tracker move (SHARE ROW EXCLUSIVE) waits for in-flight
-# writes and re-attributes them, and writes after it see the new installation.
-# The savepoint lets the optimistic COPY of a flush be undone alone when it meets a duplicate.
-BEGIN_LOCKED = "BEGIN; LOCK TABLE tracker_installations IN SHARE MODE; SAVEPOINT fast_path"
+# The writer's transaction holds SHARE on tracker_installations: a tracker move (SHARE ROW
+# EXCLUSIVE) waits for in-flight writes and re-attributes them, and writes after it see the new
+# installation. Under that lock it checks that its in-memory copy of the registry is current
+# (SQLSTATE TL001 if not); the savepoint lets an optimistic COPY be undone alone.
+REGISTRY_CHANGED = "TL001"
+
+
+def begin_locked(epoch: int) -> str:
+    return (
+        "BEGIN; LOCK TABLE tracker_installations IN SHARE MODE; "
+        f"SELECT ingest_check_epoch({int(epoch)}); SAVEPOINT fast_path"
+    )
+
+
 ROLLBACK_TO_FAST_PATH = "ROLLBACK TO SAVEPOINT fast_path"
 
-INSTALLATIONS = """
-SELECT t.id AS tracker_id, t.active, i.vehicle_id, lower(i.during) AS since, upper(i.during) AS until
-FROM trackers t LEFT JOIN tracker_installations i ON i.tracker_id = t.id
-WHERE t.id = ANY($1::int[])"""
+# Every tracker with its installations and the epoch they belong to, in one snapshot.
+REGISTRY = """
+SELECT e.n AS epoch, t.id AS tracker_id, t.active, i.vehicle_id,
+       lower(i.during) AS since, upper(i.during) AS until
+FROM registry_epoch e
+LEFT JOIN trackers t ON true
+LEFT JOIN tracker_installations i ON i.tracker_id = t.id"""
 
 FIX_COLUMNS = [
     "vehicle_id",

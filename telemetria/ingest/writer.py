@@ -11,6 +11,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 
@@ -38,6 +39,28 @@ class Unstorable(Exception):
     """The database refused this request's data itself (not a lost connection): retrying cannot help."""
 
 
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """Which trackers are active and where each was installed when, as of `epoch`."""
+
+    epoch: int
+    active: dict[int, bool]
+    installs: dict[int, list[Installation]]
+
+    @classmethod
+    def from_rows(cls, rows: list[Any]) -> Registry:
+        active: dict[int, bool] = {}
+        installs: dict[int, list[Installation]] = {}
+        for r in rows:
+            if r["tracker_id"] is None:
+                continue
+            active[r["tracker_id"]] = r["active"]
+            if r["vehicle_id"] is not None:
+                span = Installation(r["vehicle_id"], r["since"], r["until"])
+                installs.setdefault(r["tracker_id"], []).append(span)
+        return cls(rows[0]["epoch"], active, installs)
+
+
 @dataclass(slots=True)
 class _Pending:
     request: Request
@@ -63,6 +86,7 @@ class Writer:
         self._pending_rows = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._conns: list[Conn | None] = []
+        self._registry: Registry | None = None
 
     @property
     def pending_rows(self) -> int:
@@ -147,8 +171,8 @@ class Writer:
     async def _flush(self, slot: int, batch: list[_Pending]) -> list[WriteResult]:
         conn = await self._connection(slot)
         try:
-            await conn.execute(q.BEGIN_LOCKED)
-            results = await self._write_locked(conn, batch)
+            registry = await self._begin(conn)
+            results = await self._write_locked(conn, registry, batch)
             await conn.execute("COMMIT")
         except BaseException:
             # Whatever state the connection is in, a fresh one is the safe next step.
@@ -157,15 +181,22 @@ class Writer:
             raise
         return results
 
-    async def _write_locked(self, conn: Conn, batch: list[_Pending]) -> list[WriteResult]:
-        active: dict[int, bool] = {}
-        installs: dict[int, list[Installation]] = {}
-        for r in await conn.fetch(q.INSTALLATIONS, list({p.request.tracker_id for p in batch})):
-            active[r["tracker_id"]] = r["active"]
-            if r["vehicle_id"] is not None:
-                span = Installation(r["vehicle_id"], r["since"], r["until"])
-                installs.setdefault(r["tracker_id"], []).append(span)
-        p = plan([item.request for item in batch], active, installs)
+    async def _begin(self, conn: Conn) -> Registry:
+        """Open the flush's transaction with a registry copy that is current under its lock."""
+        for _ in range(3):
+            if self._registry is not None:
+                try:
+                    await conn.execute(q.begin_locked(self._registry.epoch))
+                    return self._registry
+                except asyncpg.PostgresError as e:
+                    if e.sqlstate != q.REGISTRY_CHANGED:
+                        raise
+                    await conn.execute("ROLLBACK")
+            self._registry = Registry.from_rows(await conn.fetch(q.REGISTRY))
+        raise RuntimeError("the tracker registry keeps changing; giving up this flush")
+
+    async def _write_locked(self, conn: Conn, registry: Registry, batch: list[_Pending]) -> list[WriteResult]:
+        p = plan([item.request for item in batch], registry.active, registry.installs)
         if not p.rows:
             return p.results
         if len(p.rows) <= SMALL_FLUSH_ROWS:

@@ -318,3 +318,32 @@ async def test_openapi_documents_the_ingest_endpoints(client) -> None:
     assert "post" in schema["paths"]["/api/v1/fixes"]
     assert {"get", "post"} <= schema["paths"]["/osmand"].keys()
     assert schema["components"]["securitySchemes"]["trackerToken"]["scheme"] == "bearer"
+
+
+async def test_moves_during_ingest_leave_every_fix_with_its_installation(client, conn, tracker, pool) -> None:
+    """Trackers moved while their fixes are being written: each stored fix ends up in the vehicle
+    its tracker was installed in at the fix's time (the writer's lock, registry epoch and the
+    move's re-attribution together), and nothing is lost or doubled."""
+    await fleet.add_vehicle(conn, "QRS2E45")
+    bodies = [{"fixes": [fix(i * 5 + j) for j in range(5)]} for i in range(80)]
+
+    async def posts() -> list[httpx.Response]:
+        out = []
+        for chunk in range(0, len(bodies), 8):
+            out += await asyncio.gather(*(post(client, tracker, b) for b in bodies[chunk : chunk + 8]))
+        return out
+
+    async def moves() -> None:
+        async with pool.acquire() as c:
+            for k, plate in enumerate(["QRS2E45", "ABC1D23", "QRS2E45", "ABC1D23", "QRS2E45"]):
+                await asyncio.sleep(0.02)
+                await fleet.move_tracker(c, tracker.unique_id, plate, T0 + timedelta(seconds=30 * (60 + 70 * k)))
+
+    answers, _ = await asyncio.gather(posts(), moves())
+    assert all(a.status_code == 200 for a in answers)
+    assert sum(a.json()["accepted"] for a in answers) == 400 == await count(conn)
+    wrong = await conn.fetchval("""
+        SELECT count(*) FROM fixes f
+        WHERE f.vehicle_id IS DISTINCT FROM (SELECT i.vehicle_id FROM tracker_installations i
+                                             WHERE i.tracker_id = f.tracker_id AND i.during @> f.ts)""")
+    assert wrong == 0
