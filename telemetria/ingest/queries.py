@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-# The writer's transaction holds SHARE on tracker_installations: a tracker move (SHARE ROW
-# EXCLUSIVE) waits for in-flight writes and re-attributes them, and writes after it see the new
-# installation. Under that lock it checks that its in-memory copy of the registry is current
-# (SQLSTATE TL001 if not); the savepoint lets an optimistic COPY be undone alone.
+# Every write of the ingest writer holds SHARE on tracker_installations: a tracker move (SHARE
+# ROW EXCLUSIVE) waits for in-flight writes and re-attributes them, and writes after it see the
+# new installation. Under that lock it checks that its in-memory copy of the registry is current
+# (SQLSTATE TL001 if not). A large flush is an explicit transaction opened like this; the
+# savepoint lets its optimistic COPY be undone alone.
 REGISTRY_CHANGED = "TL001"
 
 
@@ -45,17 +46,10 @@ FIX_COLUMNS = [
     "attributes",
 ]
 
-# A small flush (live single fixes) costs one round trip this way, where COPY costs two.
-INSERT_FIXES = f"""
-INSERT INTO fixes ({", ".join(FIX_COLUMNS)})
-SELECT {", ".join(FIX_COLUMNS)}
-FROM unnest($1::int[], $2::int[], $3::timestamptz[], $4::float8[], $5::float8[], $6::real[],
-            $7::real[], $8::real[], $9::real[], $10::real[], $11::int2[], $12::bool[],
-            $13::float8[], $14::text[], $15::bool[], $16::jsonb[])
-     WITH ORDINALITY AS u({", ".join(FIX_COLUMNS)}, ord)
-ORDER BY vehicle_id, ts, ord
-ON CONFLICT (vehicle_id, ts) DO NOTHING
-RETURNING vehicle_id, ts"""
+# A small flush (live single fixes) is one round trip: migrations/0003_ingest_function.sql.
+INGEST_FIXES = "SELECT * FROM ingest_fixes($1, " + ", ".join(f"${n}" for n in range(2, 18)) + ")"
+
+REGISTRY_EPOCH = "SELECT n FROM registry_epoch"
 
 # When a flush holds fixes already stored, it is staged (binary COPY: cheaper to encode than 16
 # arrays) and inserted in key order, so concurrent flushers lock index entries in the same order

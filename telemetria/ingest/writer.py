@@ -18,12 +18,13 @@ import asyncpg
 from telemetria.db import DB_ERRORS, Conn, is_unavailable
 from telemetria.ingest import queries as q
 from telemetria.ingest.model import Fix
-from telemetria.ingest.rows import Installation, Request, WriteResult, credit, credit_all, plan
+from telemetria.ingest.rows import Installation, Plan, Request, WriteResult, credit, credit_all, plan
 
 log = logging.getLogger(__name__)
 
-# Up to this many rows a flush is one INSERT of arrays (one round trip); above it, binary COPY
-# (two round trips, but far cheaper to encode per row).
+# Up to this many rows a flush is one call of ingest_fixes() with arrays (one round trip, commit
+# included); above it, an explicit transaction with binary COPY (four round trips, but far
+# cheaper to encode per row).
 SMALL_FLUSH_ROWS = 64
 
 
@@ -37,6 +38,10 @@ class Overloaded(Unavailable):
 
 class Unstorable(Exception):
     """The database refused this request's data itself (not a lost connection): retrying cannot help."""
+
+
+class _RegistryChanged(Exception):
+    """The registry copy in memory is stale (the database raises SQLSTATE TL001 for the same)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,39 +175,43 @@ class Writer:
 
     async def _flush(self, slot: int, batch: list[_Pending]) -> list[WriteResult]:
         conn = await self._connection(slot)
+        requests = [item.request for item in batch]
         try:
-            registry = await self._begin(conn)
-            results = await self._write_locked(conn, registry, batch)
-            await conn.execute("COMMIT")
+            for _ in range(3):
+                registry = self._registry or await self._load_registry(conn)
+                p = plan(requests, registry.active, registry.installs)
+                try:
+                    await self._write(conn, registry.epoch, p)
+                    return p.results
+                except (asyncpg.PostgresError, _RegistryChanged) as e:
+                    if isinstance(e, asyncpg.PostgresError) and e.sqlstate != q.REGISTRY_CHANGED:
+                        raise
+                    if conn.is_in_transaction():
+                        await conn.execute("ROLLBACK")
+                    self._registry = None
+            raise RuntimeError("the tracker registry keeps changing; giving up this flush")
         except BaseException:
             # Whatever state the connection is in, a fresh one is the safe next step.
             self._conns[slot] = None
             conn.terminate()
             raise
-        return results
 
-    async def _begin(self, conn: Conn) -> Registry:
-        """Open the flush's transaction with a registry copy that is current under its lock."""
-        for _ in range(3):
-            if self._registry is not None:
-                try:
-                    await conn.execute(q.begin_locked(self._registry.epoch))
-                    return self._registry
-                except asyncpg.PostgresError as e:
-                    if e.sqlstate != q.REGISTRY_CHANGED:
-                        raise
-                    await conn.execute("ROLLBACK")
-            self._registry = Registry.from_rows(await conn.fetch(q.REGISTRY))
-        raise RuntimeError("the tracker registry keeps changing; giving up this flush")
+    async def _load_registry(self, conn: Conn) -> Registry:
+        self._registry = Registry.from_rows(await conn.fetch(q.REGISTRY))
+        return self._registry
 
-    async def _write_locked(self, conn: Conn, registry: Registry, batch: list[_Pending]) -> list[WriteResult]:
-        p = plan([item.request for item in batch], registry.active, registry.installs)
+    async def _write(self, conn: Conn, epoch: int, p: Plan) -> None:
+        """Write the plan's rows and credit them; raises TL001 if the registry changed since `epoch`."""
         if not p.rows:
-            return p.results
+            # Everything was rejected on the registry's word: make sure that word is current.
+            if await conn.fetchval(q.REGISTRY_EPOCH) != epoch:
+                raise _RegistryChanged
+            return
         if len(p.rows) <= SMALL_FLUSH_ROWS:
             columns = list(zip(*p.rows, strict=True))
-            credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FIXES, *columns)})
-            return p.results
+            credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INGEST_FIXES, epoch, *columns)})
+            return
+        await conn.execute(q.begin_locked(epoch))
         # Most flushes hold only new fixes: COPY them straight into the hypertable, which is the
         # cheapest write there is. If any of them is already stored (or appears twice), the unique
         # index refuses the COPY; undo it and take the careful path that sorts out duplicates.
@@ -211,12 +220,11 @@ class Writer:
         except (asyncpg.UniqueViolationError, asyncpg.DeadlockDetectedError):
             # (A deadlock: another flush is copying some of the same keys in another order.)
             await conn.execute(q.ROLLBACK_TO_FAST_PATH)
+            await conn.copy_records_to_table("fix_stage", records=p.rows, columns=q.FIX_COLUMNS)
+            credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)})
         else:
             credit_all(p)
-            return p.results
-        await conn.copy_records_to_table("fix_stage", records=p.rows, columns=q.FIX_COLUMNS)
-        credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)})
-        return p.results
+        await conn.execute("COMMIT")
 
 
 def _fail(batch: list[_Pending], exc: Exception) -> None:
