@@ -11,27 +11,11 @@ from typing import Any
 import asyncpg
 
 from bench.benchdb import BenchDb, Vehicle
+from telemetria.ingest.queries import FIX_COLUMNS
 
-# The columns the service's INSERT fills (telemetria/ingest/queries.py INSERT_FIXES), in its order.
-COLUMNS = (
-    "vehicle_id",
-    "tracker_id",
-    "ts",
-    "lat",
-    "lon",
-    "speed_kmh",
-    "heading_deg",
-    "altitude_m",
-    "accuracy_m",
-    "hdop",
-    "satellites",
-    "ignition",
-    "odometer_m",
-    "driver_id",
-    "valid",
-    "attributes",
-)
-ROWS_PER_COPY = 10_000  # one statement = one transaction, like one writer flush (which takes up to 20,000)
+# The columns the service writes, in its order.
+COLUMNS = tuple(FIX_COLUMNS)
+ROWS_PER_COPY = 10_000  # one statement = one transaction, like one writer flush (which takes up to 5,000)
 MAX_ROWS_PER_CONN = 3_000_000  # pre-built rows cost memory (~200 B each)
 _MS = timedelta(milliseconds=1)
 
