@@ -18,7 +18,9 @@ Pool: TypeAlias = asyncpg.Pool
 # 500. The server refuses connections with several SQLSTATE classes: 08 connection exception,
 # 53 insufficient resources (too many connections), 57 operator intervention (shutdown, starting
 # up), 58 system error, and 55000 (database not accepting connections).
-DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+# asyncpg's InternalClientError ("another operation is in progress") was seen on a connection
+# the server had just dropped in an immediate shutdown: the connection is unusable, not the query.
+DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError, TimeoutError)
 _UNAVAILABLE_CLASSES = ("08", "53", "57", "58")
 
 
@@ -27,7 +29,7 @@ def is_unavailable(exc: BaseException) -> bool:
     if isinstance(exc, asyncpg.PostgresError):
         state = getattr(exc, "sqlstate", "") or ""
         return state[:2] in _UNAVAILABLE_CLASSES or state in ("55000", "3D000")
-    return isinstance(exc, asyncpg.InterfaceError | OSError | TimeoutError)
+    return isinstance(exc, asyncpg.InterfaceError | asyncpg.InternalClientError | OSError | TimeoutError)
 
 
 MIGRATIONS_DIR = project_root() / "migrations"

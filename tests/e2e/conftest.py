@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +34,19 @@ def cli(env: dict[str, str], *args: str, check: bool = True) -> subprocess.Compl
     return proc
 
 
+@pytest.fixture
+def fresh_cluster_env() -> Iterator[dict[str, str]]:
+    """Settings for a local cluster of the test's own (not started), removed afterwards."""
+    # Under /tmp itself: as root the cluster runs as `postgres`, which must reach the directory.
+    data = tempfile.mkdtemp(prefix="telemetria-cluster-", dir="/tmp")
+    os.chmod(data, 0o755)
+    env = {k: v for k, v in os.environ.items() if k != "TELEMETRIA_DATABASE_URL"}
+    env.update(TELEMETRIA_DATA_DIR=data, TELEMETRIA_DB_PORT=str(free_port()))
+    yield env
+    cli(env, "db", "stop", "--mode", "immediate", check=False)
+    shutil.rmtree(data, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def db_env(test_db: ScratchDb) -> dict[str, str]:
     return {**os.environ, "TELEMETRIA_DATABASE_URL": test_db.dsn}
@@ -40,10 +55,15 @@ def db_env(test_db: ScratchDb) -> dict[str, str]:
 @pytest.fixture
 def server(db_env: dict[str, str]) -> Iterator[str]:
     """`telemetria serve` on a free port, as a real process; yields its base URL."""
+    yield from serve(db_env)
+
+
+def serve(env: dict[str, str]) -> Iterator[str]:
+    """Start the server; the generator yields its URL once and stops it when closed."""
     port = free_port()
     proc = subprocess.Popen(
         [*CLI, "serve", "--port", str(port)],
-        env=db_env,
+        env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -61,9 +81,11 @@ def server(db_env: dict[str, str]) -> Iterator[str]:
             proc.kill()
             raise AssertionError(f"server did not become ready: {proc.stdout.read() if proc.stdout else ''}")
         time.sleep(0.1)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

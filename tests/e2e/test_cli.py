@@ -3,26 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 
 import httpx
-import pytest
 
-from tests.e2e.conftest import cli, free_port
-
-
-@pytest.fixture
-def fresh_cluster_env() -> dict[str, str]:
-    # Under /tmp itself: as root the cluster runs as `postgres`, which must reach the directory.
-    data = tempfile.mkdtemp(prefix="telemetria-cli-", dir="/tmp")
-    os.chmod(data, 0o755)
-    env = {k: v for k, v in os.environ.items() if k != "TELEMETRIA_DATABASE_URL"}
-    env.update(TELEMETRIA_DATA_DIR=data, TELEMETRIA_DB_PORT=str(free_port()))
-    yield env
-    cli(env, "db", "stop", "--mode", "immediate", check=False)
-    shutil.rmtree(data, ignore_errors=True)
+from tests.e2e.conftest import cli
 
 
 def test_local_database_lifecycle(fresh_cluster_env: dict[str, str]) -> None:

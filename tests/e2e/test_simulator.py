@@ -29,6 +29,7 @@ async def test_simulated_fleet_lands_exactly_once(server: str, test_db: ScratchD
     assert stats.http_errors == 0 and stats.rejected == 0 and stats.dropped == 0, stats.summary()
     assert stored == stats.accepted, stats.summary()
     assert stats.acknowledged == stats.accepted + stats.duplicates
-    # Every generated fix was either stored or is still in a tracker's buffer.
-    assert stats.accepted + stats.pending == stats.generated, stats.summary()
+    # Every fix made (and every copy re-sent) was stored, answered as a duplicate, or still waits
+    # in a tracker's buffer.
+    assert stats.generated + stats.resent == stats.accepted + stats.duplicates + stats.pending, stats.summary()
     assert vehicles == 4
