@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -87,7 +88,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> Response:
-        return json_response({"status": "ok"})
+        return json_response({"status": "ok", "pid": os.getpid()})
 
     @app.get("/readyz", tags=["ops"])
     async def readyz(request: Request) -> Response:

@@ -85,20 +85,9 @@ def cmd_migrate(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
-    import uvicorn
+    from telemetria.serve import run
 
-    uvicorn.run(
-        "telemetria.app:build",
-        factory=True,
-        host=args.host or settings.host,
-        port=args.port or settings.port,
-        workers=args.workers or settings.workers,
-        loop="uvloop",
-        http="httptools",
-        access_log=settings.access_log,
-        log_level="info",
-        timeout_graceful_shutdown=10,
-    )
+    run(args.host or settings.host, args.port or settings.port, args.workers or settings.workers, settings.access_log)
 
 
 # --- registry ---------------------------------------------------------------------------------

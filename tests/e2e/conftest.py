@@ -58,11 +58,11 @@ def server(db_env: dict[str, str]) -> Iterator[str]:
     yield from serve(db_env)
 
 
-def serve(env: dict[str, str]) -> Iterator[str]:
+def serve(env: dict[str, str], *args: str) -> Iterator[str]:
     """Start the server; the generator yields its URL once and stops it when closed."""
     port = free_port()
     proc = subprocess.Popen(
-        [*CLI, "serve", "--port", str(port)],
+        [*CLI, "serve", "--port", str(port), *args],
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,
