@@ -13,7 +13,7 @@ from starlette.routing import Route
 from telemetria.db import DB_ERRORS, is_unavailable
 from telemetria.http import HttpError, bearer_token, error_response, json_response, read_body, unavailable
 from telemetria.ingest.decode import BodyError, decode_items, parse_body
-from telemetria.ingest.model import DecodeError
+from telemetria.ingest.model import DecodeError, Rejected
 from telemetria.ingest.osmand import decode_osmand
 from telemetria.ingest.service import IngestResult, IngestService
 from telemetria.ingest.writer import Overloaded, Unavailable, Unstorable
@@ -127,7 +127,10 @@ async def _post_fixes(request: Request) -> IngestResult:
         items, batch = parse_body(body, settings.max_batch_fixes)
     except BodyError as e:
         raise HttpError(e.status, str(e)) from None
-    result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items))
+    try:
+        result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items))
+    except Unstorable as e:
+        raise HttpError(422, f"the database refused these fixes, nothing stored: {e}") from None
     if result.tracker_inactive:
         raise HttpError(401, "tracker is inactive", _UNAUTHORIZED)
     if not batch and result.rejected:
@@ -151,13 +154,16 @@ async def osmand(request: Request) -> Response:
         tracker_id = await _authenticate(request.app.state.tracker_auth.by_unique_id(decoded.unique_id))
         if tracker_id is None:
             raise HttpError(403, f"device id {decoded.unique_id[:64]!r} is not a registered, active tracker")
-        result = await _ingest(service, tracker_id, decoded.items)
+        try:
+            result = await _ingest(service, tracker_id, decoded.items)
+        except Unstorable as e:
+            result = IngestResult(rejected=[Rejected(i, str(e)) for i in range(len(decoded.items))])
         if result.tracker_inactive:
             raise HttpError(403, "tracker is inactive")
     except HttpError as e:
         return error_response(e)
     # A client that got 4xx for a bad position would retry it forever and block its queue,
-    # so rejected positions are answered 200, logged and not stored.
+    # so positions that cannot be stored are answered 200, logged and dropped.
     for r in result.rejected:
         log.info("osmand position rejected (tracker %d, item %d): %s", tracker_id, r.index, r.error)
     return Response(status_code=200)
@@ -185,6 +191,4 @@ async def _ingest(service: IngestService, tracker_id: int, items: Any) -> Ingest
         raise unavailable(f"overloaded, retry later: {e}") from None
     except Unavailable as e:
         raise unavailable(f"database unavailable, nothing stored, retry later: {e}") from None
-    except Unstorable as e:
-        raise HttpError(422, f"the database refused these fixes, nothing stored: {e}") from None
     return result

@@ -126,3 +126,12 @@ async def test_invalid_position_is_200_and_not_stored(client, tracker, conn, bad
     r = await client.get("/osmand", params=params)
     assert r.status_code == 200
     assert await stored(conn) == []
+
+
+async def test_position_the_database_refuses_is_200_and_not_stored(client, tracker, conn) -> None:
+    # U+0000 cannot be stored in jsonb: the OsmAnd client must still get 200, or it would
+    # re-send this position forever.
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH), "note": "a\x00b"}
+    r = await client.get("/osmand", params=params)
+    assert r.status_code == 200
+    assert await stored(conn) == []
