@@ -15,6 +15,7 @@ import uvicorn
 from telemetria.db import create_pool, init_connection
 from telemetria.ingest.queries import FIX_TOTALS
 from telemetria.registry import fleet
+from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
 
 log = logging.getLogger("telemetria.demo")
@@ -92,15 +93,7 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     finally:
         await conn.close()
 
-    config = uvicorn.Config(
-        create_app(settings),
-        host=host,
-        port=port,
-        loop="uvloop",
-        http="httptools",
-        access_log=False,
-        log_level="warning",
-    )
+    config = uvicorn_config(create_app(settings), host=host, port=port, access_log=False, log_level="warning")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     while not server.started:

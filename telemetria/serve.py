@@ -22,10 +22,11 @@ log = logging.getLogger("telemetria.serve")
 APP = "telemetria.app:build"
 
 
-def _config(**kw: Any) -> uvicorn.Config:
-    return uvicorn.Config(
-        APP, factory=True, loop="uvloop", http="httptools", log_level="info", timeout_graceful_shutdown=10, **kw
-    )
+def uvicorn_config(app: Any = APP, **kw: Any) -> uvicorn.Config:
+    """The server settings every way of running the service shares (uvloop, httptools, graceful stop)."""
+    kw.setdefault("factory", app is APP)
+    kw.setdefault("log_level", "info")
+    return uvicorn.Config(app, loop="uvloop", http="httptools", timeout_graceful_shutdown=10, **kw)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -39,23 +40,13 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def _worker(host: str, port: int, access_log: bool) -> None:
     sock = _bind(host, port)
-    uvicorn.Server(_config(access_log=access_log)).run(sockets=[sock])
+    uvicorn.Server(uvicorn_config(access_log=access_log)).run(sockets=[sock])
 
 
 def run(host: str, port: int, workers: int = 1, access_log: bool = False) -> None:
     """Serve until SIGINT/SIGTERM; with several workers, restart any that dies."""
     if workers == 1:
-        uvicorn.run(
-            APP,
-            factory=True,
-            host=host,
-            port=port,
-            loop="uvloop",
-            http="httptools",
-            access_log=access_log,
-            log_level="info",
-            timeout_graceful_shutdown=10,
-        )
+        uvicorn.Server(uvicorn_config(host=host, port=port, access_log=access_log)).run()
         return
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
     try:

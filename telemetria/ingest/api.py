@@ -15,7 +15,8 @@ from telemetria.http import HttpError, bearer_token, error_response, json_respon
 from telemetria.ingest.decode import BodyError, decode_items, parse_body
 from telemetria.ingest.model import DecodeError, Rejected
 from telemetria.ingest.osmand import decode_osmand
-from telemetria.ingest.service import IngestResult, IngestService
+from telemetria.ingest.rows import IngestResult
+from telemetria.ingest.service import IngestService
 from telemetria.ingest.writer import Overloaded, Unavailable, Unstorable
 
 log = logging.getLogger(__name__)

@@ -16,11 +16,20 @@ Row = tuple[Any, ...]  # in the order of queries.FIX_COLUMNS
 
 
 @dataclass(slots=True)
-class WriteResult:
+class IngestResult:
+    """What became of a request's fixes: stored, already stored, or rejected (by request position)."""
+
     accepted: int = 0
     duplicates: int = 0
     rejected: list[Rejected] = field(default_factory=list)
     tracker_inactive: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "accepted": self.accepted,
+            "duplicates": self.duplicates,
+            "rejected": [r.as_json() for r in self.rejected],
+        }
 
 
 @dataclass(slots=True)
@@ -50,12 +59,12 @@ class Installation:
 class Plan:
     rows: list[Row]
     owners: list[int]  # position in the flush of the request each row came from
-    results: list[WriteResult]
+    results: list[IngestResult]
 
 
 def plan(requests: Sequence[Request], active: dict[int, bool], installs: dict[int, list[Installation]]) -> Plan:
     """Rows for the fixes that have a vehicle at their own time; the others rejected with the reason."""
-    out = Plan([], [], [WriteResult() for _ in requests])
+    out = Plan([], [], [IngestResult() for _ in requests])
     for pos, req in enumerate(requests):
         result = out.results[pos]
         if not active.get(req.tracker_id, False):

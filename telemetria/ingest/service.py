@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from telemetria.ingest.model import Fix, Rejected
-from telemetria.ingest.rows import WriteResult
+from telemetria.ingest.rows import IngestResult
 from telemetria.ingest.validate import Limits, validate
 from telemetria.ingest.writer import Writer
 from telemetria.settings import Settings
@@ -16,21 +14,6 @@ from telemetria.settings import Settings
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(slots=True)
-class IngestResult:
-    accepted: int = 0
-    duplicates: int = 0
-    rejected: list[Rejected] = field(default_factory=list)
-    tracker_inactive: bool = False
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "accepted": self.accepted,
-            "duplicates": self.duplicates,
-            "rejected": [r.as_json() for r in self.rejected],
-        }
 
 
 def limits_from(settings: Settings) -> Limits:
@@ -50,7 +33,6 @@ class IngestService:
     async def ingest(self, tracker_id: int, items: Sequence[Fix | Rejected]) -> IngestResult:
         """Store a request's decoded items; raises writer.Unavailable when nothing could be committed."""
         indexes, fixes, rejected = validate(items, self.now(), self.limits)
-        written: WriteResult = await self.writer.write(tracker_id, indexes, fixes)
-        rejected.extend(written.rejected)
-        rejected.sort(key=lambda r: r.index)
-        return IngestResult(written.accepted, written.duplicates, rejected, written.tracker_inactive)
+        result = await self.writer.write(tracker_id, indexes, fixes)
+        result.rejected = sorted(rejected + result.rejected, key=lambda r: r.index)
+        return result

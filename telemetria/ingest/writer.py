@@ -18,7 +18,7 @@ import asyncpg
 from telemetria.db import DB_ERRORS, Conn, is_unavailable
 from telemetria.ingest import queries as q
 from telemetria.ingest.model import Fix
-from telemetria.ingest.rows import Installation, Plan, Request, WriteResult, credit, credit_all, plan
+from telemetria.ingest.rows import IngestResult, Installation, Plan, Request, credit, credit_all, plan
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class Registry:
 @dataclass(slots=True)
 class _Pending:
     request: Request
-    future: asyncio.Future[WriteResult]
+    future: asyncio.Future[IngestResult]
 
 
 class Writer:
@@ -111,13 +111,13 @@ class Writer:
             if conn is not None and not conn.is_closed():
                 await conn.close()
 
-    async def write(self, tracker_id: int, indexes: list[int], fixes: list[Fix]) -> WriteResult:
+    async def write(self, tracker_id: int, indexes: list[int], fixes: list[Fix]) -> IngestResult:
         """Store fixes of one request; returns once they are committed, raises Unavailable if not."""
         if not fixes:
-            return WriteResult()
+            return IngestResult()
         if self._pending_rows + len(fixes) > self._max_pending:
             raise Overloaded(f"{self._pending_rows} fixes already waiting for the database")
-        fut: asyncio.Future[WriteResult] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[IngestResult] = asyncio.get_running_loop().create_future()
         self._pending_rows += len(fixes)
         self._queue.put_nowait(_Pending(Request(tracker_id, indexes, fixes), fut))
         # If the request is cancelled (client gone) the future is cancelled with it, but the fixes
@@ -173,7 +173,7 @@ class Writer:
             self._conns[slot] = conn
         return conn
 
-    async def _flush(self, slot: int, batch: list[_Pending]) -> list[WriteResult]:
+    async def _flush(self, slot: int, batch: list[_Pending]) -> list[IngestResult]:
         conn = await self._connection(slot)
         requests = [item.request for item in batch]
         try:
