@@ -10,6 +10,7 @@ import httpx
 import orjson
 import pytest
 
+from telemetria.app import create_app
 from telemetria.registry import fleet
 from tests.db.conftest import Tracker, register
 
@@ -347,3 +348,14 @@ async def test_moves_during_ingest_leave_every_fix_with_its_installation(client,
         WHERE f.vehicle_id IS DISTINCT FROM (SELECT i.vehicle_id FROM tracker_installations i
                                              WHERE i.tracker_id = f.tracker_id AND i.during @> f.ts)""")
     assert wrong == 0
+
+
+async def test_overload_sheds_with_503_and_stores_nothing(test_db, tracker, conn) -> None:
+    app = create_app(test_db.settings(writer_max_pending_rows=10))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            r = await post(c, tracker, {"fixes": [fix(i) for i in range(11)]})
+            assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+            assert "overloaded" in r.json()["detail"]
+            assert (await post(c, tracker, {"fixes": [fix(i) for i in range(10)]})).json()["accepted"] == 10
+    assert await count(conn) == 10
