@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,7 +169,3 @@ class LocalDb:
             "running": self.running(),
             "url": self.url(),
         }
-
-    def destroy(self) -> None:
-        self.stop("immediate")
-        shutil.rmtree(self.pgdata, ignore_errors=True)

@@ -47,6 +47,3 @@ class TrackerAuth:
             self._cache.clear()
         self._cache[key] = (tracker_id, now + (self._ttl if tracker_id is not None else _NEGATIVE_TTL_S))
         return tracker_id
-
-    def forget(self) -> None:
-        self._cache.clear()

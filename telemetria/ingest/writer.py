@@ -93,10 +93,6 @@ class Writer:
         self._conns: list[Conn | None] = []
         self._registry: Registry | None = None
 
-    @property
-    def pending_rows(self) -> int:
-        return self._pending_rows
-
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._run(), name=f"writer-{i}") for i in range(self._flushers)]
         self._conns = [None] * self._flushers
