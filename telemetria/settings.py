@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -63,6 +64,17 @@ class Settings(BaseSettings):
     writer_connections: int = Field(default=2, ge=1)
     writer_max_pending_rows: int = Field(default=200_000, ge=1)
     auth_cache_ttl_s: float = Field(default=30.0, ge=0)
+
+    # Users: browser sessions end after `session_idle_s` without use and `session_max_s` after login;
+    # `login_max_failures` wrong passwords in a row lock the account for `login_lockout_s`; one
+    # address may try `login_attempts_per_min` logins a minute. Cookies get `Secure` on https
+    # ("auto"; behind a TLS proxy that forwards the scheme), always, or never.
+    session_idle_s: float = Field(default=30 * 60, gt=0)
+    session_max_s: float = Field(default=12 * 3600, gt=0)
+    login_max_failures: int = Field(default=5, ge=1)
+    login_lockout_s: float = Field(default=15 * 60, ge=0)
+    login_attempts_per_min: int = Field(default=30, ge=1)
+    cookie_secure: Literal["auto", "always", "never"] = "auto"
 
     @field_validator("retention_days")
     @classmethod

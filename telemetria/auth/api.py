@@ -1,0 +1,176 @@
+"""Login, logout, who am I, personal API tokens and (admins) users."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+
+from telemetria.audit.log import record
+from telemetria.auth import store
+from telemetria.auth.guard import CSRF_COOKIE, SESSION_COOKIE, authenticate, client_ip, require
+from telemetria.auth.roles import Perm, Principal, Role
+from telemetria.http import HttpError, json_response
+from telemetria.paging import Page, page, split_total
+
+router = APIRouter(prefix="/api/v1", tags=["auth"])
+
+
+class Login(BaseModel):
+    username: str = Field(min_length=1, max_length=64)
+    password: str = Field(min_length=1, max_length=1024)
+
+
+class NewToken(BaseModel):
+    name: str = Field(default="", max_length=100)
+
+
+class NewUser(BaseModel):
+    username: str = Field(min_length=2, max_length=64)
+    password: str
+    role: Role
+    contractor_id: int | None = None
+    full_name: str | None = Field(default=None, max_length=200)
+
+
+class UserChange(BaseModel):
+    full_name: str | None = Field(default=None, max_length=200)
+    role: Role | None = None
+    contractor_id: int | None = None
+    active: bool | None = None
+    password: str | None = None
+
+
+def _secure(request: Request) -> bool:
+    mode = request.app.state.settings.cookie_secure
+    return mode == "always" or (mode == "auto" and request.url.scheme == "https")
+
+
+def _me(p: Principal) -> dict[str, Any]:
+    return {"id": p.user_id, "username": p.username, "role": p.role.value, "contractor_id": p.contractor_id}
+
+
+@router.post("/auth/login")
+async def login(body: Login, request: Request) -> Response:
+    """Check username and password; on success a new session cookie (and a CSRF token to echo)."""
+    settings = request.app.state.settings
+    ip = client_ip(request)
+    wait = request.app.state.login_throttle.retry_after(ip or "?")
+    if wait:
+        raise HttpError(429, "too many login attempts from this address", {"Retry-After": str(math.ceil(wait))})
+    pool = request.app.state.pool
+    async with pool.acquire() as conn:
+        result = await store.check_login(
+            conn, body.username, body.password, settings.login_max_failures, settings.login_lockout_s
+        )
+        if result.principal is None:
+            await record(conn, "auth.login_failed", None, ip, detail={"reason": result.reason}, username=_safe(body))
+            if result.reason == "locked" and result.locked_until is not None:
+                retry = max(1, math.ceil((result.locked_until - await conn.fetchval("SELECT now()")).total_seconds()))
+                raise HttpError(
+                    429, "account locked after repeated failed logins; try again later", {"Retry-After": str(retry)}
+                )
+            raise HttpError(401, "wrong username or password")
+        old = request.cookies.get(SESSION_COOKIE)
+        if old:  # no session fixation: a login never keeps a session id it was handed
+            await store.end_session(conn, store.digest(old))
+        session_id, csrf = await store.create_session(conn, result.principal.user_id, ip)
+        await record(conn, "auth.login", result.principal, ip)
+    resp = json_response({"user": _me(result.principal), "csrf_token": csrf})
+    secure = _secure(request)
+    max_age = int(settings.session_max_s)
+    resp.set_cookie(SESSION_COOKIE, session_id, max_age=max_age, httponly=True, secure=secure, samesite="lax")
+    resp.set_cookie(CSRF_COOKIE, csrf, max_age=max_age, httponly=False, secure=secure, samesite="strict")
+    return resp
+
+
+def _safe(body: Login) -> str | None:
+    """The attempted username for the audit log, only if it looks like one (never a pasted password)."""
+    name = store.normalize_username(body.username)
+    return name if name.replace(".", "").replace("_", "").replace("@", "").replace("-", "").isalnum() else None
+
+
+@router.post("/auth/logout")
+async def logout(request: Request, who: Principal = Depends(authenticate)) -> Response:
+    async with request.app.state.pool.acquire() as conn:
+        if who.session_hash is not None:
+            await store.end_session(conn, who.session_hash)
+        await record(conn, "auth.logout", who, client_ip(request))
+    resp = json_response({"status": "logged out"})
+    resp.delete_cookie(SESSION_COOKIE)
+    resp.delete_cookie(CSRF_COOKIE)
+    return resp
+
+
+@router.get("/auth/me")
+async def me(who: Principal = Depends(require(Perm.READ))) -> Response:
+    return json_response({**_me(who), "via": who.via, "permissions": sorted(p.value for p in Perm if who.can(p))})
+
+
+@router.post("/tokens", status_code=201)
+async def create_token(
+    body: NewToken, request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))
+) -> Response:
+    """A personal API token with the caller's role and scope, shown once."""
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        token = await store.create_token(conn, who.user_id, body.name)
+        await record(conn, "token.create", who, client_ip(request), f"token:{token['id']}")
+    return json_response(token, 201)
+
+
+@router.get("/tokens")
+async def list_tokens(request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))) -> Response:
+    async with request.app.state.pool.acquire() as conn:
+        items = await store.list_tokens(conn, who.user_id)
+    return json_response({"items": items, "total": len(items)})
+
+
+@router.delete("/tokens/{token_id}")
+async def revoke_token(token_id: int, request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))) -> Response:
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        row = await store.revoke_token(conn, token_id, who.user_id, who.can(Perm.MANAGE_USERS))
+        if row is None:
+            raise HttpError(404, f"no token {token_id} of yours")
+        await record(conn, "token.revoke", who, client_ip(request), f"token:{token_id}")
+    return json_response(row)
+
+
+@router.get("/users")
+async def list_users(
+    request: Request, pg: Page = Depends(page), who: Principal = Depends(require(Perm.MANAGE_USERS))
+) -> Response:
+    async with request.app.state.pool.acquire() as conn:
+        rows = await conn.fetch(store.q.LIST_USERS, pg.limit, pg.offset)
+    return json_response(pg.answer(*split_total(rows)))
+
+
+@router.post("/users", status_code=201)
+async def add_user(body: NewUser, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS))) -> Response:
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        try:
+            user = await store.add_user(
+                conn, body.username, body.password, body.role, body.contractor_id, body.full_name
+            )
+        except store.AuthError as e:
+            raise HttpError(e.status, str(e), field=e.field) from None
+        await record(conn, "user.create", who, client_ip(request), f"user:{user['id']}", {"role": body.role.value})
+    return json_response(user, 201)
+
+
+@router.patch("/users/{user_id}")
+async def change_user(
+    user_id: int, body: UserChange, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS))
+) -> Response:
+    changed = sorted(body.model_fields_set)
+    if not changed:
+        raise HttpError(400, "nothing to change: send one of full_name, role, contractor_id, active, password")
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        try:
+            user = await store.change_user(conn, user_id, body.model_dump(include=body.model_fields_set))
+        except store.AuthError as e:
+            raise HttpError(e.status, str(e), field=e.field) from None
+        await record(conn, "user.update", who, client_ip(request), f"user:{user_id}", {"fields": changed})
+    return json_response(user)

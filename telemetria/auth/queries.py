@@ -1,0 +1,82 @@
+"""SQL of users, sessions and personal API tokens."""
+
+from __future__ import annotations
+
+USER_COLUMNS = "u.id, u.username, u.full_name, u.role, u.contractor_id, u.active, u.last_login_at, u.created_at"
+
+INSERT_USER = f"""
+INSERT INTO users AS u (username, full_name, password_hash, role, contractor_id)
+VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"""
+
+USER_FOR_LOGIN = """
+SELECT id, username, password_hash, role, contractor_id, active, failed_logins, locked_until, now() AS now
+FROM users WHERE username = $1"""
+
+USER_BY_ID = f"SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1"
+
+USER_BY_USERNAME = f"SELECT {USER_COLUMNS} FROM users u WHERE u.username = $1"
+
+LIST_USERS = f"""
+SELECT {USER_COLUMNS}, count(*) OVER () AS total FROM users u ORDER BY u.username LIMIT $1 OFFSET $2"""
+
+# Only the columns named in $2 change (a NULL array entry means "keep").
+UPDATE_USER = f"""
+UPDATE users AS u SET
+    full_name     = CASE WHEN 'full_name' = ANY($2) THEN $3 ELSE u.full_name END,
+    role          = CASE WHEN 'role' = ANY($2) THEN $4 ELSE u.role END,
+    contractor_id = CASE WHEN 'role' = ANY($2) OR 'contractor_id' = ANY($2) THEN $5 ELSE u.contractor_id END,
+    active        = CASE WHEN 'active' = ANY($2) THEN $6 ELSE u.active END,
+    password_hash = CASE WHEN 'password' = ANY($2) THEN $7 ELSE u.password_hash END,
+    failed_logins = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN 0 ELSE u.failed_logins END,
+    locked_until  = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN NULL ELSE u.locked_until END
+WHERE u.id = $1 RETURNING {USER_COLUMNS}"""
+
+# After `max_failures` failed attempts in a row the account locks for `lockout` seconds.
+LOGIN_FAILED = """
+UPDATE users SET
+    failed_logins = failed_logins + 1,
+    locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + make_interval(secs => $3) ELSE locked_until END
+WHERE id = $1 RETURNING failed_logins, locked_until"""
+
+LOGIN_SUCCEEDED = """
+UPDATE users SET failed_logins = 0, locked_until = NULL, last_login_at = now(),
+    password_hash = coalesce($2, password_hash)
+WHERE id = $1"""
+
+INSERT_SESSION = "INSERT INTO sessions (id_hash, user_id, csrf_token, ip) VALUES ($1, $2, $3, $4)"
+
+# A session lives while used at least every `idle` seconds and for at most `max_age` seconds;
+# looking it up is using it.
+TOUCH_SESSION = """
+UPDATE sessions s SET last_seen_at = now()
+FROM users u
+WHERE s.id_hash = $1 AND u.id = s.user_id AND u.active
+  AND s.last_seen_at > now() - make_interval(secs => $2)
+  AND s.created_at > now() - make_interval(secs => $3)
+RETURNING u.id, u.username, u.role, u.contractor_id, s.csrf_token"""
+
+DELETE_SESSION = "DELETE FROM sessions WHERE id_hash = $1"
+
+DELETE_USER_SESSIONS = "DELETE FROM sessions WHERE user_id = $1"
+
+DELETE_EXPIRED_SESSIONS = """
+DELETE FROM sessions
+WHERE last_seen_at < now() - make_interval(secs => $1) OR created_at < now() - make_interval(secs => $2)"""
+
+INSERT_TOKEN = """
+INSERT INTO api_tokens (user_id, name, token_hash) VALUES ($1, $2, $3)
+RETURNING id, name, created_at"""
+
+TOKEN_PRINCIPAL = """
+UPDATE api_tokens t SET last_used_at = now()
+FROM users u
+WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.id = t.user_id AND u.active
+RETURNING t.id, u.id AS user_id, u.username, u.role, u.contractor_id"""
+
+LIST_TOKENS = """
+SELECT id, name, created_at, last_used_at, revoked_at FROM api_tokens WHERE user_id = $1 ORDER BY id"""
+
+# A user revokes their own tokens; an admin may revoke anyone's ($3).
+REVOKE_TOKEN = """
+UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+WHERE id = $1 AND (user_id = $2 OR $3) RETURNING id, user_id, revoked_at"""

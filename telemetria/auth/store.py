@@ -1,0 +1,187 @@
+"""Users, sessions and personal API tokens in the database."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from telemetria.auth import passwords
+from telemetria.auth import queries as q
+from telemetria.auth.roles import Principal, Role
+from telemetria.db import Conn
+
+USER_TOKEN_PREFIX = "tlm_"
+
+
+class AuthError(ValueError):
+    """A user-management request that cannot be carried out; `field` names what is wrong."""
+
+    def __init__(self, message: str, field: str | None = None, status: int = 400):
+        super().__init__(message)
+        self.field = field
+        self.status = status
+
+
+def digest(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode()).digest()
+
+
+def normalize_username(username: str) -> str:
+    return username.strip().lower()
+
+
+async def add_user(
+    conn: Conn,
+    username: str,
+    password: str,
+    role: Role,
+    contractor_id: int | None = None,
+    full_name: str | None = None,
+) -> dict[str, Any]:
+    username = normalize_username(username)
+    if role is Role.CONTRACTOR and contractor_id is None:
+        raise AuthError("contractor_id: a contractor user must name its contractor", "contractor_id")
+    if role is not Role.CONTRACTOR and contractor_id is not None:
+        raise AuthError("contractor_id: only contractor users belong to a contractor", "contractor_id")
+    try:
+        passwords.check_policy(password, username)
+    except passwords.PasswordPolicyError as e:
+        raise AuthError(str(e), "password") from None
+    try:
+        row = await conn.fetchrow(q.INSERT_USER, username, full_name, await _hash(password), role.value, contractor_id)
+    except asyncpg.UniqueViolationError:
+        raise AuthError(f"username: {username!r} is taken", "username", 409) from None
+    except asyncpg.CheckViolationError:
+        raise AuthError(
+            "username: 2 to 64 characters, lower-case letters, digits and . _ @ -, starting with a letter or digit",
+            "username",
+        ) from None
+    except asyncpg.ForeignKeyViolationError:
+        raise AuthError(f"contractor_id: no contractor {contractor_id}", "contractor_id", 404) from None
+    return dict(row)
+
+
+async def _hash(password: str) -> str:
+    return await asyncio.to_thread(passwords.hash_password, password)
+
+
+async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    """Apply the given fields (full_name, role, contractor_id, active, password); ends the user's sessions
+    when the password, role or active flag changes."""
+    current = await conn.fetchrow(q.USER_BY_ID, user_id)
+    if current is None:
+        raise AuthError(f"no user {user_id}", None, 404)
+    role = Role(changes.get("role") or current["role"])
+    contractor_id = changes["contractor_id"] if "contractor_id" in changes else current["contractor_id"]
+    if role is not Role.CONTRACTOR:
+        contractor_id = None
+    elif contractor_id is None:
+        raise AuthError("contractor_id: a contractor user must name its contractor", "contractor_id")
+    password_hash = None
+    if changes.get("password") is not None:
+        try:
+            passwords.check_policy(changes["password"], current["username"])
+        except passwords.PasswordPolicyError as e:
+            raise AuthError(str(e), "password") from None
+        password_hash = await _hash(changes["password"])
+    elif "password" in changes:
+        raise AuthError("password: may not be null", "password")
+    if "active" in changes and changes["active"] is None:
+        raise AuthError("active: may not be null", "active")
+    fields = [*changes, "contractor_id"] if "role" in changes else list(changes)
+    try:
+        row = await conn.fetchrow(
+            q.UPDATE_USER,
+            user_id,
+            fields,
+            changes.get("full_name"),
+            role.value,
+            contractor_id,
+            changes.get("active"),
+            password_hash,
+        )
+    except asyncpg.ForeignKeyViolationError:
+        raise AuthError(f"contractor_id: no contractor {contractor_id}", "contractor_id", 404) from None
+    if {"password", "role", "active", "contractor_id"} & set(changes):
+        await conn.execute(q.DELETE_USER_SESSIONS, user_id)
+    return dict(row)
+
+
+@dataclass(frozen=True, slots=True)
+class LoginResult:
+    principal: Principal | None
+    reason: str  # "ok", "unknown", "inactive", "locked", "bad_password"
+    locked_until: datetime | None = None
+
+
+async def check_login(conn: Conn, username: str, password: str, max_failures: int, lockout_s: float) -> LoginResult:
+    """Verify a password, counting failures and locking the account after `max_failures` in a row."""
+    row = await conn.fetchrow(q.USER_FOR_LOGIN, normalize_username(username))
+    # Always spend an argon2 verification, so the answer time does not tell which usernames exist.
+    # argon2 costs tens of milliseconds of CPU: off the event loop.
+    ok = await asyncio.to_thread(passwords.verify, row["password_hash"] if row else None, password)
+    if row is None:
+        return LoginResult(None, "unknown")
+    if row["locked_until"] is not None and row["locked_until"] > row["now"]:
+        return LoginResult(None, "locked", row["locked_until"])
+    if not row["active"]:
+        return LoginResult(None, "inactive")
+    if not ok:
+        failed = await conn.fetchrow(q.LOGIN_FAILED, row["id"], max_failures, lockout_s)
+        locked = failed["locked_until"] if failed["failed_logins"] >= max_failures else None
+        return LoginResult(None, "locked" if locked else "bad_password", locked)
+    rehash = await _hash(password) if passwords.needs_rehash(row["password_hash"]) else None
+    await conn.execute(q.LOGIN_SUCCEEDED, row["id"], rehash)
+    return LoginResult(Principal(row["id"], row["username"], Role(row["role"]), row["contractor_id"], "session"), "ok")
+
+
+async def create_session(conn: Conn, user_id: int, ip: str | None) -> tuple[str, str]:
+    """A new session for the user: (session id for the cookie, CSRF token). Only the id's hash is kept."""
+    session_id = secrets.token_urlsafe(32)
+    csrf = secrets.token_urlsafe(32)
+    await conn.execute(q.INSERT_SESSION, digest(session_id), user_id, csrf, ip)
+    return session_id, csrf
+
+
+async def session_principal(
+    conn: Conn, session_id: str, idle_s: float, max_age_s: float
+) -> tuple[Principal, str] | None:
+    h = digest(session_id)
+    row = await conn.fetchrow(q.TOUCH_SESSION, h, idle_s, max_age_s)
+    if row is None:
+        return None
+    p = Principal(row["id"], row["username"], Role(row["role"]), row["contractor_id"], "session", session_hash=h)
+    return p, row["csrf_token"]
+
+
+async def end_session(conn: Conn, session_hash: bytes) -> None:
+    await conn.execute(q.DELETE_SESSION, session_hash)
+
+
+async def create_token(conn: Conn, user_id: int, name: str = "") -> dict[str, Any]:
+    """A personal API token, returned once; it carries its user's role and scope."""
+    token = USER_TOKEN_PREFIX + secrets.token_urlsafe(32)
+    row = await conn.fetchrow(q.INSERT_TOKEN, user_id, name, digest(token))
+    return {**dict(row), "token": token}
+
+
+async def token_principal(conn: Conn, token: str) -> Principal | None:
+    row = await conn.fetchrow(q.TOKEN_PRINCIPAL, digest(token))
+    if row is None:
+        return None
+    return Principal(row["user_id"], row["username"], Role(row["role"]), row["contractor_id"], "token", None, row["id"])
+
+
+async def revoke_token(conn: Conn, token_id: int, user_id: int, any_user: bool) -> dict[str, Any] | None:
+    row = await conn.fetchrow(q.REVOKE_TOKEN, token_id, user_id, any_user)
+    return dict(row) if row else None
+
+
+async def list_tokens(conn: Conn, user_id: int) -> list[dict[str, Any]]:
+    return [dict(r) for r in await conn.fetch(q.LIST_TOKENS, user_id)]

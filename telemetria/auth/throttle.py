@@ -1,0 +1,31 @@
+"""Per-address login throttle: at most `limit` attempts per `window_s`, in this process's memory.
+
+Account lockout (in the database) stops guessing one user's password from many addresses;
+this stops one address from spraying many usernames.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+
+class LoginThrottle:
+    def __init__(self, limit: int, window_s: float) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._attempts: dict[str, deque[float]] = {}
+        self._now = time.monotonic
+
+    def retry_after(self, key: str) -> float:
+        """0 when an attempt from `key` may go ahead now (and counts it), else seconds to wait."""
+        now = self._now()
+        q = self._attempts.setdefault(key, deque())
+        while q and q[0] <= now - self.window_s:
+            q.popleft()
+        if len(q) >= self.limit:
+            return q[0] + self.window_s - now
+        q.append(now)
+        if len(self._attempts) > 100_000:  # bound memory under an address-spraying attack
+            self._attempts = {k: v for k, v in self._attempts.items() if v and v[-1] > now - self.window_s}
+        return 0.0
