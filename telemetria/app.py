@@ -15,15 +15,24 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 
 from telemetria import __version__
+from telemetria.audit import api as audit_api
+from telemetria.auth import api as auth_api
+from telemetria.auth.store import AuthError
+from telemetria.auth.throttle import LoginThrottle
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
 from telemetria.http import HttpError, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
 from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
+from telemetria.registry import api_drivers, api_fleet, api_routes
+from telemetria.registry.errors import RegistryError
 from telemetria.settings import Settings
 
 log = logging.getLogger(__name__)
+
+# Every user-facing API router; each route declares its guard (see auth/guard.py).
+API_ROUTERS = (auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, audit_api.router)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -55,7 +64,10 @@ def create_app(settings: Settings) -> FastAPI:
         description="GPS telemetry for municipal school-transport fleets",
     )
     app.state.settings = settings
+    app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.router.routes.extend(ingest_api.ROUTES)
+    for router in API_ROUTERS:
+        app.include_router(router)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -70,6 +82,14 @@ def create_app(settings: Settings) -> FastAPI:
     @app.exception_handler(HttpError)
     async def _http_error(request: Request, exc: HttpError) -> Response:
         return error_response(exc)
+
+    @app.exception_handler(RegistryError)
+    async def _registry_error(request: Request, exc: RegistryError) -> Response:
+        return json_response({"detail": str(exc), "field": exc.field}, exc.status)
+
+    @app.exception_handler(AuthError)
+    async def _auth_error(request: Request, exc: AuthError) -> Response:
+        return json_response({"detail": str(exc), "field": exc.field}, exc.status)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:

@@ -126,6 +126,83 @@ def cmd_tracker(settings: Settings, args: argparse.Namespace) -> None:
     emit(_run_db(settings, run))
 
 
+# --- users and tokens -------------------------------------------------------------------------
+
+
+def _password() -> str:
+    import getpass
+    import os
+
+    password = os.environ.get("TELEMETRIA_PASSWORD")
+    if password:
+        return password
+    if not sys.stdin.isatty():
+        raise CliError("set TELEMETRIA_PASSWORD or run in a terminal to be asked for the password")
+    password = getpass.getpass("password: ")
+    if getpass.getpass("again: ") != password:
+        raise CliError("the two passwords differ")
+    return password
+
+
+def cmd_user(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.audit.log import record
+    from telemetria.auth import store
+    from telemetria.auth.roles import Role
+
+    async def run(conn: Any) -> Any:
+        if args.action == "list":
+            return [dict(r) for r in await conn.fetch(store.q.LIST_USERS, 10_000, 0)]
+        if args.action == "add":
+            async with conn.transaction():
+                user = await store.add_user(
+                    conn, args.username, _password(), Role(args.role), args.contractor, args.full_name
+                )
+                await record(conn, "user.create", None, None, f"user:{user['id']}", {"role": args.role, "via": "cli"})
+            return user
+        row = await conn.fetchrow(store.q.USER_BY_USERNAME, store.normalize_username(args.username))
+        if row is None:
+            raise CliError(f"no user {args.username!r}")
+        changes: dict[str, Any] = {"active": args.action == "activate"} if args.action != "passwd" else {}
+        if args.action == "passwd":
+            changes["password"] = _password()
+        async with conn.transaction():
+            user = await store.change_user(conn, row["id"], changes)
+            await record(
+                conn, "user.update", None, None, f"user:{row['id']}", {"fields": sorted(changes), "via": "cli"}
+            )
+        return user
+
+    emit(_run_db(settings, run))
+
+
+def cmd_token(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.audit.log import record
+    from telemetria.auth import store
+
+    async def run(conn: Any) -> Any:
+        row = await conn.fetchrow(store.q.USER_BY_USERNAME, store.normalize_username(args.username))
+        if row is None:
+            raise CliError(f"no user {args.username!r}")
+        if args.action == "list":
+            return await store.list_tokens(conn, row["id"])
+        async with conn.transaction():
+            if args.action == "create":
+                token = await store.create_token(conn, row["id"], args.name)
+                await record(conn, "token.create", None, None, f"token:{token['id']}", {"via": "cli"})
+                return token
+            revoked = await store.revoke_token(conn, args.id, row["id"], False)
+            if revoked is None:
+                raise CliError(f"user {args.username!r} has no token {args.id}")
+            await record(conn, "token.revoke", None, None, f"token:{args.id}", {"via": "cli"})
+            return revoked
+
+    result = _run_db(settings, run)
+    if args.action == "create" and not args.json:
+        print(result["token"])
+    else:
+        emit(result)
+
+
 # --- simulator and demo -----------------------------------------------------------------------
 
 
@@ -201,6 +278,30 @@ def build_parser() -> argparse.ArgumentParser:
         tsub.add_parser(action).add_argument("--unique-id", required=True)
     trk.set_defaults(func=cmd_tracker)
 
+    usr = sub.add_parser("user", help="people who log in: admin, monitor, auditor, contractor")
+    usub = usr.add_subparsers(dest="action", required=True)
+    ua = usub.add_parser("add", help="create a user (password from TELEMETRIA_PASSWORD or asked)")
+    ua.add_argument("--username", required=True)
+    ua.add_argument("--role", required=True, choices=["admin", "monitor", "auditor", "contractor"])
+    ua.add_argument("--contractor", type=int, help="contractor id (required for the contractor role)")
+    ua.add_argument("--full-name")
+    usub.add_parser("list")
+    for action in ("deactivate", "activate", "passwd"):
+        usub.add_parser(action).add_argument("--username", required=True)
+    usr.set_defaults(func=cmd_user)
+
+    tok = sub.add_parser("token", help="personal API tokens (Authorization: Bearer) for scripts")
+    toksub = tok.add_subparsers(dest="action", required=True)
+    tc = toksub.add_parser("create", help="print a new token for the user (shown once)")
+    tc.add_argument("--username", required=True)
+    tc.add_argument("--name", default="cli", help="what the token is for")
+    tc.add_argument("--json", action="store_true", help="print id, name and token as JSON")
+    toksub.add_parser("list").add_argument("--username", required=True)
+    tr = toksub.add_parser("revoke")
+    tr.add_argument("--username", required=True)
+    tr.add_argument("--id", type=int, required=True)
+    tok.set_defaults(func=cmd_token)
+
     sim = sub.add_parser("simulate", help="drive simulated vehicles that post real HTTP fixes")
     sim.add_argument("--vehicles", type=int, default=5)
     sim.add_argument("--interval", type=float, default=30.0, help="seconds between fixes")
@@ -239,10 +340,11 @@ def main(argv: list[str] | None = None) -> None:
         print(f"telemetria: {e}", file=sys.stderr)
         sys.exit(1)
     except Exception as e:
+        from telemetria.auth.store import AuthError
         from telemetria.localdb import LocalDbError
-        from telemetria.registry.fleet import RegistryError
+        from telemetria.registry.errors import RegistryError
 
-        if isinstance(e, RegistryError | LocalDbError):
+        if isinstance(e, RegistryError | LocalDbError | AuthError):
             print(f"telemetria: {e}", file=sys.stderr)
             sys.exit(1)
         raise

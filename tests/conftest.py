@@ -80,4 +80,8 @@ async def conn(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
 @pytest.fixture
 async def clean(pool: asyncpg.Pool) -> None:
     """Each database test starts from empty tables."""
-    await pool.execute("TRUNCATE fixes, tracker_installations, trackers, vehicles RESTART IDENTITY CASCADE")
+    await pool.execute(
+        "TRUNCATE fixes, tracker_installations, trackers, vehicles, contractors, drivers, driver_assignments,"
+        " routes, route_stops, route_assignments, speed_zones, users, sessions, api_tokens, audit_log"
+        " RESTART IDENTITY CASCADE"
+    )

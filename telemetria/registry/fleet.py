@@ -13,20 +13,17 @@ import asyncpg
 
 from telemetria.db import Conn
 from telemetria.registry import queries as q
+from telemetria.registry.errors import Conflict, NotFound, RegistryError
 
 # Brazilian plates: old (ABC1234) and Mercosul (ABC1D23), written with or without the hyphen.
 _PLATE = re.compile(r"^[A-Z]{3}[0-9][A-Z0-9][0-9]{2}$")
-
-
-class RegistryError(ValueError):
-    """A registry request that cannot be carried out; the message says why."""
 
 
 def normalize_plate(plate: str) -> str:
     """'abc-1d23' -> 'ABC1D23'; raises RegistryError when it is not a Brazilian plate."""
     p = re.sub(r"[\s-]", "", plate).upper()
     if not _PLATE.match(p):
-        raise RegistryError(f"plate {plate!r} is not a Brazilian plate (ABC1234 or ABC1D23)")
+        raise RegistryError(f"plate: {plate!r} is not a Brazilian plate (ABC1234 or ABC1D23)", "plate")
     return p
 
 
@@ -66,14 +63,14 @@ async def add_vehicle(
     try:
         row = await conn.fetchrow(q.INSERT_VEHICLE, plate, prefix, description)
     except asyncpg.UniqueViolationError:
-        raise RegistryError(f"vehicle {plate} already exists") from None
+        raise Conflict(f"plate: vehicle {plate} already exists", "plate") from None
     return dict(row)
 
 
 async def vehicle_id(conn: Conn, plate: str) -> int:
     row = await conn.fetchrow(q.VEHICLE_BY_PLATE, normalize_plate(plate))
     if row is None:
-        raise RegistryError(f"no vehicle with plate {normalize_plate(plate)}")
+        raise NotFound(f"no vehicle with plate {normalize_plate(plate)}", "plate")
     return int(row["id"])
 
 
@@ -91,21 +88,21 @@ async def list_vehicles(conn: Conn) -> list[dict[str, Any]]:
 
 async def set_vehicle_active(conn: Conn, plate: str, active: bool) -> None:
     if await conn.fetchval(q.SET_VEHICLE_ACTIVE, normalize_plate(plate), active) is None:
-        raise RegistryError(f"no vehicle with plate {normalize_plate(plate)}")
+        raise NotFound(f"no vehicle with plate {normalize_plate(plate)}", "plate")
 
 
 async def add_tracker(conn: Conn, unique_id: str, plate: str, since: datetime | None = None) -> dict[str, Any]:
     """Register a tracker installed in a vehicle from `since` (None: no lower bound); returns its token once."""
     unique_id = unique_id.strip()
     if not unique_id or len(unique_id) > 64:
-        raise RegistryError("unique id must be 1 to 64 characters")
+        raise RegistryError("unique_id: must be 1 to 64 characters", "unique_id")
     token = new_token()
     async with conn.transaction():
         vid = await vehicle_id(conn, plate)
         try:
             tid = await conn.fetchval(q.INSERT_TRACKER, unique_id, token_hash(token))
         except asyncpg.UniqueViolationError:
-            raise RegistryError(f"tracker {unique_id} already exists") from None
+            raise Conflict(f"unique_id: tracker {unique_id} already exists", "unique_id") from None
         await conn.execute(q.INSERT_INSTALLATION, tid, vid, since)
     return {
         "id": tid,
@@ -119,13 +116,13 @@ async def add_tracker(conn: Conn, unique_id: str, plate: str, since: datetime | 
 async def rotate_token(conn: Conn, unique_id: str) -> str:
     token = new_token()
     if await conn.fetchval(q.SET_TRACKER_TOKEN, unique_id, token_hash(token)) is None:
-        raise RegistryError(f"no tracker {unique_id}")
+        raise NotFound(f"no tracker {unique_id}", "unique_id")
     return token
 
 
 async def set_tracker_active(conn: Conn, unique_id: str, active: bool) -> None:
     if await conn.fetchval(q.SET_TRACKER_ACTIVE, unique_id, active) is None:
-        raise RegistryError(f"no tracker {unique_id}")
+        raise NotFound(f"no tracker {unique_id}", "unique_id")
 
 
 async def list_trackers(conn: Conn) -> list[dict[str, Any]]:
@@ -138,7 +135,7 @@ async def move_tracker(conn: Conn, unique_id: str, to_plate: str, at: datetime) 
         await conn.execute(q.LOCK_INSTALLATIONS)
         tracker = await conn.fetchrow(q.TRACKER_BY_UNIQUE_ID, unique_id)
         if tracker is None:
-            raise RegistryError(f"no tracker {unique_id}")
+            raise NotFound(f"no tracker {unique_id}", "unique_id")
         tid = tracker["id"]
         to_vid = await vehicle_id(conn, to_plate)
         if await conn.fetchval(q.LATER_INSTALLATION, tid, at):

@@ -64,3 +64,149 @@ WHERE f.tracker_id = $1 AND f.vehicle_id = $2 AND f.ts >= $4
 
 REATTRIBUTE_FIXES = """
 UPDATE fixes SET vehicle_id = $3 WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $4"""
+
+# --- the registry API (ids, scoped): $1 is always the contractor scope (NULL: everything) ------
+
+from telemetria.registry.sqlgen import insert_sql, patch_sql  # noqa: E402
+
+CONTRACTOR_COLUMNS = ("name", "cnpj", "contract_number", "active")
+INSERT_CONTRACTOR = insert_sql("contractors", CONTRACTOR_COLUMNS)
+PATCH_CONTRACTOR = patch_sql("contractors", CONTRACTOR_COLUMNS)
+SELECT_CONTRACTORS = """
+SELECT c.id, c.name, c.cnpj, c.contract_number, c.active, c.created_at,
+       (SELECT count(*) FROM vehicles v WHERE v.contractor_id = c.id) AS vehicles,
+       count(*) OVER () AS total
+FROM contractors c
+WHERE ($1::int IS NULL OR c.id = $1) AND ($2::int IS NULL OR c.id = $2)
+  AND ($3::text IS NULL OR c.name ILIKE '%' || $3 || '%' OR c.cnpj = $3)"""
+LIST_CONTRACTORS = SELECT_CONTRACTORS + " ORDER BY c.name, c.id LIMIT $4 OFFSET $5"
+GET_CONTRACTOR = SELECT_CONTRACTORS + " LIMIT 1"
+
+VEHICLE_COLUMNS = (
+    "plate", "prefix", "description", "contractor_id", "capacity", "manufacture_year", "kind",
+    "speed_limit_kmh", "active",
+)  # fmt: skip
+INSERT_VEHICLE_FULL = insert_sql("vehicles", VEHICLE_COLUMNS)
+PATCH_VEHICLE = patch_sql("vehicles", VEHICLE_COLUMNS)
+SELECT_VEHICLES = """
+SELECT v.id, v.plate, v.prefix, v.description, v.contractor_id, c.name AS contractor, v.capacity,
+       v.manufacture_year, v.kind, v.speed_limit_kmh, v.active, v.created_at,
+       (SELECT t.unique_id FROM tracker_installations i JOIN trackers t ON t.id = i.tracker_id
+         WHERE i.vehicle_id = v.id AND i.during @> now() LIMIT 1) AS tracker,
+       (SELECT d.name FROM driver_assignments a JOIN drivers d ON d.id = a.driver_id
+         WHERE a.vehicle_id = v.id AND a.during @> now() LIMIT 1) AS driver,
+       count(*) OVER () AS total
+FROM vehicles v LEFT JOIN contractors c ON c.id = v.contractor_id
+WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR v.id = $2)
+  AND ($3::text IS NULL OR v.plate = $3) AND ($4::int IS NULL OR v.contractor_id = $4)
+  AND ($5::bool IS NULL OR v.active = $5)"""
+LIST_VEHICLES_PAGE = SELECT_VEHICLES + " ORDER BY v.plate LIMIT $6 OFFSET $7"
+GET_VEHICLE = SELECT_VEHICLES + " LIMIT 1"
+
+SELECT_TRACKERS = """
+SELECT t.id, t.unique_id, t.active, t.created_at, i.vehicle_id, v.plate, lower(i.during) AS installed_since,
+       count(*) OVER () AS total
+FROM trackers t
+LEFT JOIN tracker_installations i ON i.tracker_id = t.id AND i.during @> now()
+LEFT JOIN vehicles v ON v.id = i.vehicle_id
+WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR t.id = $2)
+  AND ($3::int IS NULL OR i.vehicle_id = $3)"""
+LIST_TRACKERS_PAGE = SELECT_TRACKERS + " ORDER BY t.unique_id LIMIT $4 OFFSET $5"
+GET_TRACKER = SELECT_TRACKERS + " LIMIT 1"
+TRACKER_UNIQUE_ID = "SELECT unique_id FROM trackers WHERE id = $1"
+VEHICLE_PLATE = "SELECT plate FROM vehicles WHERE id = $1"
+
+DRIVER_COLUMNS = ("name", "cpf", "cnh_category", "card_id", "contractor_id", "active")
+INSERT_DRIVER = insert_sql("drivers", DRIVER_COLUMNS)
+PATCH_DRIVER = patch_sql("drivers", DRIVER_COLUMNS)
+# $2: whether the caller may read personal data; without it the CPF never leaves the database.
+SELECT_DRIVERS = """
+SELECT d.id, d.name, CASE WHEN $2 THEN d.cpf ELSE NULL END AS cpf,
+       '***.' || substr(d.cpf, 4, 3) || '.' || substr(d.cpf, 7, 3) || '-**' AS cpf_masked,
+       d.cnh_category, d.card_id, d.contractor_id, c.name AS contractor, d.active, d.created_at,
+       (SELECT v.plate FROM driver_assignments a JOIN vehicles v ON v.id = a.vehicle_id
+         WHERE a.driver_id = d.id AND a.during @> now() LIMIT 1) AS vehicle,
+       count(*) OVER () AS total
+FROM drivers d LEFT JOIN contractors c ON c.id = d.contractor_id
+WHERE ($1::int IS NULL OR d.contractor_id = $1) AND ($3::int IS NULL OR d.id = $3)
+  AND ($4::text IS NULL OR d.card_id = $4) AND ($5::bool IS NULL OR d.active = $5)"""
+LIST_DRIVERS = SELECT_DRIVERS + " ORDER BY d.name, d.id LIMIT $6 OFFSET $7"
+GET_DRIVER = SELECT_DRIVERS + " LIMIT 1"
+
+INSERT_DRIVER_ASSIGNMENT = """
+INSERT INTO driver_assignments (driver_id, vehicle_id, during) VALUES ($1, $2, tstzrange($3, $4, '[)'))
+RETURNING id"""
+SELECT_DRIVER_ASSIGNMENTS = """
+SELECT a.id, a.driver_id, d.name AS driver, a.vehicle_id, v.plate, lower(a.during) AS valid_from,
+       upper(a.during) AS valid_to, a.created_at, count(*) OVER () AS total
+FROM driver_assignments a JOIN drivers d ON d.id = a.driver_id JOIN vehicles v ON v.id = a.vehicle_id
+WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR a.id = $2)
+  AND ($3::int IS NULL OR a.vehicle_id = $3) AND ($4::int IS NULL OR a.driver_id = $4)"""
+LIST_DRIVER_ASSIGNMENTS = (
+    SELECT_DRIVER_ASSIGNMENTS + " ORDER BY lower(a.during) DESC NULLS LAST, a.id LIMIT $5 OFFSET $6"
+)
+GET_DRIVER_ASSIGNMENT = SELECT_DRIVER_ASSIGNMENTS + " LIMIT 1"
+DELETE_DRIVER_ASSIGNMENT = "DELETE FROM driver_assignments WHERE id = $1 RETURNING id"
+
+# Each fix of a vehicle in [$2, $3) with its driver: the registered card it carries, else the
+# driver assigned at the fix's time (see fix_driver() in migration 0004).
+FIX_DRIVERS = """
+SELECT f.ts, f.driver_id AS card, fix_driver(f.vehicle_id, f.ts, f.driver_id) AS driver_id,
+       CASE WHEN EXISTS (SELECT 1 FROM drivers d WHERE d.card_id = f.driver_id) THEN 'card'
+            WHEN fix_driver(f.vehicle_id, f.ts, NULL) IS NOT NULL THEN 'assignment' END AS source
+FROM fixes f WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 ORDER BY f.ts"""
+
+# --- routes, their stops and assignments, speed zones ----------------------------------------
+
+ROUTE_COLUMNS = (
+    "code", "name", "school_year", "shift", "geometry", "length_m", "declared_km", "speed_limit_kmh",
+    "deviation_tolerance_m", "active",
+)  # fmt: skip
+INSERT_ROUTE = insert_sql("routes", ROUTE_COLUMNS)
+PATCH_ROUTE = patch_sql("routes", ROUTE_COLUMNS)
+# A contractor sees the routes its vehicles are assigned to.
+SELECT_ROUTES = """
+SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, r.speed_limit_kmh,
+       r.deviation_tolerance_m, r.active, r.created_at,
+       (SELECT count(*) FROM route_stops s WHERE s.route_id = r.id) AS stops_count,
+       count(*) OVER () AS total
+FROM routes r
+WHERE ($1::int IS NULL OR EXISTS (SELECT 1 FROM route_assignments ra JOIN vehicles v ON v.id = ra.vehicle_id
+                                  WHERE ra.route_id = r.id AND v.contractor_id = $1))
+  AND ($2::int IS NULL OR r.id = $2) AND ($3::int IS NULL OR r.school_year = $3)
+  AND ($4::bool IS NULL OR r.active = $4) AND ($5::text IS NULL OR r.code = $5)"""
+LIST_ROUTES = SELECT_ROUTES + " ORDER BY r.school_year DESC, r.code LIMIT $6 OFFSET $7"
+GET_ROUTE = SELECT_ROUTES + " LIMIT 1"
+ROUTE_GEOMETRY = "SELECT geometry FROM routes WHERE id = $1"
+ROUTE_STOPS = """
+SELECT seq, name, lat, lon, kind, scheduled_time FROM route_stops WHERE route_id = $1 ORDER BY seq"""
+DELETE_ROUTE_STOPS = "DELETE FROM route_stops WHERE route_id = $1"
+INSERT_ROUTE_STOPS = """
+INSERT INTO route_stops (route_id, seq, name, lat, lon, kind, scheduled_time)
+SELECT $1, s.seq, s.name, s.lat, s.lon, s.kind, s.t
+FROM unnest($2::int[], $3::text[], $4::float8[], $5::float8[], $6::text[], $7::time[])
+     AS s(seq, name, lat, lon, kind, t)"""
+
+INSERT_ROUTE_ASSIGNMENT = """
+INSERT INTO route_assignments (route_id, vehicle_id, valid_from, valid_to, weekdays)
+VALUES ($1, $2, $3, $4, $5) RETURNING id"""
+SELECT_ROUTE_ASSIGNMENTS = """
+SELECT a.id, a.route_id, r.code AS route_code, r.name AS route, a.vehicle_id, v.plate, a.valid_from, a.valid_to,
+       a.weekdays, a.created_at, count(*) OVER () AS total
+FROM route_assignments a JOIN routes r ON r.id = a.route_id JOIN vehicles v ON v.id = a.vehicle_id
+WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR a.id = $2)
+  AND ($3::int IS NULL OR a.route_id = $3) AND ($4::int IS NULL OR a.vehicle_id = $4)
+  AND ($5::date IS NULL OR (a.valid_from <= $5 AND (a.valid_to IS NULL OR a.valid_to >= $5)
+                            AND extract(isodow FROM $5)::smallint = ANY (a.weekdays)))"""
+LIST_ROUTE_ASSIGNMENTS = SELECT_ROUTE_ASSIGNMENTS + " ORDER BY a.valid_from DESC, a.id LIMIT $6 OFFSET $7"
+GET_ROUTE_ASSIGNMENT = SELECT_ROUTE_ASSIGNMENTS + " LIMIT 1"
+DELETE_ROUTE_ASSIGNMENT = "DELETE FROM route_assignments WHERE id = $1 RETURNING id"
+
+ZONE_COLUMNS = ("name", "limit_kmh", "geometry", "active")
+INSERT_ZONE = insert_sql("speed_zones", ZONE_COLUMNS)
+PATCH_ZONE = patch_sql("speed_zones", ZONE_COLUMNS)
+SELECT_ZONES = """
+SELECT z.id, z.name, z.limit_kmh, z.geometry, z.active, z.created_at, count(*) OVER () AS total
+FROM speed_zones z WHERE ($1::int IS NULL OR z.id = $1) AND ($2::bool IS NULL OR z.active = $2)"""
+LIST_ZONES = SELECT_ZONES + " ORDER BY z.name, z.id LIMIT $3 OFFSET $4"
+GET_ZONE = SELECT_ZONES + " LIMIT 1"

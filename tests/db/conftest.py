@@ -47,3 +47,55 @@ async def client(test_db: ScratchDb) -> AsyncIterator[httpx.AsyncClient]:
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
             c.app = app  # type: ignore[attr-defined]
             yield c
+
+
+# --- users of every role ---------------------------------------------------------------------
+
+PASSWORD = "correct horse battery"
+
+
+@dataclass
+class People:
+    """One user per role (the contractor user belongs to `contractor_id`), with an API token each."""
+
+    contractor_id: int
+    other_contractor_id: int
+    ids: dict[str, int]
+    tokens: dict[str, str]
+
+    def auth(self, role: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[role]}"}
+
+
+async def make_people(conn: asyncpg.Connection) -> People:
+    from telemetria.auth import store
+    from telemetria.auth.roles import Role
+
+    c1 = await conn.fetchval(
+        "INSERT INTO contractors (name, cnpj) VALUES ('Transportes Jaru Ltda', '11222333000181') RETURNING id"
+    )
+    c2 = await conn.fetchval(
+        "INSERT INTO contractors (name, cnpj) VALUES ('Viação Vale do Jamari', '11444777000161') RETURNING id"
+    )
+    ids: dict[str, int] = {}
+    tokens: dict[str, str] = {}
+    for role in Role:
+        user = await store.add_user(conn, role.value, PASSWORD, role, c1 if role is Role.CONTRACTOR else None)
+        ids[role.value] = user["id"]
+        tokens[role.value] = (await store.create_token(conn, user["id"], "tests"))["token"]
+    return People(c1, c2, ids, tokens)
+
+
+@pytest.fixture
+async def people(conn: asyncpg.Connection, clean: None) -> People:
+    return await make_people(conn)
+
+
+async def login(client: httpx.AsyncClient, username: str, password: str = PASSWORD) -> httpx.Response:
+    """Log in; on success the client keeps the session cookie and sends the CSRF token on writes."""
+    client.cookies.clear()
+    client.headers.pop("X-CSRF-Token", None)
+    r = await client.post("/api/v1/auth/login", json={"username": username, "password": password})
+    if r.status_code == 200:
+        client.headers["X-CSRF-Token"] = r.json()["csrf_token"]
+    return r

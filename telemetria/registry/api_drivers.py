@@ -1,0 +1,122 @@
+"""Registry API: drivers (condutores) and who drives which vehicle when (`/api/v1/...`)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from telemetria.audit.log import record
+from telemetria.auth.guard import client_ip
+from telemetria.auth.roles import Perm, Principal
+from telemetria.http import json_response
+from telemetria.paging import Page, page
+from telemetria.registry import queries as q
+from telemetria.registry import schemas, store
+from telemetria.registry.api_fleet import READ, WRITE, _sent
+from telemetria.registry.errors import RegistryError
+
+router = APIRouter(prefix="/api/v1", tags=["registry"])
+
+
+def _present(row: dict[str, object], who: Principal) -> dict[str, object]:
+    """A driver as this principal may see it: the full CPF only with the personal-data permission."""
+    if not who.can(Perm.READ_PERSONAL):
+        row.pop("cpf", None)
+    return row
+
+
+async def _driver(conn: store.Conn, who: Principal, did: int) -> dict[str, object]:
+    row = await store.one(conn, q.GET_DRIVER, "driver", did, who.scope, who.can(Perm.READ_PERSONAL), did, None, None)
+    return _present(row, who)
+
+
+@router.get("/drivers")
+async def list_drivers(
+    request: Request,
+    card_id: str | None = Query(None, max_length=64),
+    active: bool | None = None,
+    pg: Page = Depends(page),
+    who: Principal = READ,
+) -> Response:
+    async with request.app.state.pool.acquire() as conn:
+        answer = await store.many(
+            conn, q.LIST_DRIVERS, pg, who.scope, who.can(Perm.READ_PERSONAL), None, card_id, active
+        )
+    answer["items"] = [_present(r, who) for r in answer["items"]]
+    return json_response(answer)
+
+
+@router.get("/drivers/{driver_id}")
+async def get_driver(driver_id: int, request: Request, who: Principal = READ) -> Response:
+    async with request.app.state.pool.acquire() as conn:
+        return json_response(await _driver(conn, who, driver_id))
+
+
+@router.post("/drivers", status_code=201)
+async def add_driver(body: schemas.DriverIn, request: Request, who: Principal = WRITE) -> Response:
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        did = await store.insert(conn, q.INSERT_DRIVER, q.DRIVER_COLUMNS, body.model_dump())
+        await record(conn, "registry.driver.create", who, client_ip(request), f"driver:{did}")
+        return json_response(await _driver(conn, who, did), 201)
+
+
+@router.patch("/drivers/{driver_id}")
+async def change_driver(
+    driver_id: int, body: schemas.DriverPatch, request: Request, who: Principal = WRITE
+) -> Response:
+    sent = _sent(body)
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        await store.patch(conn, q.PATCH_DRIVER, q.DRIVER_COLUMNS, driver_id, sent)
+        # Field names only: the values (CPF, name) are personal data and stay out of the log.
+        await record(
+            conn, "registry.driver.update", who, client_ip(request), f"driver:{driver_id}", {"fields": sorted(sent)}
+        )
+        return json_response(await _driver(conn, who, driver_id))
+
+
+# --- driver assignments -----------------------------------------------------------------------
+
+
+@router.get("/driver-assignments")
+async def list_driver_assignments(
+    request: Request,
+    vehicle_id: int | None = None,
+    driver_id: int | None = None,
+    pg: Page = Depends(page),
+    who: Principal = READ,
+) -> Response:
+    async with request.app.state.pool.acquire() as conn:
+        answer = await store.many(conn, q.LIST_DRIVER_ASSIGNMENTS, pg, who.scope, None, vehicle_id, driver_id)
+    return json_response(answer)
+
+
+@router.post("/driver-assignments", status_code=201)
+async def add_driver_assignment(body: schemas.DriverAssignmentIn, request: Request, who: Principal = WRITE) -> Response:
+    """The driver drives the vehicle over [valid_from, valid_to) (open ends: unbounded)."""
+    try:
+        schemas.window_ok(body.valid_from, body.valid_to)
+    except ValueError as e:
+        raise RegistryError(str(e), "valid_to") from None
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        aid = await store.guarded(
+            lambda: conn.fetchval(
+                q.INSERT_DRIVER_ASSIGNMENT, body.driver_id, body.vehicle_id, body.valid_from, body.valid_to
+            )
+        )
+        await record(
+            conn, "registry.driver_assignment.create", who, client_ip(request), f"driver_assignment:{aid}",
+            {"driver_id": body.driver_id, "vehicle_id": body.vehicle_id},
+        )  # fmt: skip
+        row = await store.one(conn, q.GET_DRIVER_ASSIGNMENT, "driver assignment", aid, who.scope, aid, None, None)
+    return json_response(row, 201)
+
+
+@router.delete("/driver-assignments/{assignment_id}")
+async def delete_driver_assignment(assignment_id: int, request: Request, who: Principal = WRITE) -> Response:
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        if await conn.fetchval(q.DELETE_DRIVER_ASSIGNMENT, assignment_id) is None:
+            raise store.NotFound(f"no driver assignment {assignment_id}")
+        await record(
+            conn, "registry.driver_assignment.delete", who, client_ip(request), f"driver_assignment:{assignment_id}"
+        )
+    return json_response({"id": assignment_id, "deleted": True})

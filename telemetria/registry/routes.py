@@ -1,0 +1,46 @@
+"""Routes (itinerários): storing a checked line with its stops, and reading one back with its measures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telemetria.db import Conn
+from telemetria.registry import queries as q
+from telemetria.registry import store
+from telemetria.registry.routefile import RouteGeometry, StopIn
+
+
+async def create_route(conn: Conn, fields: dict[str, Any], geo: RouteGeometry) -> int:
+    """Insert a route (code, name, school_year, ... from `fields`) with its checked line and stops; its id."""
+    values = {
+        **fields,
+        "geometry": {"type": "LineString", "coordinates": [list(c) for c in geo.coords]},
+        "length_m": geo.length_m,
+        "active": True,
+    }
+    rid = await store.insert(conn, q.INSERT_ROUTE, q.ROUTE_COLUMNS, values)
+    await replace_stops(conn, rid, geo.stops)
+    return rid
+
+
+async def replace_stops(conn: Conn, rid: int, stops: list[StopIn]) -> None:
+    await conn.execute(q.DELETE_ROUTE_STOPS, rid)
+    if stops:
+        await conn.execute(
+            q.INSERT_ROUTE_STOPS, rid, list(range(1, len(stops) + 1)), [s.name for s in stops],
+            [s.lat for s in stops], [s.lon for s in stops], [s.kind for s in stops],
+            [s.scheduled_time for s in stops],
+        )  # fmt: skip
+
+
+async def route(conn: Conn, scope: int | None, rid: int) -> dict[str, Any]:
+    """The route with its line (GeoJSON), stops, and its traced length next to the declared km."""
+    row = await store.one(conn, q.GET_ROUTE, "route", rid, scope, rid, None, None, None)
+    row["geometry"] = await conn.fetchval(q.ROUTE_GEOMETRY, rid)
+    row["stops"] = [dict(s) for s in await conn.fetch(q.ROUTE_STOPS, rid)]
+    declared = row["declared_km"]
+    row["length_km"] = round(row["length_m"] / 1000, 3)
+    row["declared_vs_traced_pct"] = (
+        round(100 * (declared * 1000 - row["length_m"]) / row["length_m"], 2) if declared else None
+    )
+    return row

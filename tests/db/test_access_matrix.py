@@ -1,0 +1,224 @@
+"""Every role against every registry/auth endpoint: allowed → 2xx, forbidden → 403, anonymous → 401.
+
+The table below must list every `/api/v1` route the app serves (besides tracker ingest and login),
+and each entry's permission must be the one the route's guard really requires, so a new endpoint
+cannot ship without a decision about who may call it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+
+from telemetria.app import API_ROUTERS
+from telemetria.auth import store
+from telemetria.auth.roles import PERMISSIONS, Perm, Role
+from telemetria.registry import fleet
+from tests.db.conftest import People
+from tests.db.world import LINE, ZONE, World, make_world
+
+_seq = itertools.count(1)
+
+Fresh = Callable[[asyncpg.Connection, World, str], Awaitable[int]]
+
+
+async def fresh_token(conn: asyncpg.Connection, w: World, role: str) -> int:
+    return int((await store.create_token(conn, w.people.ids[role], "to revoke"))["id"])
+
+
+async def fresh_tracker(conn: asyncpg.Connection, w: World, role: str) -> int:
+    return int((await fleet.add_tracker(conn, f"99{next(_seq):013d}", "AAA1A11"))["id"])
+
+
+async def fresh_driver_assignment(conn: asyncpg.Connection, w: World, role: str) -> int:
+    return int(
+        await conn.fetchval(
+            "INSERT INTO driver_assignments (driver_id, vehicle_id, during)"
+            " VALUES ($1, $2, tstzrange($3::date, $3::date + 1)) RETURNING id",
+            w["d1"],
+            w["v1"],
+            date(2020, 1, 1) + timedelta(next(_seq)),
+        )
+    )
+
+
+async def fresh_route_assignment(conn: asyncpg.Connection, w: World, role: str) -> int:
+    return int(
+        await conn.fetchval(
+            "INSERT INTO route_assignments (route_id, vehicle_id, valid_from)"
+            " VALUES ($1, $2, '2026-03-01') RETURNING id",
+            w["r1"],
+            w["v1"],
+        )
+    )
+
+
+def year_window(w: World) -> dict[str, Any]:
+    year = 2015  # before the world's own assignment of d2 (2026 on); each role runs on a fresh database
+    return {"driver_id": w["d2"], "vehicle_id": w["v2"], "valid_from": f"{year}-01-01T00:00:00Z",
+            "valid_to": f"{year}-12-31T00:00:00Z"}  # fmt: skip
+
+
+def plate(n: int) -> str:
+    return f"MAT{n % 10}A{n % 100:02d}"
+
+
+@dataclass
+class Case:
+    method: str
+    path: str  # as the app declares it
+    perm: Perm | None  # None: any authenticated user
+    params: dict[str, str | Fresh] = field(default_factory=dict)  # path parameter -> world key or factory
+    body: Callable[[World], Any] | None = None
+    files: Callable[[], Any] | None = None
+
+
+GPX = b"""<?xml version="1.0"?><gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
+<trk><trkseg><trkpt lat="-10.44" lon="-62.47"/><trkpt lat="-10.44" lon="-62.465"/></trkseg></trk></gpx>"""
+
+R, W = Perm.READ, Perm.WRITE_REGISTRY
+CASES = [
+    Case("GET", "/api/v1/auth/me", R),
+    Case("POST", "/api/v1/auth/logout", None),
+    Case("POST", "/api/v1/tokens", Perm.OWN_TOKENS, body=lambda w: {"name": "matrix"}),
+    Case("GET", "/api/v1/tokens", Perm.OWN_TOKENS),
+    Case("DELETE", "/api/v1/tokens/{token_id}", Perm.OWN_TOKENS, {"token_id": fresh_token}),
+    Case("GET", "/api/v1/users", Perm.MANAGE_USERS),
+    Case(
+        "POST",
+        "/api/v1/users",
+        Perm.MANAGE_USERS,
+        body=lambda w: {"username": f"u{next(_seq)}", "password": "long enough pw", "role": "auditor"},
+    ),
+    Case(
+        "PATCH",
+        "/api/v1/users/{user_id}",
+        Perm.MANAGE_USERS,
+        {"user_id": "auditor_user"},
+        body=lambda w: {"full_name": "Auditora TCE"},
+    ),
+    Case("GET", "/api/v1/audit", Perm.READ_AUDIT),
+    Case("GET", "/api/v1/contractors", R),
+    Case("GET", "/api/v1/contractors/{contractor_id}", R, {"contractor_id": "c1"}),
+    Case("POST", "/api/v1/contractors", W, body=lambda w: {"name": f"Empresa {next(_seq)}", "cnpj": "06990590000123"}),
+    Case(
+        "PATCH",
+        "/api/v1/contractors/{contractor_id}",
+        W,
+        {"contractor_id": "c2"},
+        lambda w: {"contract_number": "7/2026"},
+    ),
+    Case("GET", "/api/v1/vehicles", R),
+    Case("GET", "/api/v1/vehicles/{vehicle_id}", R, {"vehicle_id": "v1"}),
+    Case("POST", "/api/v1/vehicles", W, body=lambda w: {"plate": plate(next(_seq)), "kind": "van", "capacity": 15}),
+    Case("PATCH", "/api/v1/vehicles/{vehicle_id}", W, {"vehicle_id": "v2"}, lambda w: {"capacity": 44}),
+    Case("GET", "/api/v1/trackers", R),
+    Case("POST", "/api/v1/trackers", W, body=lambda w: {"unique_id": f"77{next(_seq):013d}", "vehicle_id": w["v1"]}),
+    Case("POST", "/api/v1/trackers/{tracker_id}/token", W, {"tracker_id": fresh_tracker}),
+    Case(
+        "POST",
+        "/api/v1/trackers/{tracker_id}/move",
+        W,
+        {"tracker_id": fresh_tracker},
+        lambda w: {"vehicle_id": w["v2"]},
+    ),
+    Case("PATCH", "/api/v1/trackers/{tracker_id}", W, {"tracker_id": fresh_tracker}, lambda w: {"active": False}),
+    Case("GET", "/api/v1/drivers", R),
+    Case("GET", "/api/v1/drivers/{driver_id}", R, {"driver_id": "d1"}),
+    Case(
+        "POST",
+        "/api/v1/drivers",
+        W,
+        body=lambda w: {"name": "Novo Condutor", "cpf": "39053344705", "cnh_category": "E"},
+    ),
+    Case("PATCH", "/api/v1/drivers/{driver_id}", W, {"driver_id": "d2"}, lambda w: {"cnh_category": "E"}),
+    Case("GET", "/api/v1/driver-assignments", R),
+    Case("POST", "/api/v1/driver-assignments", W, body=year_window),
+    Case("DELETE", "/api/v1/driver-assignments/{assignment_id}", W, {"assignment_id": fresh_driver_assignment}),
+    Case("GET", "/api/v1/routes", R),
+    Case("GET", "/api/v1/routes/{route_id}", R, {"route_id": "r1"}),
+    Case("POST", "/api/v1/routes", W, body=lambda w: {"code": f"L{next(_seq)}", "name": "Linha", "geometry": LINE}),
+    Case("POST", "/api/v1/routes", W, files=lambda: {"file": ("linha.gpx", GPX), "code": (None, f"G{next(_seq)}")}),
+    Case("PATCH", "/api/v1/routes/{route_id}", W, {"route_id": "r2"}, lambda w: {"declared_km": 1.2}),
+    Case(
+        "PUT",
+        "/api/v1/routes/{route_id}/stops",
+        W,
+        {"route_id": "r2"},
+        lambda w: {"stops": [{"name": "Escola", "lat": -10.4350, "lon": -62.4650, "kind": "school"}]},
+    ),
+    Case("GET", "/api/v1/route-assignments", R),
+    Case(
+        "POST",
+        "/api/v1/route-assignments",
+        W,
+        body=lambda w: {"route_id": w["r2"], "vehicle_id": w["v2"], "valid_from": "2026-02-01"},
+    ),
+    Case("DELETE", "/api/v1/route-assignments/{assignment_id}", W, {"assignment_id": fresh_route_assignment}),
+    Case("GET", "/api/v1/speed-zones", R),
+    Case("POST", "/api/v1/speed-zones", W, body=lambda w: {"name": "Escola", "limit_kmh": 30, "geometry": ZONE}),
+    Case("PATCH", "/api/v1/speed-zones/{zone_id}", W, {"zone_id": "z1"}, lambda w: {"limit_kmh": 40}),
+]
+
+UNGUARDED = {("POST", "/api/v1/fixes"), ("POST", "/api/v1/auth/login")}
+
+
+def test_the_matrix_lists_every_endpoint_with_its_real_permission() -> None:
+    declared: dict[tuple[str, str], Perm | None] = {}
+    for route in (r for router in API_ROUTERS for r in router.routes):
+        assert isinstance(route, APIRoute)
+        perms = [getattr(d.call, "perm", None) for d in route.dependant.dependencies]
+        for method in route.methods:
+            declared[(method, route.path)] = next((p for p in perms if p is not None), None)
+    declared = {k: v for k, v in declared.items() if k not in UNGUARDED}
+    listed = {(c.method, c.path): c.perm for c in CASES}
+    assert declared == listed
+
+
+@pytest.fixture
+async def world(conn: asyncpg.Connection, people: People) -> World:
+    w = await make_world(conn, people)
+    w.ids["auditor_user"] = people.ids["auditor"]
+    return w
+
+
+async def _call(client: httpx.AsyncClient, conn: asyncpg.Connection, w: World, case: Case, role: str | None) -> int:
+    values: dict[str, Any] = {}
+    for name, src in case.params.items():
+        values[name] = await src(conn, w, role or "admin") if callable(src) else w[src]
+    headers = w.people.auth(role) if role else {}
+    kwargs: dict[str, Any] = {"headers": headers}
+    if case.body:
+        kwargs["json"] = case.body(w)
+    if case.files:
+        kwargs["files"] = case.files()
+    r = await client.request(case.method, case.path.format(**values), **kwargs)
+    if r.status_code >= 500:
+        raise AssertionError(f"{case.method} {case.path} as {role}: {r.status_code} {r.text}")
+    return r.status_code
+
+
+@pytest.mark.parametrize("role", [None, *[r.value for r in Role]])
+async def test_every_role_against_every_endpoint(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, world: World, role: str | None
+) -> None:
+    failures = []
+    for case in CASES:
+        status = await _call(client, conn, world, case, role)
+        if role is None:
+            ok = status == 401
+        elif case.perm is None or case.perm in PERMISSIONS[Role(role)]:
+            ok = 200 <= status < 300
+        else:
+            ok = status == 403
+        if not ok:
+            failures.append(f"{case.method} {case.path}: {status}")
+    assert not failures, f"as {role}: " + "; ".join(failures)
