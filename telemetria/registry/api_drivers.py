@@ -11,7 +11,7 @@ from telemetria.auth.roles import Perm, Principal
 from telemetria.http import json_response
 from telemetria.paging import Page, page
 from telemetria.registry import queries as q
-from telemetria.registry import schemas, store
+from telemetria.registry import schemas, store, writes
 from telemetria.registry.api_fleet import READ, WRITE, _sent
 from telemetria.registry.errors import RegistryError
 
@@ -54,24 +54,21 @@ async def get_driver(driver_id: int, request: Request, who: Principal = READ) ->
 
 @router.post("/drivers", status_code=201)
 async def add_driver(body: schemas.DriverIn, request: Request, who: Principal = WRITE) -> Response:
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        did = await store.insert(conn, q.INSERT_DRIVER, q.DRIVER_COLUMNS, body.model_dump())
-        await record(conn, "registry.driver.create", who, client_ip(request), f"driver:{did}")
-        return json_response(await _driver(conn, who, did), 201)
+    return await writes.create(
+        request, who, "driver", q.INSERT_DRIVER, q.DRIVER_COLUMNS, body.model_dump(),
+        lambda conn, did: _driver(conn, who, did),
+    )  # fmt: skip
 
 
 @router.patch("/drivers/{driver_id}")
 async def change_driver(
     driver_id: int, body: schemas.DriverPatch, request: Request, who: Principal = WRITE
 ) -> Response:
-    sent = _sent(body)
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        await store.patch(conn, q.PATCH_DRIVER, q.DRIVER_COLUMNS, driver_id, sent)
-        # Field names only: the values (CPF, name) are personal data and stay out of the log.
-        await record(
-            conn, "registry.driver.update", who, client_ip(request), f"driver:{driver_id}", {"fields": sorted(sent)}
-        )
-        return json_response(await _driver(conn, who, driver_id))
+    # The audit entry names the fields changed, never their values (CPF and name are personal data).
+    return await writes.update(
+        request, who, "driver", q.PATCH_DRIVER, q.DRIVER_COLUMNS, driver_id, _sent(body),
+        lambda conn, did: _driver(conn, who, did),
+    )  # fmt: skip
 
 
 # --- driver assignments -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.http import json_response
 from telemetria.paging import Page, page
-from telemetria.registry import fleet, schemas, store
+from telemetria.registry import fleet, schemas, store, writes
 from telemetria.registry import queries as q
 from telemetria.registry.errors import RegistryError
 
@@ -51,24 +51,20 @@ async def _contractor(conn: store.Conn, who: Principal, cid: int) -> dict[str, o
 
 @router.post("/contractors", status_code=201)
 async def add_contractor(body: schemas.ContractorIn, request: Request, who: Principal = WRITE) -> Response:
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        cid = await store.insert(conn, q.INSERT_CONTRACTOR, q.CONTRACTOR_COLUMNS, body.model_dump())
-        await record(conn, "registry.contractor.create", who, client_ip(request), f"contractor:{cid}")
-        return json_response(await _contractor(conn, who, cid), 201)
+    return await writes.create(
+        request, who, "contractor", q.INSERT_CONTRACTOR, q.CONTRACTOR_COLUMNS, body.model_dump(),
+        lambda conn, cid: _contractor(conn, who, cid),
+    )  # fmt: skip
 
 
 @router.patch("/contractors/{contractor_id}")
 async def change_contractor(
     contractor_id: int, body: schemas.ContractorPatch, request: Request, who: Principal = WRITE
 ) -> Response:
-    sent = _sent(body)
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        await store.patch(conn, q.PATCH_CONTRACTOR, q.CONTRACTOR_COLUMNS, contractor_id, sent)
-        await record(
-            conn, "registry.contractor.update", who, client_ip(request), f"contractor:{contractor_id}",
-            {"fields": sorted(sent)},
-        )  # fmt: skip
-        return json_response(await _contractor(conn, who, contractor_id))
+    return await writes.update(
+        request, who, "contractor", q.PATCH_CONTRACTOR, q.CONTRACTOR_COLUMNS, contractor_id, _sent(body),
+        lambda conn, cid: _contractor(conn, who, cid),
+    )  # fmt: skip
 
 
 # --- vehicles ---------------------------------------------------------------------------------
@@ -101,23 +97,20 @@ async def get_vehicle(vehicle_id: int, request: Request, who: Principal = READ) 
 
 @router.post("/vehicles", status_code=201)
 async def add_vehicle(body: schemas.VehicleIn, request: Request, who: Principal = WRITE) -> Response:
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        vid = await store.insert(conn, q.INSERT_VEHICLE_FULL, q.VEHICLE_COLUMNS, body.model_dump())
-        await record(conn, "registry.vehicle.create", who, client_ip(request), f"vehicle:{vid}")
-        return json_response(await _vehicle(conn, who, vid), 201)
+    return await writes.create(
+        request, who, "vehicle", q.INSERT_VEHICLE_FULL, q.VEHICLE_COLUMNS, body.model_dump(),
+        lambda conn, vid: _vehicle(conn, who, vid),
+    )  # fmt: skip
 
 
 @router.patch("/vehicles/{vehicle_id}")
 async def change_vehicle(
     vehicle_id: int, body: schemas.VehiclePatch, request: Request, who: Principal = WRITE
 ) -> Response:
-    sent = _sent(body)
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        await store.patch(conn, q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vehicle_id, sent)
-        await record(
-            conn, "registry.vehicle.update", who, client_ip(request), f"vehicle:{vehicle_id}", {"fields": sorted(sent)}
-        )
-        return json_response(await _vehicle(conn, who, vehicle_id))
+    return await writes.update(
+        request, who, "vehicle", q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vehicle_id, _sent(body),
+        lambda conn, vid: _vehicle(conn, who, vid),
+    )  # fmt: skip
 
 
 # --- trackers ---------------------------------------------------------------------------------

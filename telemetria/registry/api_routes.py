@@ -18,7 +18,7 @@ from telemetria.geo.geodesic import line_length_m
 from telemetria.http import HttpError, json_response, read_body
 from telemetria.paging import Page, page
 from telemetria.registry import queries as q
-from telemetria.registry import routefile, routes, schemas, store
+from telemetria.registry import routefile, routes, schemas, store, writes
 from telemetria.registry.api_fleet import READ, WRITE, _sent
 from telemetria.registry.errors import RegistryError
 
@@ -130,13 +130,10 @@ async def add_route(request: Request, who: Principal = WRITE) -> Response:
 
 @router.patch("/routes/{route_id}")
 async def change_route(route_id: int, body: schemas.RoutePatch, request: Request, who: Principal = WRITE) -> Response:
-    sent = _sent(body)
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        await store.patch(conn, q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, sent)
-        await record(
-            conn, "registry.route.update", who, client_ip(request), f"route:{route_id}", {"fields": sorted(sent)}
-        )
-        return json_response(await routes.route(conn, who.scope, route_id))
+    return await writes.update(
+        request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, _sent(body),
+        lambda conn, rid: routes.route(conn, who.scope, rid),
+    )  # fmt: skip
 
 
 @router.put("/routes/{route_id}/stops")
@@ -219,25 +216,11 @@ async def add_speed_zone(body: schemas.SpeedZoneIn, request: Request, who: Princ
     """A polygon with its own speed limit (a school zone, a paved highway stretch)."""
     polygon = _guard(lambda: routefile.check_polygon(body.geometry))
     values = {"name": body.name, "limit_kmh": body.limit_kmh, "geometry": polygon.__geo_interface__, "active": True}
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        zid = await store.insert(conn, q.INSERT_ZONE, q.ZONE_COLUMNS, values)
-        await record(conn, "registry.speed_zone.create", who, client_ip(request), f"speed_zone:{zid}")
-        return json_response(await _zone(conn, zid), 201)
+    return await writes.create(request, who, "speed_zone", q.INSERT_ZONE, q.ZONE_COLUMNS, values, _zone)
 
 
 @router.patch("/speed-zones/{zone_id}")
 async def change_speed_zone(
     zone_id: int, body: schemas.SpeedZonePatch, request: Request, who: Principal = WRITE
 ) -> Response:
-    sent = _sent(body)
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        await store.patch(conn, q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, sent)
-        await record(
-            conn,
-            "registry.speed_zone.update",
-            who,
-            client_ip(request),
-            f"speed_zone:{zone_id}",
-            {"fields": sorted(sent)},
-        )
-        return json_response(await _zone(conn, zone_id))
+    return await writes.update(request, who, "speed_zone", q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, _sent(body), _zone)

@@ -1,0 +1,41 @@
+"""The shape every simple registry write takes: one transaction that writes, audits and reads the row back."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from telemetria.audit.log import record
+from telemetria.auth.guard import client_ip
+from telemetria.auth.roles import Principal
+from telemetria.db import Conn
+from telemetria.http import json_response
+from telemetria.registry import store
+
+Read = Callable[[Conn, int], Awaitable[dict[str, Any]]]
+
+
+async def create(
+    request: Request, who: Principal, kind: str, sql: str, columns: tuple[str, ...], values: dict[str, Any], read: Read
+) -> Response:
+    """INSERT a `kind` row, audit it, answer 201 with the row as the caller may see it."""
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        row_id = await store.insert(conn, sql, columns, values)
+        await record(conn, f"registry.{kind}.create", who, client_ip(request), f"{kind}:{row_id}")
+        return json_response(await read(conn, row_id), 201)
+
+
+async def update(
+    request: Request, who: Principal, kind: str, sql: str, columns: tuple[str, ...], row_id: int,
+    sent: dict[str, Any], read: Read,
+) -> Response:  # fmt: skip
+    """PATCH the sent fields of a `kind` row, audit which fields (never their values), answer the row."""
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        await store.patch(conn, sql, columns, row_id, sent)
+        await record(
+            conn, f"registry.{kind}.update", who, client_ip(request), f"{kind}:{row_id}", {"fields": sorted(sent)}
+        )
+        return json_response(await read(conn, row_id))
