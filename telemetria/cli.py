@@ -7,6 +7,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -203,6 +204,35 @@ def cmd_token(settings: Settings, args: argparse.Namespace) -> None:
         emit(result)
 
 
+def cmd_route(settings: Settings, args: argparse.Namespace) -> None:
+    from pydantic import ValidationError as PydanticError
+
+    from telemetria.audit.log import record
+    from telemetria.registry import routefile, routes, schemas
+    from telemetria.registry.errors import RegistryError
+
+    body = args.file.read_bytes() if args.file.is_file() else b""
+    try:
+        geo = routefile.parse_route_file(body, routefile.detect_format(args.file.name, None, body))
+        fields = schemas.RouteFields.model_validate(
+            {k: v for k, v in vars(args).items() if k in schemas.RouteFields.model_fields and v is not None}
+            | {"name": args.name or geo.name or args.code}
+        )
+    except routefile.RouteFileError as e:
+        raise RegistryError(f"{args.file}: {e}", e.field) from None
+    except PydanticError as e:
+        raise CliError("; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())) from None
+
+    async def run(conn: Any) -> Any:
+        async with conn.transaction():
+            rid = await routes.create_route(conn, fields.model_dump(), geo)
+            await record(conn, "registry.route.create", None, None, f"route:{rid}", {"via": "cli"})
+            row = await routes.route(conn, None, rid)
+        return {k: v for k, v in row.items() if k != "geometry"}
+
+    emit(_run_db(settings, run))
+
+
 # --- simulator and demo -----------------------------------------------------------------------
 
 
@@ -277,6 +307,18 @@ def build_parser() -> argparse.ArgumentParser:
     for action in ("deactivate", "activate", "rotate-token"):
         tsub.add_parser(action).add_argument("--unique-id", required=True)
     trk.set_defaults(func=cmd_tracker)
+
+    rte = sub.add_parser("route", help="routes (itinerários)")
+    rsub = rte.add_subparsers(dest="action", required=True)
+    ri = rsub.add_parser("import", help="register a route from a GeoJSON, GPX or KML file")
+    ri.add_argument("file", type=Path)
+    ri.add_argument("--code", required=True)
+    ri.add_argument("--name", help="default: the name in the file")
+    ri.add_argument("--school-year", type=int)
+    ri.add_argument("--shift", choices=["matutino", "vespertino", "noturno", "integral"])
+    ri.add_argument("--declared-km", type=float, help="km in the contract")
+    ri.add_argument("--speed-limit-kmh", type=float)
+    rte.set_defaults(func=cmd_route)
 
     usr = sub.add_parser("user", help="people who log in: admin, monitor, auditor, contractor")
     usub = usr.add_subparsers(dest="action", required=True)

@@ -49,6 +49,25 @@ async def ensure_fleet(conn: Any, settings: Settings, vehicles: int, prefix: str
     return creds
 
 
+async def ensure_demo_admin(conn: Any, settings: Settings) -> tuple[str, str] | None:
+    """On a database with no users, an `admin` whose password is kept in the data dir (0600); else None."""
+    import secrets
+
+    from telemetria.auth import store
+    from telemetria.auth.roles import Role
+
+    path = settings.data_dir / "demo-admin.txt"
+    if await conn.fetchval("SELECT count(*) FROM users") == 0:
+        password = os.environ.get("TELEMETRIA_PASSWORD") or secrets.token_urlsafe(12)
+        await store.add_user(conn, "admin", password, Role.ADMIN, full_name="Demo admin")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(password + "\n")
+        os.chmod(path, 0o600)
+    if path.exists() and await conn.fetchval("SELECT 1 FROM users WHERE username = 'admin' AND active"):
+        return "admin", path.read_text().strip()
+    return None
+
+
 async def run_simulator(
     url: str,
     creds: list[tuple[str, str]],
@@ -90,6 +109,7 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     try:
         await init_connection(conn)
         creds = await ensure_fleet(conn, settings, vehicles, prefix="DEM")
+        admin = await ensure_demo_admin(conn, settings)
     finally:
         await conn.close()
 
@@ -103,6 +123,8 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
         await asyncio.sleep(0.05)
     url = f"http://{host}:{port}"
     print(f"\nTelemetria is running at {url}  (API docs: {url}/docs)", flush=True)
+    if admin:
+        print(f"Log in as {admin[0]} / {admin[1]}  (kept in {settings.data_dir / 'demo-admin.txt'})", flush=True)
     print(
         f"Demo fleet: {vehicles} simulated vehicles posting a fix every 30 s "
         f"(speedup {speedup:g}); started {datetime.now(UTC):%H:%M:%S} UTC. Ctrl-C stops.\n",

@@ -64,8 +64,9 @@ async def login(body: Login, request: Request) -> Response:
     pool = request.app.state.pool
     async with pool.acquire() as conn:
         result = await store.check_login(
-            conn, body.username, body.password, settings.login_max_failures, settings.login_lockout_s
-        )
+            conn, body.username, body.password, settings.login_max_failures, settings.login_lockout_s,
+            settings.session_idle_s, settings.session_max_s,
+        )  # fmt: skip
         if result.principal is None:
             await record(conn, "auth.login_failed", None, ip, detail={"reason": result.reason}, username=_safe(body))
             if result.reason == "locked" and result.locked_until is not None:

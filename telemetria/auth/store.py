@@ -120,7 +120,9 @@ class LoginResult:
     locked_until: datetime | None = None
 
 
-async def check_login(conn: Conn, username: str, password: str, max_failures: int, lockout_s: float) -> LoginResult:
+async def check_login(
+    conn: Conn, username: str, password: str, max_failures: int, lockout_s: float, idle_s: float, max_age_s: float
+) -> LoginResult:
     """Verify a password, counting failures and locking the account after `max_failures` in a row."""
     row = await conn.fetchrow(q.USER_FOR_LOGIN, normalize_username(username))
     # Always spend an argon2 verification, so the answer time does not tell which usernames exist.
@@ -138,6 +140,7 @@ async def check_login(conn: Conn, username: str, password: str, max_failures: in
         return LoginResult(None, "locked" if locked else "bad_password", locked)
     rehash = await _hash(password) if passwords.needs_rehash(row["password_hash"]) else None
     await conn.execute(q.LOGIN_SUCCEEDED, row["id"], rehash)
+    await conn.execute(q.DELETE_EXPIRED_SESSIONS, idle_s, max_age_s)  # housekeeping, at a moment that is rare
     return LoginResult(Principal(row["id"], row["username"], Role(row["role"]), row["contractor_id"], "session"), "ok")
 
 

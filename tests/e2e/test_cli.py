@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 
@@ -83,3 +84,29 @@ def test_simulate_command_posts_to_the_server(db_env: dict[str, str], server: st
     plates = {v["plate"]: v for v in json.loads(cli(db_env, "vehicle", "list").stdout)}
     assert {"CLI1A00", "CLI1A01"} <= plates.keys()
     assert plates["CLI1A00"]["tracker"] == "cli-0001"
+
+
+def test_first_admin_tokens_and_route_import(db_env: dict[str, str], server: str) -> None:
+    """What the README tells an operator to do on a new installation."""
+    env = {**db_env, "TELEMETRIA_PASSWORD": "senha do coordenador"}
+    user = json.loads(cli(env, "user", "add", "--username", "coordenacao", "--role", "admin").stdout)
+    assert user["role"] == "admin" and "password_hash" not in user
+    short = cli(
+        {**env, "TELEMETRIA_PASSWORD": "curta"}, "user", "add", "--username", "x", "--role", "monitor", check=False
+    )
+    assert short.returncode == 1 and "password" in short.stderr
+    token = cli(env, "token", "create", "--username", "coordenacao").stdout.strip()
+    assert token.startswith("tlm_")
+    route_file = Path(__file__).parent.parent / "payloads" / "routes" / "track_segments.gpx"
+    route = json.loads(cli(env, "route", "import", str(route_file), "--code", "623", "--declared-km", "5.6").stdout)
+    assert route["stops_count"] == 4 and abs(route["length_m"] - 5435.5) < 1
+    bad = cli(env, "route", "import", str(route_file.with_name("bad_one_point.gpx")), "--code", "X", check=False)
+    assert bad.returncode == 1 and "at least 2" in bad.stderr
+    r = httpx.get(f"{server}/api/v1/routes", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200 and r.json()["items"][0]["code"] == "623"
+    login = httpx.post(
+        f"{server}/api/v1/auth/login", json={"username": "coordenacao", "password": "senha do coordenador"}
+    )
+    assert login.status_code == 200 and "telemetria_session" in login.cookies
+    cli(env, "user", "deactivate", "--username", "coordenacao")
+    assert httpx.get(f"{server}/api/v1/routes", headers={"Authorization": f"Bearer {token}"}).status_code == 401
