@@ -74,6 +74,7 @@ def create_app(settings: Settings) -> FastAPI:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             schema["paths"] = {**ingest_api.OPENAPI_PATHS, **schema["paths"]}
             schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(ingest_api.OPENAPI_SECURITY)
+            schema["components"].setdefault("schemas", {}).update(api_routes.OPENAPI_COMPONENTS)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -16,6 +16,8 @@ USER_BY_ID = f"SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1"
 
 USER_BY_USERNAME = f"SELECT {USER_COLUMNS} FROM users u WHERE u.username = $1"
 
+OTHER_ACTIVE_ADMINS = "SELECT count(*) FROM users WHERE role = 'admin' AND active AND id <> $1"
+
 LIST_USERS = f"""
 SELECT {USER_COLUMNS}, count(*) OVER () AS total FROM users u ORDER BY u.username LIMIT $1 OFFSET $2"""
 

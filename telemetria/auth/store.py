@@ -94,6 +94,10 @@ async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict
         raise AuthError("password: may not be null", "password")
     if "active" in changes and changes["active"] is None:
         raise AuthError("active: may not be null", "active")
+    if current["role"] == Role.ADMIN and (role is not Role.ADMIN or changes.get("active") is False):
+        others = await conn.fetchval(q.OTHER_ACTIVE_ADMINS, user_id)
+        if not others:
+            raise AuthError("role: this is the last active admin; make another admin first", "role", 409)
     fields = [*changes, "contractor_id"] if "role" in changes else list(changes)
     try:
         row = await conn.fetchrow(

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
+from pydantic.json_schema import models_json_schema
 from starlette.datastructures import UploadFile
 
 from telemetria.audit.log import record
@@ -25,6 +26,10 @@ from telemetria.registry.errors import RegistryError
 router = APIRouter(prefix="/api/v1", tags=["registry"])
 MAX_ROUTE_FILE_BYTES = 10 * 1024 * 1024
 
+# The JSON body is read by hand (the same endpoint takes uploads), so its schema is published here.
+OPENAPI_COMPONENTS: dict[str, Any] = models_json_schema(
+    [(schemas.RouteIn, "validation")], ref_template="#/components/schemas/{model}"
+)[1]["$defs"]
 ROUTE_BODY_DOC: dict[str, Any] = {
     "requestBody": {
         "required": True,

@@ -197,3 +197,14 @@ async def test_audit_log_records_logins_and_writes_and_is_append_only(
             assert "append-only" in str(e)
         else:
             raise AssertionError(f"{sql} was allowed")
+
+
+async def test_the_last_admin_cannot_be_demoted_or_deactivated(client: httpx.AsyncClient, people: People) -> None:
+    h = people.auth("admin")
+    me = people.ids["admin"]
+    for change in ({"role": "monitor"}, {"active": False}):
+        r = await client.patch(f"/api/v1/users/{me}", json=change, headers=h)
+        assert r.status_code == 409 and "last active admin" in r.json()["detail"]
+    r = await client.patch(f"/api/v1/users/{people.ids['monitor']}", json={"role": "admin"}, headers=h)
+    assert r.status_code == 200
+    assert (await client.patch(f"/api/v1/users/{me}", json={"role": "monitor"}, headers=h)).status_code == 200

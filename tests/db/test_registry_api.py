@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import httpx
+import orjson
 import pytest
 
 from telemetria.registry.attribution import fix_drivers
@@ -175,3 +177,15 @@ async def test_driver_of_a_fix_is_its_card_else_the_assignment(
         ("CARD2", world["d2"], "card"),
         ("UNKNOWN9", world["d1"], "assignment"),
     ]
+
+
+async def test_openapi_documents_every_api_route_without_dangling_refs(client: httpx.AsyncClient) -> None:
+    schema = (await client.get("/openapi.json")).json()
+    text = orjson.dumps(schema).decode()
+    refs = set(re.findall(r"#/components/schemas/([A-Za-z0-9_]+)", text))
+    assert refs <= set(schema["components"]["schemas"])
+    assert {"/api/v1/vehicles", "/api/v1/routes", "/api/v1/auth/login", "/api/v1/audit"} <= set(schema["paths"])
+    assert set(schema["paths"]["/api/v1/routes"]["post"]["requestBody"]["content"]) == {
+        "application/json",
+        "multipart/form-data",
+    }
