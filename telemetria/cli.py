@@ -185,7 +185,7 @@ def cmd_token(settings: Settings, args: argparse.Namespace) -> None:
         if row is None:
             raise CliError(f"no user {args.username!r}")
         if args.action == "list":
-            return await store.list_tokens(conn, row["id"])
+            return (await store.list_tokens(conn, row["id"]))[0]
         async with conn.transaction():
             if args.action == "create":
                 token = await store.create_token(conn, row["id"], args.name)

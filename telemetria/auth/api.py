@@ -123,10 +123,11 @@ async def create_token(
 
 
 @router.get("/tokens")
-async def list_tokens(request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))) -> Response:
+async def list_tokens(
+    request: Request, pg: Page = Depends(page), who: Principal = Depends(require(Perm.OWN_TOKENS))
+) -> Response:
     async with request.app.state.pool.acquire() as conn:
-        items = await store.list_tokens(conn, who.user_id)
-    return json_response({"items": items, "total": len(items)})
+        return json_response(pg.answer(*await store.list_tokens(conn, who.user_id, pg.limit, pg.offset)))
 
 
 @router.delete("/tokens/{token_id}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-USER_COLUMNS = "u.id, u.username, u.full_name, u.role, u.contractor_id, u.active, u.last_login_at, u.created_at"
+USER_COLUMNS = (
+    "u.id, u.username, u.full_name, u.role, u.contractor_id, u.active, u.locked_until, u.last_login_at, u.created_at"
+)
 
 INSERT_USER = f"""
 INSERT INTO users AS u (username, full_name, password_hash, role, contractor_id)
@@ -76,7 +78,8 @@ WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.id = t.user_id AND u.acti
 RETURNING t.id, u.id AS user_id, u.username, u.role, u.contractor_id"""
 
 LIST_TOKENS = """
-SELECT id, name, created_at, last_used_at, revoked_at FROM api_tokens WHERE user_id = $1 ORDER BY id"""
+SELECT id, name, created_at, last_used_at, revoked_at, count(*) OVER () AS total
+FROM api_tokens WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3"""
 
 # A user revokes their own tokens; an admin may revoke anyone's ($3).
 REVOKE_TOKEN = """

@@ -15,6 +15,7 @@ from telemetria.auth import passwords
 from telemetria.auth import queries as q
 from telemetria.auth.roles import Principal, Role
 from telemetria.db import Conn
+from telemetria.paging import split_total
 
 USER_TOKEN_PREFIX = "tlm_"
 
@@ -190,5 +191,6 @@ async def revoke_token(conn: Conn, token_id: int, user_id: int, any_user: bool) 
     return dict(row) if row else None
 
 
-async def list_tokens(conn: Conn, user_id: int) -> list[dict[str, Any]]:
-    return [dict(r) for r in await conn.fetch(q.LIST_TOKENS, user_id)]
+async def list_tokens(conn: Conn, user_id: int, limit: int = 500, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """The user's tokens (never the secrets) and how many there are."""
+    return split_total(await conn.fetch(q.LIST_TOKENS, user_id, limit, offset))

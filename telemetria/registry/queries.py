@@ -95,6 +95,7 @@ SELECT v.id, v.plate, v.prefix, v.description, v.contractor_id, c.name AS contra
          WHERE i.vehicle_id = v.id AND i.during @> now() LIMIT 1) AS tracker,
        (SELECT d.name FROM driver_assignments a JOIN drivers d ON d.id = a.driver_id
          WHERE a.vehicle_id = v.id AND a.during @> now() LIMIT 1) AS driver,
+       (SELECT f.ts FROM fixes f WHERE f.vehicle_id = v.id ORDER BY f.ts DESC LIMIT 1) AS last_fix_at,
        count(*) OVER () AS total
 FROM vehicles v LEFT JOIN contractors c ON c.id = v.contractor_id
 WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR v.id = $2)
