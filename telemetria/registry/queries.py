@@ -1,6 +1,8 @@
-"""SQL of the fleet registry: vehicles, trackers and installations."""
+"""All SQL of the registry: vehicles, trackers, installations, contractors, drivers, routes, assignments, zones."""
 
 from __future__ import annotations
+
+from telemetria.registry.sqlgen import insert_sql, patch_sql
 
 INSERT_VEHICLE = """
 INSERT INTO vehicles (plate, prefix, description) VALUES ($1, $2, $3)
@@ -66,8 +68,6 @@ REATTRIBUTE_FIXES = """
 UPDATE fixes SET vehicle_id = $3 WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $4"""
 
 # --- the registry API (ids, scoped): $1 is always the contractor scope (NULL: everything) ------
-
-from telemetria.registry.sqlgen import insert_sql, patch_sql  # noqa: E402
 
 CONTRACTOR_COLUMNS = ("name", "cnpj", "contract_number", "active")
 INSERT_CONTRACTOR = insert_sql("contractors", CONTRACTOR_COLUMNS)
