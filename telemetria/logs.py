@@ -122,6 +122,7 @@ class RequestIdMiddleware:
                     scope["path"],
                     status,
                     extra={
+                        "request_id": rid,
                         "method": scope["method"],
                         "path": scope["path"],
                         "status": status,
