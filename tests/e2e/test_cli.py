@@ -83,3 +83,12 @@ def test_simulate_command_posts_to_the_server(db_env: dict[str, str], server: st
     plates = {v["plate"]: v for v in json.loads(cli(db_env, "vehicle", "list").stdout)}
     assert {"CLI1A00", "CLI1A01"} <= plates.keys()
     assert plates["CLI1A00"]["tracker"] == "cli-0001"
+
+
+def test_retention_command_names_its_cutoff_and_refuses_under_two_years(db_env: dict[str, str]) -> None:
+    out = json.loads(cli(db_env, "retention", "run", "--dry-run").stdout)
+    assert out["dry_run"] is True and out["retention_days"] == 731 and out["cutoff"]
+    assert "public.fixes" in [h["hypertable"] for h in out["hypertables"]]
+    refused = cli({**db_env, "TELEMETRIA_RETENTION_DAYS": "729"}, "retention", "run", check=False)
+    assert refused.returncode == 2
+    assert "TELEMETRIA_RETENTION_DAYS" in refused.stderr and "Art. 15" in refused.stderr
