@@ -118,8 +118,8 @@ async def run(
             if ctype not in q.CUTOFF_AS:
                 result.skipped.append(f"{name}: time column {column} is {ctype}, not a timestamp or date")
                 continue
-            chunks = [Chunk(c["chunk"], c["range_start"], c["range_end"]) for c in await conn.fetch(
-                q.CHUNKS_OLDER[ctype], name, cutoff)]  # fmt: skip
+            rows = await conn.fetch(q.CHUNKS_OLDER[ctype], name, cutoff)
+            chunks = [Chunk(c["chunk"], c["range_start"], c["range_end"]) for c in rows]
             if not dry_run and chunks:
                 dropped = {c["chunk"] for c in await conn.fetch(q.DROP_CHUNKS[ctype], name, cutoff)}
                 if dropped != {c.name for c in chunks}:  # cannot happen in one transaction; never guess
