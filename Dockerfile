@@ -1,5 +1,5 @@
 # Production image of the service. The database is external (TELEMETRIA_DATABASE_URL), a
-# PostgreSQL 15 server with the TimescaleDB extension available.
+# PostgreSQL 15 server with the TimescaleDB extension available (docker-compose.yml runs one).
 FROM python:3.11-slim-bookworm AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
@@ -7,7 +7,13 @@ COPY telemetria ./telemetria
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim-bookworm
-RUN useradd --system --uid 10001 --home-dir /app telemetria
+# pg_dump/pg_restore 15 for `telemetria backup` and `telemetria restore` (Debian 12's own package,
+# installed at /usr/lib/postgresql/15/bin like on the development machines).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends postgresql-client-15 \
+ && rm -rf /var/lib/apt/lists/*
+RUN useradd --system --uid 10001 --home-dir /app telemetria \
+ && mkdir -p /backups && chown telemetria /backups
 WORKDIR /app
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -14,19 +17,22 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 
-from telemetria import __version__
+from telemetria import __version__, metrics
 from telemetria.audit import api as audit_api
 from telemetria.auth import api as auth_api
 from telemetria.auth.store import AuthError
 from telemetria.auth.throttle import LoginThrottle
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
-from telemetria.http import HttpError, error_response, json_response, unavailable
+from telemetria.http import HttpError, bearer_token, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
 from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
+from telemetria.logs import RequestIdMiddleware
+from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
 from telemetria.registry.errors import RegistryError
+from telemetria.reports.queries import last_fixes
 from telemetria.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -40,6 +46,10 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # min_size=0: the service starts (and answers 503) even while the database is down.
         pool = await create_pool(settings, min_size=0)
+        # Reports read through reports_pool: a streaming replica when configured, else the same pool.
+        reports_pool = pool
+        if settings.reports_database_url:
+            reports_pool = await create_pool(settings, dsn=settings.reports_database_url, min_size=0)
         writer = Writer(
             partial(connect, settings),
             max_rows=settings.writer_max_rows,
@@ -48,13 +58,25 @@ def create_app(settings: Settings) -> FastAPI:
         )
         writer.start()
         app.state.pool = pool
+        app.state.reports_pool = reports_pool
         app.state.writer = writer
         app.state.tracker_auth = TrackerAuth(pool, ttl_s=settings.auth_cache_ttl_s)
         app.state.ingest = IngestService(writer, limits_from(settings))
+        retention_task = None
+        if settings.retention_interval_s > 0:
+            retention_task = asyncio.create_task(
+                retention.periodic(pool, settings.retention_days, settings.retention_interval_s), name="retention"
+            )
         try:
             yield
         finally:
+            if retention_task is not None:
+                retention_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await retention_task
             await writer.stop()
+            if reports_pool is not pool:
+                await reports_pool.close()
             await pool.close()
 
     app = FastAPI(
@@ -66,6 +88,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.router.routes.extend(ingest_api.ROUTES)
+    app.add_middleware(RequestIdMiddleware, access=settings.access_log)
     for router in API_ROUTERS:
         app.include_router(router)
 
@@ -121,6 +144,22 @@ def create_app(settings: Settings) -> FastAPI:
         if pending:
             return json_response({"status": "unready", "migrations_pending": [m.version for m in pending]}, 503)
         return json_response({"status": "ready"})
+
+    @app.get("/metrics", tags=["ops"], summary="Prometheus metrics (text exposition format)")
+    async def metrics_endpoint(request: Request) -> Response:
+        token = settings.metrics_token
+        if token is not None and not secrets.compare_digest(
+            (bearer_token(request) or "").encode(), token.get_secret_value().encode()
+        ):
+            return json_response({"detail": "metrics need Authorization: Bearer <metrics token>"}, 401)
+        try:
+            async with asyncio.timeout(5):
+                fleet = [(f.plate, f.age_s) for f in await last_fixes(request.app.state.pool)]
+            up = True
+        except DB_ERRORS:  # (TimeoutError is one) the process metrics are still worth serving
+            fleet, up = [], False
+        body = metrics.render(metrics.database_families(up, fleet))
+        return Response(body, media_type=metrics.CONTENT_TYPE)
 
     return app
 

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import orjson
 from pydantic import ValidationError
 
-from telemetria.settings import Settings
+from telemetria.settings import Settings, SettingsError
 
 LOCAL_TZ = ZoneInfo("America/Porto_Velho")
 
@@ -88,7 +88,41 @@ def cmd_migrate(settings: Settings, args: argparse.Namespace) -> None:
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.serve import run
 
-    run(args.host or settings.host, args.port or settings.port, args.workers or settings.workers, settings.access_log)
+    run(settings, args.host or settings.host, args.port or settings.port, args.workers or settings.workers)
+
+
+# --- operations -------------------------------------------------------------------------------
+
+
+def cmd_retention(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.ops import retention
+
+    async def run(conn: Any) -> Any:
+        return (await retention.run(conn, settings.retention_days, dry_run=args.dry_run, source="cli")).as_json()
+
+    emit(_run_db(settings, run))
+
+
+def cmd_backup(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.ops.backup import backup
+
+    _reachable(settings)
+    manifest = backup(settings.dsn(), args.out)
+    emit({"dump": str(args.out.resolve()), "manifest": str(args.out.resolve()) + ".manifest.json", **manifest})
+
+
+def cmd_restore(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.ops.backup import restore
+
+    _reachable(settings)
+    emit(restore(settings.dsn(), args.file))
+
+
+def _reachable(settings: Settings) -> None:
+    async def ping(conn: Any) -> None:
+        await conn.fetchval("SELECT 1")
+
+    _run_db(settings, ping)
 
 
 # --- registry ---------------------------------------------------------------------------------
@@ -282,6 +316,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int)
     serve.set_defaults(func=cmd_serve)
 
+    ret = sub.add_parser("retention", help="drop data older than the retention window (every hypertable)")
+    rsub = ret.add_subparsers(dest="action", required=True)
+    rrun = rsub.add_parser("run", help="drop whole chunks older than TELEMETRIA_RETENTION_DAYS")
+    rrun.add_argument("--dry-run", action="store_true", help="list what would be dropped, drop nothing")
+    ret.set_defaults(func=cmd_retention)
+
+    bak = sub.add_parser("backup", help="pg_dump (custom format) of the database plus a manifest beside it")
+    bak.add_argument("--out", type=Path, required=True, help="dump file; the manifest is FILE.manifest.json")
+    bak.set_defaults(func=cmd_backup)
+
+    res = sub.add_parser("restore", help="restore a backup into the (empty) database TELEMETRIA_DATABASE_URL names")
+    res.add_argument("file", type=Path, help="the dump written by `telemetria backup`")
+    res.set_defaults(func=cmd_restore)
+
     veh = sub.add_parser("vehicle", help="register and list vehicles")
     vsub = veh.add_subparsers(dest="action", required=True)
     va = vsub.add_parser("add")
@@ -374,6 +422,9 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(f"telemetria: invalid settings: {bad}", file=sys.stderr)
         sys.exit(2)
+    except SettingsError as e:
+        print(f"telemetria: invalid settings: {e}", file=sys.stderr)
+        sys.exit(2)
     try:
         args.func(settings, args)
     except KeyboardInterrupt:
@@ -384,9 +435,11 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:
         from telemetria.auth.store import AuthError
         from telemetria.localdb import LocalDbError
+        from telemetria.ops.backup import BackupError
+        from telemetria.ops.retention import RetentionError
         from telemetria.registry.errors import RegistryError
 
-        if isinstance(e, RegistryError | LocalDbError | AuthError):
+        if isinstance(e, RegistryError | LocalDbError | AuthError | BackupError | RetentionError):
             print(f"telemetria: {e}", file=sys.stderr)
             sys.exit(1)
         raise

@@ -113,7 +113,7 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     finally:
         await conn.close()
 
-    config = uvicorn_config(create_app(settings), host=host, port=port, access_log=False, log_level="warning")
+    config = uvicorn_config(create_app(settings), settings, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     while not server.started:

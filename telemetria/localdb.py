@@ -112,6 +112,18 @@ class LocalDb:
             "--data-checksums",
         )
 
+    def init_standby_of(self, primary: LocalDb) -> None:
+        """Make this cluster a hot standby of `primary` (pg_basebackup -R); start it with `start()`.
+
+        The copy keeps streaming from the primary's socket; `start()` gives it its own port and
+        socket directory. Used to try reports on a replica locally (TELEMETRIA_REPORTS_DATABASE_URL).
+        """
+        self._prepare_dir()
+        if self.initialized():
+            raise LocalDbError(f"{self.pgdata} already holds a cluster")
+        conninfo = f"host={primary.data_dir} port={primary.port} user={SUPERUSER}"
+        self._pg("pg_basebackup", "-D", str(self.pgdata), "-R", "-X", "stream", "-c", "fast", "-d", conninfo)
+
     def write_conf(self) -> None:
         conf = self.pgdata / "telemetria.conf"
         text = SERVER_CONF.format(socket_dir=self.data_dir, port=self.port)

@@ -4,29 +4,49 @@ uvicorn's own `--workers` hands one listening socket to every process, and the k
 most new connections to whichever process wakes first: in the ingest bench all 8 connections of
 a run landed on one of two workers. With a socket of its own per process, bound with
 SO_REUSEPORT, the kernel spreads connections across the processes evenly.
+
+Metrics with several processes: before the first worker starts, PROMETHEUS_MULTIPROC_DIR is
+pointed at a new, empty directory of this run (removed when it ends), which every worker
+inherits; see telemetria/metrics.py.
 """
 
 from __future__ import annotations
 
 import logging
+import logging.config
 import multiprocessing
+import os
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 from typing import Any
 
 import uvicorn
+
+from telemetria.logs import log_config
+from telemetria.settings import Settings
 
 log = logging.getLogger("telemetria.serve")
 
 APP = "telemetria.app:build"
 
 
-def uvicorn_config(app: Any = APP, **kw: Any) -> uvicorn.Config:
-    """The server settings every way of running the service shares (uvloop, httptools, graceful stop)."""
+def uvicorn_config(app: Any = APP, settings: Settings | None = None, **kw: Any) -> uvicorn.Config:
+    """The server settings every way of running the service shares (uvloop, httptools, graceful stop).
+
+    Our own middleware writes the access log (without client addresses), so uvicorn's stays off.
+    """
+    settings = settings or Settings()
     kw.setdefault("factory", app is APP)
-    kw.setdefault("log_level", "info")
-    return uvicorn.Config(app, loop="uvloop", http="httptools", timeout_graceful_shutdown=10, **kw)
+    kw.setdefault("log_level", settings.log_level)
+    kw.setdefault("log_config", log_config(settings.log_format, kw["log_level"]))
+    kw.setdefault("forwarded_allow_ips", settings.forwarded_allow_ips)
+    kw.pop("access_log", None)
+    return uvicorn.Config(
+        app, loop="uvloop", http="httptools", timeout_graceful_shutdown=10, access_log=False, proxy_headers=True, **kw
+    )
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -38,21 +58,33 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _worker(host: str, port: int, access_log: bool) -> None:
+def _worker(host: str, port: int, settings: Settings) -> None:
     sock = _bind(host, port)
-    uvicorn.Server(uvicorn_config(access_log=access_log)).run(sockets=[sock])
+    uvicorn.Server(uvicorn_config(settings=settings)).run(sockets=[sock])
 
 
-def run(host: str, port: int, workers: int = 1, access_log: bool = False) -> None:
+def run(settings: Settings, host: str, port: int, workers: int = 1) -> None:
     """Serve until SIGINT/SIGTERM; with several workers, restart any that dies."""
     if workers == 1:
-        uvicorn.Server(uvicorn_config(host=host, port=port, access_log=access_log)).run()
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)  # one process: its metrics live in its memory
+        uvicorn.Server(uvicorn_config(settings=settings, host=host, port=port)).run()
         return
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
+    logging.config.dictConfig(log_config(settings.log_format, settings.log_level))
     try:
         _bind(host, port).close()  # fail here, with the reason, if the port is taken
     except OSError as e:
         raise SystemExit(f"telemetria: cannot listen on {host}:{port}: {e.strerror}") from None
+    metrics_dir = tempfile.mkdtemp(prefix="telemetria-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir  # inherited by every worker spawned below
+    try:
+        _supervise(settings, host, port, workers)
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _supervise(settings: Settings, host: str, port: int, workers: int) -> None:
+    from telemetria.metrics import mark_process_dead
+
     ctx = multiprocessing.get_context("spawn")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -60,7 +92,7 @@ def run(host: str, port: int, workers: int = 1, access_log: bool = False) -> Non
     procs: dict[int, Any] = {}
 
     def spawn(i: int) -> None:
-        procs[i] = ctx.Process(target=_worker, args=(host, port, access_log), name=f"telemetria-{i}")
+        procs[i] = ctx.Process(target=_worker, args=(host, port, settings), name=f"telemetria-{i}")
         procs[i].start()
 
     for i in range(workers):
@@ -70,6 +102,8 @@ def run(host: str, port: int, workers: int = 1, access_log: bool = False) -> Non
         for i, p in list(procs.items()):
             if not p.is_alive():
                 log.warning("worker %d (pid %s) exited with %s; starting another", i, p.pid, p.exitcode)
+                if p.pid is not None:
+                    mark_process_dead(p.pid)
                 spawn(i)
     for p in procs.values():
         p.terminate()  # SIGTERM: uvicorn finishes in-flight requests, the writer its queue

@@ -7,11 +7,24 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from dotenv import dotenv_values
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 # Lei 3.588/2023 (Jaru/RO), Art. 15 §6: records kept for no less than 2 years.
 MIN_RETENTION_DAYS = 730
+# An optional file of TELEMETRIA_*=value lines; variables set in the environment win over it.
+ENV_FILE_VAR = "TELEMETRIA_ENV_FILE"
+ENV_PREFIX = "TELEMETRIA_"
+
+
+class SettingsError(ValueError):
+    """The settings file is missing or names a setting that does not exist."""
 
 
 def project_root() -> Path:
@@ -34,10 +47,12 @@ def reachable_dir(path: Path) -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="TELEMETRIA_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=None, extra="ignore")
 
     # Database: an existing server (production), else the project-local cluster below.
     database_url: str | None = None
+    # Optional read-only server for reports (a streaming replica); unset: reports use the primary.
+    reports_database_url: str | None = None
     data_dir: Path = Field(default_factory=lambda: project_root() / ".data")
     db_port: int = Field(default=55432, ge=1024, le=65535)
     db_name: str = "telemetria"
@@ -50,6 +65,12 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     workers: int = Field(default=1, ge=1)
     access_log: bool = False
+    # Behind a reverse proxy: the proxies whose X-Forwarded-For/-Proto are believed (uvicorn's setting).
+    forwarded_allow_ips: str = "127.0.0.1"
+    log_format: Literal["json", "text"] = "json"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # When set, GET /metrics requires `Authorization: Bearer <token>`.
+    metrics_token: SecretStr | None = None
 
     # Ingest limits and validation.
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
@@ -57,6 +78,8 @@ class Settings(BaseSettings):
     max_future_s: float = Field(default=300.0, ge=0)
     max_speed_kmh: float = Field(default=300.0, gt=0)
     retention_days: int = 731
+    # How often the service drops chunks older than the retention window; 0: never (use cron).
+    retention_interval_s: float = Field(default=86_400.0, ge=0)
 
     # Group commit: how many fixes one transaction takes, how many transactions run at once,
     # and how many fixes may wait before new requests are turned away with 503.
@@ -76,6 +99,22 @@ class Settings(BaseSettings):
     login_attempts_per_min: int = Field(default=30, ge=1)
     cookie_secure: Literal["auto", "always", "never"] = "auto"
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Read at every Settings(), not at import: TELEMETRIA_ENV_FILE names the optional file.
+        path = os.environ.get(ENV_FILE_VAR)
+        if not path:
+            return init_settings, env_settings, file_secret_settings
+        env_file = settings_file(Path(path), set(settings_cls.model_fields))
+        return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
+
     @field_validator("retention_days")
     @classmethod
     def _at_least_two_years(cls, v: int) -> int:
@@ -91,8 +130,28 @@ class Settings(BaseSettings):
         """Where the local cluster really lives (its data, socket and log); see `reachable_dir`."""
         return reachable_dir(self.data_dir.resolve())
 
+    def reports_dsn(self) -> str:
+        """The database reports read from: the replica when configured, else the main one."""
+        return self.reports_database_url or self.dsn()
+
     def dsn(self) -> str:
         """The database the service and CLI use."""
         if self.database_url:
             return self.database_url
         return f"postgresql:///{self.db_name}?host={self.cluster_dir}&port={self.db_port}&user=telemetria"
+
+
+def settings_file(path: Path, fields: set[str]) -> Path:
+    """`path` if it is a readable settings file whose TELEMETRIA_* names all exist; else SettingsError."""
+    if not path.is_file():
+        raise SettingsError(f"{ENV_FILE_VAR}: {path} is not a file")
+    try:
+        names = dotenv_values(path).keys()
+    except (OSError, UnicodeDecodeError) as e:
+        raise SettingsError(f"{ENV_FILE_VAR}: cannot read {path}: {e}") from None
+    unknown = sorted(
+        n for n in names if n.upper().startswith(ENV_PREFIX) and n[len(ENV_PREFIX) :].lower() not in fields
+    )
+    if unknown:  # most likely a typo, which would otherwise silently leave the default in force
+        raise SettingsError(f"{ENV_FILE_VAR}: {path} sets unknown settings: {', '.join(unknown)}")
+    return path

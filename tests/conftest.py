@@ -82,6 +82,6 @@ async def clean(pool: asyncpg.Pool) -> None:
     """Each database test starts from empty tables."""
     await pool.execute(
         "TRUNCATE fixes, tracker_installations, trackers, vehicles, contractors, drivers, driver_assignments,"
-        " routes, route_stops, route_assignments, speed_zones, users, sessions, api_tokens, audit_log"
+        " routes, route_stops, route_assignments, speed_zones, users, sessions, api_tokens, audit_log, retention_runs"
         " RESTART IDENTITY CASCADE"
     )

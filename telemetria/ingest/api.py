@@ -10,6 +10,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from starlette.routing import Route
 
+from telemetria import metrics
 from telemetria.db import DB_ERRORS, is_unavailable
 from telemetria.http import HttpError, bearer_token, error_response, json_response, read_body, unavailable
 from telemetria.ingest.decode import BodyError, decode_items, parse_body
@@ -107,9 +108,11 @@ OPENAPI_SECURITY = {"trackerToken": {"type": "http", "scheme": "bearer", "descri
 
 async def post_fixes(request: Request) -> Response:
     try:
-        return json_response((await _post_fixes(request)).as_json())
+        response = json_response((await _post_fixes(request)).as_json())
     except HttpError as e:
-        return error_response(e)
+        response = error_response(e)
+    metrics.observe_request("json", response.status_code)
+    return response
 
 
 async def _post_fixes(request: Request) -> IngestResult:
@@ -129,7 +132,7 @@ async def _post_fixes(request: Request) -> IngestResult:
     except BodyError as e:
         raise HttpError(e.status, str(e)) from None
     try:
-        result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items))
+        result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items), "json")
     except Unstorable as e:
         raise HttpError(422, f"the database refused these fixes, nothing stored: {e}") from None
     if result.tracker_inactive:
@@ -140,6 +143,12 @@ async def _post_fixes(request: Request) -> IngestResult:
 
 
 async def osmand(request: Request) -> Response:
+    response = await _osmand(request)
+    metrics.observe_request("osmand", response.status_code)
+    return response
+
+
+async def _osmand(request: Request) -> Response:
     settings = request.app.state.settings
     service: IngestService = request.app.state.ingest
     try:
@@ -156,7 +165,7 @@ async def osmand(request: Request) -> Response:
         if tracker_id is None:
             raise HttpError(403, f"device id {decoded.unique_id[:64]!r} is not a registered, active tracker")
         try:
-            result = await _ingest(service, tracker_id, decoded.items)
+            result = await _ingest(service, tracker_id, decoded.items, "osmand")
         except Unstorable as e:
             result = IngestResult(rejected=[Rejected(i, str(e)) for i in range(len(decoded.items))])
         if result.tracker_inactive:
@@ -185,11 +194,17 @@ async def _authenticate(lookup: Awaitable[int | None]) -> int | None:
         raise
 
 
-async def _ingest(service: IngestService, tracker_id: int, items: Any) -> IngestResult:
+async def _ingest(service: IngestService, tracker_id: int, items: Any, protocol: str) -> IngestResult:
     try:
         result = await service.ingest(tracker_id, items)
+    except Unstorable as e:
+        metrics.observe_ingest(
+            protocol, len(items), IngestResult(rejected=[Rejected(0, f"unstorable: {e}")] * len(items))
+        )
+        raise
     except Overloaded as e:
         raise unavailable(f"overloaded, retry later: {e}") from None
     except Unavailable as e:
         raise unavailable(f"database unavailable, nothing stored, retry later: {e}") from None
+    metrics.observe_ingest(protocol, len(items), result)
     return result

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import asyncpg
 
+from telemetria import metrics
 from telemetria.db import DB_ERRORS, Conn, is_unavailable
 from telemetria.ingest import queries as q
 from telemetria.ingest.model import Fix
@@ -133,6 +136,7 @@ class Writer:
                 await self._flush_and_answer(slot, batch)
             finally:
                 self._pending_rows -= rows
+                metrics.WRITER_PENDING.set(self._pending_rows)
                 for _ in batch:
                     self._queue.task_done()
 
@@ -177,7 +181,9 @@ class Writer:
                 registry = self._registry or await self._load_registry(conn)
                 p = plan(requests, registry.active, registry.installs)
                 try:
-                    await self._write(conn, registry.epoch, p)
+                    start = time.perf_counter()
+                    stored = await self._write(conn, registry.epoch, p)
+                    metrics.observe_flush(len(p.rows), time.perf_counter() - start, stored)
                     return p.results
                 except (asyncpg.PostgresError, _RegistryChanged) as e:
                     if isinstance(e, asyncpg.PostgresError) and e.sqlstate != q.REGISTRY_CHANGED:
@@ -196,17 +202,22 @@ class Writer:
         self._registry = Registry.from_rows(await conn.fetch(q.REGISTRY))
         return self._registry
 
-    async def _write(self, conn: Conn, epoch: int, p: Plan) -> None:
-        """Write the plan's rows and credit them; raises TL001 if the registry changed since `epoch`."""
+    async def _write(self, conn: Conn, epoch: int, p: Plan) -> list[datetime]:
+        """Write the plan's rows and credit them; returns the fix times stored.
+
+        Raises TL001 if the registry changed since `epoch`.
+        """
         if not p.rows:
             # Everything was rejected on the registry's word: make sure that word is current.
             if await conn.fetchval(q.REGISTRY_EPOCH) != epoch:
                 raise _RegistryChanged
-            return
+            return []
         if len(p.rows) <= SMALL_FLUSH_ROWS:
             columns = list(zip(*p.rows, strict=True))
-            credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INGEST_FIXES, epoch, *columns)})
-            return
+            inserted = {(r[0], r[1]) for r in await conn.fetch(q.INGEST_FIXES, epoch, *columns)}
+            stored = [key[1] for key in inserted]
+            credit(p, inserted)
+            return stored
         await conn.execute(q.begin_locked(epoch))
         # Most flushes hold only new fixes: COPY them straight into the hypertable, which is the
         # cheapest write there is. If any of them is already stored (or appears twice), the unique
@@ -217,10 +228,14 @@ class Writer:
             # (A deadlock: another flush is copying some of the same keys in another order.)
             await conn.execute(q.ROLLBACK_TO_FAST_PATH)
             await conn.copy_records_to_table("fix_stage", records=p.rows, columns=q.FIX_COLUMNS)
-            credit(p, {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)})
+            inserted = {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)}
+            stored = [key[1] for key in inserted]
+            credit(p, inserted)
         else:
+            stored = [row[2] for row in p.rows]
             credit_all(p)
         await conn.execute("COMMIT")
+        return stored
 
 
 def _fail(batch: list[_Pending], exc: Exception) -> None:

@@ -110,3 +110,12 @@ def test_first_admin_tokens_and_route_import(db_env: dict[str, str], server: str
     assert login.status_code == 200 and "telemetria_session" in login.cookies
     cli(env, "user", "deactivate", "--username", "coordenacao")
     assert httpx.get(f"{server}/api/v1/routes", headers={"Authorization": f"Bearer {token}"}).status_code == 401
+
+
+def test_retention_command_names_its_cutoff_and_refuses_under_two_years(db_env: dict[str, str]) -> None:
+    out = json.loads(cli(db_env, "retention", "run", "--dry-run").stdout)
+    assert out["dry_run"] is True and out["retention_days"] == 731 and out["cutoff"]
+    assert "public.fixes" in [h["hypertable"] for h in out["hypertables"]]
+    refused = cli({**db_env, "TELEMETRIA_RETENTION_DAYS": "729"}, "retention", "run", check=False)
+    assert refused.returncode == 2
+    assert "TELEMETRIA_RETENTION_DAYS" in refused.stderr and "Art. 15" in refused.stderr

@@ -1,0 +1,32 @@
+"""Deployment files (no Docker engine on these machines): valid YAML, names that exist, versions that match."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from telemetria.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+FIELDS = {f"TELEMETRIA_{name.upper()}" for name in Settings.model_fields}
+
+
+def test_compose_runs_the_service_on_timescaledb_2_19_pg15() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    db, app = compose["services"]["db"], compose["services"]["app"]
+    assert re.fullmatch(r"timescale/timescaledb:2\.19\.\d+-pg15", db["image"])
+    assert "healthcheck" in db and app["depends_on"]["db"]["condition"] == "service_healthy"
+    assert app["build"] == "."
+    unknown = {k for k in app["environment"] if k.startswith("TELEMETRIA_")} - FIELDS
+    assert not unknown, unknown
+    assert app["environment"]["TELEMETRIA_DATABASE_URL"].endswith("@db:5432/telemetria")
+    assert all(p.startswith("127.0.0.1:") for p in app["ports"])  # only a local reverse proxy reaches it
+
+
+def test_dockerfile_names_real_settings_and_endpoints() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    names = set(re.findall(r"\bTELEMETRIA_[A-Z_]+", text))
+    assert names and names <= FIELDS, names - FIELDS
+    assert "/healthz" in text and "USER telemetria" in text and "postgresql-client-15" in text
