@@ -9,14 +9,12 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import orjson
 from pydantic import ValidationError
 
+from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings, SettingsError
-
-LOCAL_TZ = ZoneInfo("America/Porto_Velho")
 
 
 class CliError(Exception):

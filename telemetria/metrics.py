@@ -138,7 +138,7 @@ def observe_many(hist: Histogram, amounts: Iterable[float]) -> None:
     A flush stores up to thousands of fixes; one observe() per fix costs about 1.6 µs in
     multiprocess mode (a lock and a write to the mapped file each), several % of the writer's
     time per fix. This fills the same buckets (prometheus-client keeps per-bucket counts, made
-    cumulative when collected) with one write per bucket; tests/unit/test_metrics.py checks
+    cumulative when collected) with one write per bucket; tests/unit/test_ops_units.py checks
     that the result equals calling observe() for each amount.
     """
     bounds: list[float] = hist._upper_bounds

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import date, datetime, time
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from telemetria.localtime import LocalDateTime
 from telemetria.registry import documents
 from telemetria.registry.fleet import normalize_plate
 
@@ -75,12 +76,12 @@ class VehiclePatch(Strict):
 class TrackerIn(Strict):
     unique_id: str = Field(min_length=1, max_length=64)
     vehicle_id: int
-    since: AwareDatetime | None = Field(default=None, description="installed from (default: no lower bound)")
+    since: LocalDateTime | None = Field(default=None, description="installed from (default: no lower bound)")
 
 
 class TrackerMove(Strict):
     vehicle_id: int
-    at: AwareDatetime | None = Field(default=None, description="from when (default: now)")
+    at: LocalDateTime | None = Field(default=None, description="from when (default: now)")
 
 
 class TrackerPatch(Strict):
@@ -108,8 +109,8 @@ class DriverPatch(Strict):
 class DriverAssignmentIn(Strict):
     driver_id: int
     vehicle_id: int
-    valid_from: AwareDatetime | None = None
-    valid_to: AwareDatetime | None = None
+    valid_from: LocalDateTime | None = None
+    valid_to: LocalDateTime | None = None
 
 
 NOT_NULL = {

@@ -79,7 +79,7 @@ async def test_cpf_only_for_roles_that_need_it(
             409,
             "valid_from",
         ),
-        ("driver-assignments", {"driver_id": 1, "vehicle_id": 1, "valid_from": "2027-01-01T00:00"}, 422, "valid_from"),
+        ("driver-assignments", {"driver_id": 1, "vehicle_id": 1, "valid_from": "01/02/2027"}, 422, "valid_from"),
         (
             "route-assignments",
             {"route_id": 1, "vehicle_id": 1, "valid_from": "2026-02-01", "weekdays": [0]},
@@ -189,3 +189,19 @@ async def test_openapi_documents_every_api_route_without_dangling_refs(client: h
         "application/json",
         "multipart/form-data",
     }
+
+
+async def test_times_without_an_offset_are_local(client: httpx.AsyncClient, world: World) -> None:
+    """People type local times; Rondônia is UTC−4 all year."""
+    h = world.people.auth("monitor")
+    body = {
+        "driver_id": world["d2"],
+        "vehicle_id": world["v2"],
+        "valid_from": "2025-03-01",
+        "valid_to": "2025-03-01T12:30",
+    }
+    r = await client.post("/api/v1/driver-assignments", json=body, headers=h)
+    assert r.status_code == 201, r.text
+    got = r.json()
+    assert datetime.fromisoformat(got["valid_from"]) == datetime(2025, 3, 1, 4, tzinfo=UTC)
+    assert datetime.fromisoformat(got["valid_to"]) == datetime(2025, 3, 1, 16, 30, tzinfo=UTC)
