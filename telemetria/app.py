@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -165,6 +166,10 @@ def create_app(settings: Settings) -> FastAPI:
 
 
 async def _db_down(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, asyncpg.DataError):
+        # A value the database cannot take (NUL in text, out-of-range number) that validation let
+        # through: the client's input, so a 400, never a 500. The message names no stored data.
+        return json_response({"detail": f"invalid value: {str(exc).splitlines()[0]}"}, 400)
     if not is_unavailable(exc):
         raise exc
     log.warning("database unavailable during %s %s: %s", request.method, request.url.path, exc)

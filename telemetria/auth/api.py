@@ -15,6 +15,7 @@ from telemetria.auth.guard import CSRF_COOKIE, SESSION_COOKIE, authenticate, cli
 from telemetria.auth.roles import Perm, Principal, Role
 from telemetria.http import HttpError, json_response
 from telemetria.paging import Page, page, split_total
+from telemetria.params import IdPath, IdQuery
 
 router = APIRouter(prefix="/api/v1", tags=["auth"])
 
@@ -32,14 +33,14 @@ class NewUser(BaseModel):
     username: str = Field(min_length=2, max_length=64)
     password: str
     role: Role
-    contractor_id: int | None = None
+    contractor_id: IdQuery = None
     full_name: str | None = Field(default=None, max_length=200)
 
 
 class UserChange(BaseModel):
     full_name: str | None = Field(default=None, max_length=200)
     role: Role | None = None
-    contractor_id: int | None = None
+    contractor_id: IdQuery = None
     active: bool | None = None
     password: str | None = None
 
@@ -131,7 +132,9 @@ async def list_tokens(
 
 
 @router.delete("/tokens/{token_id}")
-async def revoke_token(token_id: int, request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))) -> Response:
+async def revoke_token(
+    token_id: IdPath, request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))
+) -> Response:
     async with request.app.state.pool.acquire() as conn, conn.transaction():
         row = await store.revoke_token(conn, token_id, who.user_id, who.can(Perm.MANAGE_USERS))
         if row is None:
@@ -164,7 +167,7 @@ async def add_user(body: NewUser, request: Request, who: Principal = Depends(req
 
 @router.patch("/users/{user_id}")
 async def change_user(
-    user_id: int, body: UserChange, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS))
+    user_id: IdPath, body: UserChange, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS))
 ) -> Response:
     changed = sorted(body.model_fields_set)
     if not changed:

@@ -10,6 +10,7 @@ from telemetria.auth.guard import client_ip
 from telemetria.auth.roles import Perm, Principal
 from telemetria.http import json_response
 from telemetria.paging import Page, page
+from telemetria.params import IdPath, IdQuery
 from telemetria.registry import queries as q
 from telemetria.registry import schemas, store, writes
 from telemetria.registry.api_fleet import READ, WRITE, _sent
@@ -47,7 +48,7 @@ async def list_drivers(
 
 
 @router.get("/drivers/{driver_id}")
-async def get_driver(driver_id: int, request: Request, who: Principal = READ) -> Response:
+async def get_driver(driver_id: IdPath, request: Request, who: Principal = READ) -> Response:
     async with request.app.state.pool.acquire() as conn:
         return json_response(await _driver(conn, who, driver_id))
 
@@ -62,7 +63,7 @@ async def add_driver(body: schemas.DriverIn, request: Request, who: Principal = 
 
 @router.patch("/drivers/{driver_id}")
 async def change_driver(
-    driver_id: int, body: schemas.DriverPatch, request: Request, who: Principal = WRITE
+    driver_id: IdPath, body: schemas.DriverPatch, request: Request, who: Principal = WRITE
 ) -> Response:
     # The audit entry names the fields changed, never their values (CPF and name are personal data).
     return await writes.update(
@@ -77,8 +78,8 @@ async def change_driver(
 @router.get("/driver-assignments")
 async def list_driver_assignments(
     request: Request,
-    vehicle_id: int | None = None,
-    driver_id: int | None = None,
+    vehicle_id: IdQuery = None,
+    driver_id: IdQuery = None,
     pg: Page = Depends(page),
     who: Principal = READ,
 ) -> Response:
@@ -109,7 +110,7 @@ async def add_driver_assignment(body: schemas.DriverAssignmentIn, request: Reque
 
 
 @router.delete("/driver-assignments/{assignment_id}")
-async def delete_driver_assignment(assignment_id: int, request: Request, who: Principal = WRITE) -> Response:
+async def delete_driver_assignment(assignment_id: IdPath, request: Request, who: Principal = WRITE) -> Response:
     async with request.app.state.pool.acquire() as conn, conn.transaction():
         if await conn.fetchval(q.DELETE_DRIVER_ASSIGNMENT, assignment_id) is None:
             raise store.NotFound(f"no driver assignment {assignment_id}")

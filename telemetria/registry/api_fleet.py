@@ -12,6 +12,7 @@ from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.http import json_response
 from telemetria.paging import Page, page
+from telemetria.params import IdPath, IdQuery
 from telemetria.registry import fleet, schemas, store, writes
 from telemetria.registry import queries as q
 from telemetria.registry.errors import RegistryError
@@ -40,7 +41,7 @@ async def list_contractors(
 
 
 @router.get("/contractors/{contractor_id}")
-async def get_contractor(contractor_id: int, request: Request, who: Principal = READ) -> Response:
+async def get_contractor(contractor_id: IdPath, request: Request, who: Principal = READ) -> Response:
     async with request.app.state.pool.acquire() as conn:
         return json_response(await _contractor(conn, who, contractor_id))
 
@@ -59,7 +60,7 @@ async def add_contractor(body: schemas.ContractorIn, request: Request, who: Prin
 
 @router.patch("/contractors/{contractor_id}")
 async def change_contractor(
-    contractor_id: int, body: schemas.ContractorPatch, request: Request, who: Principal = WRITE
+    contractor_id: IdPath, body: schemas.ContractorPatch, request: Request, who: Principal = WRITE
 ) -> Response:
     return await writes.update(
         request, who, "contractor", q.PATCH_CONTRACTOR, q.CONTRACTOR_COLUMNS, contractor_id, _sent(body),
@@ -74,7 +75,7 @@ async def change_contractor(
 async def list_vehicles(
     request: Request,
     plate: str | None = Query(None, max_length=10, description="find a vehicle by plate (ABC1D23 or ABC-1234)"),
-    contractor_id: int | None = None,
+    contractor_id: IdQuery = None,
     active: bool | None = None,
     pg: Page = Depends(page),
     who: Principal = READ,
@@ -90,7 +91,7 @@ async def _vehicle(conn: store.Conn, who: Principal, vid: int) -> dict[str, obje
 
 
 @router.get("/vehicles/{vehicle_id}")
-async def get_vehicle(vehicle_id: int, request: Request, who: Principal = READ) -> Response:
+async def get_vehicle(vehicle_id: IdPath, request: Request, who: Principal = READ) -> Response:
     async with request.app.state.pool.acquire() as conn:
         return json_response(await _vehicle(conn, who, vehicle_id))
 
@@ -105,7 +106,7 @@ async def add_vehicle(body: schemas.VehicleIn, request: Request, who: Principal 
 
 @router.patch("/vehicles/{vehicle_id}")
 async def change_vehicle(
-    vehicle_id: int, body: schemas.VehiclePatch, request: Request, who: Principal = WRITE
+    vehicle_id: IdPath, body: schemas.VehiclePatch, request: Request, who: Principal = WRITE
 ) -> Response:
     return await writes.update(
         request, who, "vehicle", q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vehicle_id, _sent(body),
@@ -118,7 +119,7 @@ async def change_vehicle(
 
 @router.get("/trackers")
 async def list_trackers(
-    request: Request, vehicle_id: int | None = None, pg: Page = Depends(page), who: Principal = READ
+    request: Request, vehicle_id: IdQuery = None, pg: Page = Depends(page), who: Principal = READ
 ) -> Response:
     async with request.app.state.pool.acquire() as conn:
         return json_response(await store.many(conn, q.LIST_TRACKERS_PAGE, pg, who.scope, None, vehicle_id))
@@ -128,14 +129,14 @@ async def _tracker(conn: store.Conn, who: Principal, tid: int) -> dict[str, obje
     return await store.one(conn, q.GET_TRACKER, "tracker", tid, who.scope, tid, None)
 
 
-async def _plate(conn: store.Conn, vehicle_id: int) -> str:
+async def _plate(conn: store.Conn, vehicle_id: IdPath) -> str:
     plate = await conn.fetchval(q.VEHICLE_PLATE, vehicle_id)
     if plate is None:
         raise RegistryError(f"vehicle_id: no vehicle {vehicle_id}", "vehicle_id")
     return str(plate)
 
 
-async def _unique_id(conn: store.Conn, tracker_id: int) -> str:
+async def _unique_id(conn: store.Conn, tracker_id: IdPath) -> str:
     uid = await conn.fetchval(q.TRACKER_UNIQUE_ID, tracker_id)
     if uid is None:
         raise store.NotFound(f"no tracker {tracker_id}")
@@ -152,7 +153,7 @@ async def add_tracker(body: schemas.TrackerIn, request: Request, who: Principal 
 
 
 @router.post("/trackers/{tracker_id}/token")
-async def rotate_tracker_token(tracker_id: int, request: Request, who: Principal = WRITE) -> Response:
+async def rotate_tracker_token(tracker_id: IdPath, request: Request, who: Principal = WRITE) -> Response:
     """A new token for the tracker (the old one stops working); shown this once."""
     async with request.app.state.pool.acquire() as conn, conn.transaction():
         token = await fleet.rotate_token(conn, await _unique_id(conn, tracker_id))
@@ -162,7 +163,7 @@ async def rotate_tracker_token(tracker_id: int, request: Request, who: Principal
 
 @router.post("/trackers/{tracker_id}/move")
 async def move_tracker(
-    tracker_id: int, body: schemas.TrackerMove, request: Request, who: Principal = WRITE
+    tracker_id: IdPath, body: schemas.TrackerMove, request: Request, who: Principal = WRITE
 ) -> Response:
     """Install the tracker in another vehicle from `at` on; fixes already stored after `at` follow it."""
     at = body.at or datetime.now(UTC)
@@ -178,7 +179,7 @@ async def move_tracker(
 
 @router.patch("/trackers/{tracker_id}")
 async def change_tracker(
-    tracker_id: int, body: schemas.TrackerPatch, request: Request, who: Principal = WRITE
+    tracker_id: IdPath, body: schemas.TrackerPatch, request: Request, who: Principal = WRITE
 ) -> Response:
     async with request.app.state.pool.acquire() as conn, conn.transaction():
         await fleet.set_tracker_active(conn, await _unique_id(conn, tracker_id), body.active)

@@ -18,6 +18,7 @@ from telemetria.auth.roles import Principal
 from telemetria.geo.geodesic import line_length_m
 from telemetria.http import HttpError, json_response, read_body
 from telemetria.paging import Page, page
+from telemetria.params import IdPath, IdQuery
 from telemetria.registry import queries as q
 from telemetria.registry import routefile, routes, schemas, store, writes
 from telemetria.registry.api_fleet import READ, WRITE, _sent
@@ -108,7 +109,7 @@ async def list_routes(
 
 
 @router.get("/routes/{route_id}")
-async def get_route(route_id: int, request: Request, who: Principal = READ) -> Response:
+async def get_route(route_id: IdPath, request: Request, who: Principal = READ) -> Response:
     """The route with its traced line (GeoJSON), stops, measured length and declared km."""
     async with request.app.state.pool.acquire() as conn:
         return json_response(await routes.route(conn, who.scope, route_id))
@@ -134,7 +135,9 @@ async def add_route(request: Request, who: Principal = WRITE) -> Response:
 
 
 @router.patch("/routes/{route_id}")
-async def change_route(route_id: int, body: schemas.RoutePatch, request: Request, who: Principal = WRITE) -> Response:
+async def change_route(
+    route_id: IdPath, body: schemas.RoutePatch, request: Request, who: Principal = WRITE
+) -> Response:
     return await writes.update(
         request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, _sent(body),
         lambda conn, rid: routes.route(conn, who.scope, rid),
@@ -142,7 +145,7 @@ async def change_route(route_id: int, body: schemas.RoutePatch, request: Request
 
 
 @router.put("/routes/{route_id}/stops")
-async def replace_stops(route_id: int, body: schemas.StopsIn, request: Request, who: Principal = WRITE) -> Response:
+async def replace_stops(route_id: IdPath, body: schemas.StopsIn, request: Request, who: Principal = WRITE) -> Response:
     """Replace the route's ordered stops (boarding points, school, garage) and their scheduled times."""
     stops = _stops(body.stops)
     async with request.app.state.pool.acquire() as conn, conn.transaction():
@@ -158,8 +161,8 @@ async def replace_stops(route_id: int, body: schemas.StopsIn, request: Request, 
 @router.get("/route-assignments")
 async def list_route_assignments(
     request: Request,
-    route_id: int | None = None,
-    vehicle_id: int | None = None,
+    route_id: IdQuery = None,
+    vehicle_id: IdQuery = None,
     on: date | None = None,
     pg: Page = Depends(page),
     who: Principal = READ,
@@ -191,7 +194,7 @@ async def add_route_assignment(body: schemas.RouteAssignmentIn, request: Request
 
 
 @router.delete("/route-assignments/{assignment_id}")
-async def delete_route_assignment(assignment_id: int, request: Request, who: Principal = WRITE) -> Response:
+async def delete_route_assignment(assignment_id: IdPath, request: Request, who: Principal = WRITE) -> Response:
     async with request.app.state.pool.acquire() as conn, conn.transaction():
         if await conn.fetchval(q.DELETE_ROUTE_ASSIGNMENT, assignment_id) is None:
             raise store.NotFound(f"no route assignment {assignment_id}")
@@ -226,6 +229,6 @@ async def add_speed_zone(body: schemas.SpeedZoneIn, request: Request, who: Princ
 
 @router.patch("/speed-zones/{zone_id}")
 async def change_speed_zone(
-    zone_id: int, body: schemas.SpeedZonePatch, request: Request, who: Principal = WRITE
+    zone_id: IdPath, body: schemas.SpeedZonePatch, request: Request, who: Principal = WRITE
 ) -> Response:
     return await writes.update(request, who, "speed_zone", q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, _sent(body), _zone)

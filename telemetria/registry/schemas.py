@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, time
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from telemetria.localtime import LocalDateTime
+from telemetria.params import Id
 from telemetria.registry import documents
 from telemetria.registry.fleet import normalize_plate
 
@@ -18,15 +20,25 @@ def _plate(v: str) -> str:
     return normalize_plate(v)  # RegistryError is a ValueError: pydantic reports it on the field
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _printable(v: str) -> str:
+    """Text without control characters (PostgreSQL refuses NUL; the rest is never meant)."""
+    if _CONTROL.search(v):
+        raise ValueError("contains control characters")
+    return v.strip()
+
+
 def _opt_text(v: str | None) -> str | None:
-    return v.strip() or None if v is not None else None
+    return _printable(v) or None if v is not None else None
 
 
 Plate = Annotated[str, AfterValidator(_plate)]
 Cnpj = Annotated[str, AfterValidator(documents.normalize_cnpj)]
 Cpf = Annotated[str, AfterValidator(documents.normalize_cpf)]
 CnhCategory = Annotated[str, AfterValidator(documents.normalize_cnh_category)]
-Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(str.strip)]
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_printable)]
 OptText = Annotated[str | None, Field(max_length=500), AfterValidator(_opt_text)]
 SpeedLimit = Annotated[float, Field(gt=0, le=150, description="km/h")]
 
@@ -53,7 +65,7 @@ class VehicleIn(Strict):
     plate: Plate
     prefix: OptText = None
     description: OptText = None
-    contractor_id: int | None = None
+    contractor_id: Id | None = None
     capacity: int | None = Field(default=None, ge=1, le=200, description="lotação: seated passengers")
     manufacture_year: int | None = Field(default=None, ge=1950, le=2100)
     kind: VehicleKind | None = None
@@ -65,7 +77,7 @@ class VehiclePatch(Strict):
     plate: Plate | None = None
     prefix: OptText = None
     description: OptText = None
-    contractor_id: int | None = None
+    contractor_id: Id | None = None
     capacity: int | None = Field(default=None, ge=1, le=200)
     manufacture_year: int | None = Field(default=None, ge=1950, le=2100)
     kind: VehicleKind | None = None
@@ -74,13 +86,13 @@ class VehiclePatch(Strict):
 
 
 class TrackerIn(Strict):
-    unique_id: str = Field(min_length=1, max_length=64)
-    vehicle_id: int
+    unique_id: Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_printable)]
+    vehicle_id: Id
     since: LocalDateTime | None = Field(default=None, description="installed from (default: no lower bound)")
 
 
 class TrackerMove(Strict):
-    vehicle_id: int
+    vehicle_id: Id
     at: LocalDateTime | None = Field(default=None, description="from when (default: now)")
 
 
@@ -93,7 +105,7 @@ class DriverIn(Strict):
     cpf: Cpf
     cnh_category: CnhCategory
     card_id: OptText = None
-    contractor_id: int | None = None
+    contractor_id: Id | None = None
     active: bool = True
 
 
@@ -102,13 +114,13 @@ class DriverPatch(Strict):
     cpf: Cpf | None = None
     cnh_category: CnhCategory | None = None
     card_id: OptText = None
-    contractor_id: int | None = None
+    contractor_id: Id | None = None
     active: bool | None = None
 
 
 class DriverAssignmentIn(Strict):
-    driver_id: int
-    vehicle_id: int
+    driver_id: Id
+    vehicle_id: Id
     valid_from: LocalDateTime | None = None
     valid_to: LocalDateTime | None = None
 
@@ -185,8 +197,8 @@ class StopsIn(Strict):
 
 
 class RouteAssignmentIn(Strict):
-    route_id: int
-    vehicle_id: int
+    route_id: Id
+    vehicle_id: Id
     valid_from: date
     valid_to: date | None = None
     weekdays: list[Annotated[int, Field(ge=1, le=7)]] = Field(
