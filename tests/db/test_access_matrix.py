@@ -176,7 +176,7 @@ def test_the_matrix_lists_every_endpoint_with_its_real_permission() -> None:
     for route in (r for router in API_ROUTERS for r in router.routes):
         assert isinstance(route, APIRoute)
         perms = [getattr(d.call, "perm", None) for d in route.dependant.dependencies]
-        for method in route.methods:
+        for method in route.methods or ():
             declared[(method, route.path)] = next((p for p in perms if p is not None), None)
     declared = {k: v for k, v in declared.items() if k not in UNGUARDED}
     listed = {(c.method, c.path): c.perm for c in CASES}

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import httpx
@@ -58,7 +58,7 @@ def server(db_env: dict[str, str]) -> Iterator[str]:
     yield from serve(db_env)
 
 
-def serve(env: dict[str, str], *args: str) -> Iterator[str]:
+def serve(env: dict[str, str], *args: str) -> Generator[str, None, None]:
     """Start the server; the generator yields its URL once and stops it when closed."""
     port = free_port()
     proc = subprocess.Popen(

@@ -32,7 +32,12 @@ def test_readyz_goes_unready_while_the_database_is_down(fresh_cluster_env: dict[
     try:
         cli(env, "db", "stop", "--mode", "fast")
         down: list[httpx.Response] = []
-        assert wait_for(lambda: down.append(r := httpx.get(f"{url}/readyz", timeout=10)) or r.status_code == 503)
+
+        def unready() -> bool:
+            down.append(httpx.get(f"{url}/readyz", timeout=10))
+            return down[-1].status_code == 503
+
+        assert wait_for(unready)
         assert "unreachable" in down[-1].json()["database"]
         assert httpx.get(f"{url}/healthz").status_code == 200  # the process is still up
         cli(env, "db", "start")

@@ -7,6 +7,7 @@ import logging
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -144,7 +145,7 @@ def test_passwords_go_to_the_environment_not_the_command_line() -> None:
 
 
 def test_manifest_comparison_names_each_difference() -> None:
-    manifest = {
+    manifest: dict[str, Any] = {
         "tables": {"public.fixes": 10, "public.vehicles": 2},
         "time_ranges": {"public.fixes": {"column": "ts", "min": "a", "max": "b"}},
         "versions": {"schema_migrations": [1, 2]},

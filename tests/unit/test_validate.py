@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ LIMITS = Limits()
         ({"heading_deg": float("inf")}, "heading_deg"),
     ],
 )
-def test_each_check(changes: dict[str, object], words: str) -> None:
+def test_each_check(changes: dict[str, Any], words: str) -> None:
     idx, ok, bad = validate([replace(GOOD, **changes)], NOW, LIMITS)
     assert (idx, ok) == ([], [])
     assert bad[0].index == 0 and words in bad[0].error
