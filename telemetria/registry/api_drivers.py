@@ -111,10 +111,4 @@ async def add_driver_assignment(body: schemas.DriverAssignmentIn, request: Reque
 
 @router.delete("/driver-assignments/{assignment_id}")
 async def delete_driver_assignment(assignment_id: IdPath, request: Request, who: Principal = WRITE) -> Response:
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        if await conn.fetchval(q.DELETE_DRIVER_ASSIGNMENT, assignment_id) is None:
-            raise store.NotFound(f"no driver assignment {assignment_id}")
-        await record(
-            conn, "registry.driver_assignment.delete", who, client_ip(request), f"driver_assignment:{assignment_id}"
-        )
-    return json_response({"id": assignment_id, "deleted": True})
+    return await writes.delete(request, who, "driver_assignment", q.DELETE_DRIVER_ASSIGNMENT, assignment_id)

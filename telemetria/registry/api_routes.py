@@ -195,13 +195,7 @@ async def add_route_assignment(body: schemas.RouteAssignmentIn, request: Request
 
 @router.delete("/route-assignments/{assignment_id}")
 async def delete_route_assignment(assignment_id: IdPath, request: Request, who: Principal = WRITE) -> Response:
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        if await conn.fetchval(q.DELETE_ROUTE_ASSIGNMENT, assignment_id) is None:
-            raise store.NotFound(f"no route assignment {assignment_id}")
-        await record(
-            conn, "registry.route_assignment.delete", who, client_ip(request), f"route_assignment:{assignment_id}"
-        )
-    return json_response({"id": assignment_id, "deleted": True})
+    return await writes.delete(request, who, "route_assignment", q.DELETE_ROUTE_ASSIGNMENT, assignment_id)
 
 
 # --- speed zones ------------------------------------------------------------------------------

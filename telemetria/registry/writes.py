@@ -39,3 +39,12 @@ async def update(
             conn, f"registry.{kind}.update", who, client_ip(request), f"{kind}:{row_id}", {"fields": sorted(sent)}
         )
         return json_response(await read(conn, row_id))
+
+
+async def delete(request: Request, who: Principal, kind: str, sql: str, row_id: int) -> Response:
+    """DELETE a `kind` row (`sql` returns its id), audit it, answer what went; 404 when there is none."""
+    async with request.app.state.pool.acquire() as conn, conn.transaction():
+        if await conn.fetchval(sql, row_id) is None:
+            raise store.NotFound(f"no {kind.replace('_', ' ')} {row_id}")
+        await record(conn, f"registry.{kind}.delete", who, client_ip(request), f"{kind}:{row_id}")
+    return json_response({"id": row_id, "deleted": True})
