@@ -21,10 +21,9 @@ from fastapi.responses import Response
 from telemetria import __version__, metrics
 from telemetria.audit import api as audit_api
 from telemetria.auth import api as auth_api
-from telemetria.auth.store import AuthError
 from telemetria.auth.throttle import LoginThrottle
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
-from telemetria.http import HttpError, bearer_token, error_response, json_response, unavailable
+from telemetria.http import FieldError, HttpError, bearer_token, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
 from telemetria.ingest.service import IngestService, limits_from
@@ -32,7 +31,6 @@ from telemetria.ingest.writer import Writer
 from telemetria.logs import RequestIdMiddleware
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
-from telemetria.registry.errors import RegistryError
 from telemetria.reports.queries import last_fixes
 from telemetria.settings import Settings
 
@@ -108,12 +106,8 @@ def create_app(settings: Settings) -> FastAPI:
     async def _http_error(request: Request, exc: HttpError) -> Response:
         return error_response(exc)
 
-    @app.exception_handler(RegistryError)
-    async def _registry_error(request: Request, exc: RegistryError) -> Response:
-        return json_response({"detail": str(exc), "field": exc.field}, exc.status)
-
-    @app.exception_handler(AuthError)
-    async def _auth_error(request: Request, exc: AuthError) -> Response:
+    @app.exception_handler(FieldError)  # registry and user-management refusals
+    async def _field_error(request: Request, exc: FieldError) -> Response:
         return json_response({"detail": str(exc), "field": exc.field}, exc.status)
 
     @app.exception_handler(RequestValidationError)

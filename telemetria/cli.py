@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from telemetria.auth.roles import Role
 from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings, SettingsError
 
@@ -177,10 +178,18 @@ def _password() -> str:
     return password
 
 
+async def _user(conn: Any, username: str) -> Any:
+    from telemetria.auth import store
+
+    row = await conn.fetchrow(store.q.USER_BY_USERNAME, store.normalize_username(username))
+    if row is None:
+        raise CliError(f"no user {username!r}")
+    return row
+
+
 def cmd_user(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.audit.log import record
     from telemetria.auth import store
-    from telemetria.auth.roles import Role
 
     async def run(conn: Any) -> Any:
         if args.action == "list":
@@ -192,9 +201,7 @@ def cmd_user(settings: Settings, args: argparse.Namespace) -> None:
                 )
                 await record(conn, "user.create", None, None, f"user:{user['id']}", {"role": args.role, "via": "cli"})
             return user
-        row = await conn.fetchrow(store.q.USER_BY_USERNAME, store.normalize_username(args.username))
-        if row is None:
-            raise CliError(f"no user {args.username!r}")
+        row = await _user(conn, args.username)
         changes: dict[str, Any] = {"active": args.action == "activate"} if args.action != "passwd" else {}
         if args.action == "passwd":
             changes["password"] = _password()
@@ -213,9 +220,7 @@ def cmd_token(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.auth import store
 
     async def run(conn: Any) -> Any:
-        row = await conn.fetchrow(store.q.USER_BY_USERNAME, store.normalize_username(args.username))
-        if row is None:
-            raise CliError(f"no user {args.username!r}")
+        row = await _user(conn, args.username)
         if args.action == "list":
             return (await store.list_tokens(conn, row["id"]))[0]
         async with conn.transaction():
@@ -370,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     usub = usr.add_subparsers(dest="action", required=True)
     ua = usub.add_parser("add", help="create a user (password from TELEMETRIA_PASSWORD or asked)")
     ua.add_argument("--username", required=True)
-    ua.add_argument("--role", required=True, choices=["admin", "monitor", "auditor", "contractor"])
+    ua.add_argument("--role", required=True, choices=[r.value for r in Role])
     ua.add_argument("--contractor", type=int, help="contractor id (required for the contractor role)")
     ua.add_argument("--full-name")
     usub.add_parser("list")
@@ -431,13 +436,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"telemetria: {e}", file=sys.stderr)
         sys.exit(1)
     except Exception as e:
-        from telemetria.auth.store import AuthError
+        from telemetria.http import FieldError
         from telemetria.localdb import LocalDbError
         from telemetria.ops.backup import BackupError
         from telemetria.ops.retention import RetentionError
-        from telemetria.registry.errors import RegistryError
 
-        if isinstance(e, RegistryError | LocalDbError | AuthError | BackupError | RetentionError):
+        if isinstance(e, FieldError | LocalDbError | BackupError | RetentionError):
             print(f"telemetria: {e}", file=sys.stderr)
             sys.exit(1)
         raise

@@ -22,6 +22,18 @@ class HttpError(Exception):
         self.extra = extra
 
 
+class FieldError(ValueError):
+    """A request that cannot be carried out because of one field; answered as `{"detail", "field"}`."""
+
+    status = 400
+
+    def __init__(self, message: str, field: str | None = None, status: int | None = None):
+        super().__init__(message)
+        self.field = field
+        if status is not None:
+            self.status = status
+
+
 def json_response(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(orjson.dumps(content), status_code=status, media_type="application/json", headers=headers)
 

@@ -155,12 +155,7 @@ async def list_users(
 @router.post("/users", status_code=201)
 async def add_user(body: NewUser, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS))) -> Response:
     async with request.app.state.pool.acquire() as conn, conn.transaction():
-        try:
-            user = await store.add_user(
-                conn, body.username, body.password, body.role, body.contractor_id, body.full_name
-            )
-        except store.AuthError as e:
-            raise HttpError(e.status, str(e), field=e.field) from None
+        user = await store.add_user(conn, body.username, body.password, body.role, body.contractor_id, body.full_name)
         await record(conn, "user.create", who, client_ip(request), f"user:{user['id']}", {"role": body.role.value})
     return json_response(user, 201)
 
@@ -173,9 +168,6 @@ async def change_user(
     if not changed:
         raise HttpError(400, "nothing to change: send one of full_name, role, contractor_id, active, password")
     async with request.app.state.pool.acquire() as conn, conn.transaction():
-        try:
-            user = await store.change_user(conn, user_id, body.model_dump(include=body.model_fields_set))
-        except store.AuthError as e:
-            raise HttpError(e.status, str(e), field=e.field) from None
+        user = await store.change_user(conn, user_id, body.model_dump(include=body.model_fields_set))
         await record(conn, "user.update", who, client_ip(request), f"user:{user_id}", {"fields": changed})
     return json_response(user)

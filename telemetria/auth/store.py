@@ -15,18 +15,14 @@ from telemetria.auth import passwords
 from telemetria.auth import queries as q
 from telemetria.auth.roles import Principal, Role
 from telemetria.db import Conn
+from telemetria.http import FieldError
 from telemetria.paging import split_total
 
 USER_TOKEN_PREFIX = "tlm_"
 
 
-class AuthError(ValueError):
+class AuthError(FieldError):
     """A user-management request that cannot be carried out; `field` names what is wrong."""
-
-    def __init__(self, message: str, field: str | None = None, status: int = 400):
-        super().__init__(message)
-        self.field = field
-        self.status = status
 
 
 def digest(secret: str) -> bytes:

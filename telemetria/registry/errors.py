@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+from telemetria.http import FieldError
 
-class RegistryError(ValueError):
+
+class RegistryError(FieldError):
     """A registry request that cannot be carried out; the message says why."""
-
-    status = 400
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.field = field
 
 
 class NotFound(RegistryError):
