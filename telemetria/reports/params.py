@@ -1,0 +1,39 @@
+"""The knobs of every derivation, in one frozen object: a report is a pure function of fixes, registry and these."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ReportParams:
+    # Cleaning.
+    max_jump_kmh: float = 150.0  # implied speed above this between fixes: the odd fix out is an outlier
+    stationary_kmh: float = 3.0  # reported speed at or below this counts as standing still
+    jitter_floor_m: float = 15.0  # displacement under max(this, fix accuracy) while stationary is GPS jitter
+    # Segments: consecutive fixes further apart than gap_s are a gap (the law wants one every 30 s,
+    # so a gap is more than one missed report); further apart than max_link_s they are not joined at all.
+    report_interval_s: float = 30.0
+    gap_s: float = 60.0
+    max_link_s: float = 6 * 3600.0
+    # Stops and trips.
+    stop_min_s: float = 60.0
+    stop_radius_m: float = 30.0
+    authorized_radius_m: float = 50.0
+    onboard_max_s: float = 2 * 3600.0  # Art. 9 §1: under 2 h on board, boarding to school and back
+    # Speeding (CTB Art. 218 tiers at 20 % and 50 %).
+    default_limit_kmh: float = 60.0  # CTB Art. 61 where nothing else applies
+    speeding_min_s: float = 20.0
+    speeding_min_fixes: int = 2
+    # Route deviation (Art. 26).
+    deviation_tolerance_m: float = 100.0  # when the route has none of its own
+    deviation_min_s: float = 60.0
+    deviation_min_fixes: int = 2
+
+    def fingerprint(self) -> str:
+        """Changes whenever any knob does: stored with rollups so that old ones are recognized as stale."""
+        return hashlib.sha256(repr(sorted(asdict(self).items())).encode()).hexdigest()[:16]
+
+
+DEFAULT = ReportParams()
