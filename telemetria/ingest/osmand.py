@@ -128,6 +128,8 @@ def _flat_fix(fields: Mapping[str, Any], now: datetime, batch: bool, attr: Attr)
     fix = Fix(ts=_time(fields.get("timestamp"), now, batch), lat=lat, lon=lon)
     speed = _opt_num(fields, "speed")
     fix.speed_kmh = speed * KNOT_KMH if speed is not None and speed >= 0 else None
+    if fix.speed_kmh is not None and not math.isfinite(fix.speed_kmh):  # 9.8E307 knots overflows
+        raise DecodeError(f"speed: {speed} knots is out of range")
     bearing = "bearing" if _present(fields.get("bearing")) else "heading"
     fix.heading_deg = _heading(_opt_num(fields, bearing))
     fix.altitude_m = _opt_num(fields, "altitude")
