@@ -1,0 +1,186 @@
+"""Distance driven, segment by segment: along the planned route where the fixes follow it, else the chord (pure).
+
+Each segment runs from the previous kept fix to fix i and is attributed to its END fix i, so the metres of a
+time window are the sum over the fixes whose t lies inside it. Every decision about a segment looks only at its
+two fixes and (through clean.keep_mask) a few neighbours, never at earlier segments: a window computed with a
+few context fixes on each side gives exactly the same per-fix lengths as the whole track.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from telemetria.geo.geodesic import GEOD
+from telemetria.geo.routeline import RouteLine, angle_deg
+from telemetria.reports.clean import stationary_mask
+from telemetria.reports.params import ReportParams
+from telemetria.reports.track import BoolArray, FloatArray, IntArray, Track
+
+# Segment methods (Segments.method).
+NONE, ROUTE, CHORD = 0, 1, 2
+METHOD_NAMES = {NONE: "none", ROUTE: "route", CHORD: "chord"}
+
+# Along-route progress may fall short of the chord by the two offsets plus this much (UTM-vs-geodesic scale,
+# the chord bending over a corner the route line takes square), metres + fraction of the chord.
+SHORT_SLACK_M, SHORT_SLACK = 5.0, 0.01
+# A fix's heading says which way it travels along a pass only when it moves; beyond this it points the other way.
+WRONG_WAY_DEG = 90.0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Segments:
+    """Per fix of the track: the segment ending at it. Metres, seconds; zero/NONE where no segment ends."""
+
+    t: FloatArray  # fix time, epoch s (copied from the track, for windows)
+    length_m: FloatArray
+    dt_s: FloatArray  # from the previous kept fix; NaN where none
+    method: npt.NDArray[np.int8]  # NONE, ROUTE or CHORD
+    route: npt.NDArray[np.int16]  # index into the routes given, -1 unless method is ROUTE
+    gap: BoolArray  # dt_s > params.gap_s: the tracker missed reports
+    stationary_jitter: BoolArray  # zeroed: both ends stood still and stayed within the jitter radius
+
+    def window(self, t0: float, t1: float) -> BoolArray:
+        """Fixes with t0 ≤ t < t1 (epoch s): the segments a window owns."""
+        return (self.t >= t0) & (self.t < t1)
+
+    def total_m(self, mask: BoolArray | None = None) -> float:
+        """Metres over all fixes, or over the fixes in `mask`."""
+        return float(np.sum(self.length_m if mask is None else self.length_m[mask]))
+
+    def by_method_m(self, mask: BoolArray | None = None) -> dict[str, float]:
+        """Metres per method name ('route', 'chord'), over all fixes or over `mask`."""
+        sel = np.ones(len(self.t), dtype=bool) if mask is None else mask
+        return {name: float(np.sum(self.length_m[sel & (self.method == m)])) for m, name in METHOD_NAMES.items() if m}
+
+    def gap_m(self, mask: BoolArray | None = None) -> float:
+        """Metres of segments that span a gap (estimated, not observed), over all fixes or over `mask`."""
+        sel = self.gap if mask is None else self.gap & mask
+        return float(np.sum(self.length_m[sel]))
+
+
+def segments(
+    track: Track, keep: BoolArray, routes: Sequence[RouteLine], tolerances_m: Sequence[float], params: ReportParams
+) -> Segments:
+    """Length of every segment between consecutive kept fixes, metres, by the rules in the module docstring."""
+    if len(routes) != len(tolerances_m):
+        raise ValueError("one tolerance per route")
+    n = len(track)
+    idx = np.flatnonzero(keep)
+    a, b = idx[:-1], idx[1:]
+    dt = track.t[b] - track.t[a]
+    chord = _chord_m(track, a, b)
+    still = stationary_mask(track, params, keep)
+    radius = np.fmax(params.jitter_floor_m, np.fmax(track.accuracy_m[a], track.accuracy_m[b]))
+    jitter = still[a] & still[b] & (chord <= radius)
+    linked = dt <= params.max_link_s
+    along, which = _along_route(track, a, b, dt, chord, routes, tolerances_m, params)
+    use_route = linked & ~jitter & (which >= 0)
+    use_chord = linked & ~jitter & ~use_route
+
+    length = np.zeros(n)
+    length[b] = np.where(use_route, along, np.where(use_chord, chord, 0.0))
+    dt_s = np.full(n, np.nan)
+    dt_s[b] = dt
+    method = np.full(n, NONE, dtype=np.int8)
+    method[b] = np.where(use_route, ROUTE, np.where(use_chord, CHORD, NONE))
+    route = np.full(n, -1, dtype=np.int16)
+    route[b] = np.where(use_route, which, -1)
+    gap = np.zeros(n, dtype=bool)
+    gap[b] = dt > params.gap_s
+    jit = np.zeros(n, dtype=bool)
+    jit[b] = jitter & linked
+    return Segments(track.t.copy(), length, dt_s, method, route, gap, jit)
+
+
+def _chord_m(track: Track, a: IntArray, b: IntArray) -> FloatArray:
+    """Geodesic metres on WGS84 from fix a to fix b."""
+    if len(a) == 0:
+        return np.zeros(0)
+    _, _, d = GEOD.inv(track.lon[a], track.lat[a], track.lon[b], track.lat[b])
+    return np.asarray(d, dtype=float)
+
+
+def _along_route(
+    track: Track,
+    a: IntArray,
+    b: IntArray,
+    dt: FloatArray,
+    chord: FloatArray,
+    routes: Sequence[RouteLine],
+    tolerances_m: Sequence[float],
+    params: ReportParams,
+) -> tuple[FloatArray, npt.NDArray[np.int16]]:
+    """Best along-route metres per segment and the route giving them (-1: no plausible pair on any route).
+
+    Among all candidate pairs (start pass, end pass) on one route, a pair is plausible when its progress
+    |Δmeasure| is at least the chord less both offsets and slack, and at most max_jump_kmh × dt plus both
+    offsets. Plausible pairs are ranked by (1) how many moving ends point the wrong way along their pass for the
+    pair's direction of travel, (2) closeness of |Δmeasure| to the reported speeds × dt when both are known,
+    else the shorter progress. A start on the way in and an end on the way back count both sides of a U-turn,
+    because both passes are measures of one line.
+    """
+    m = len(a)
+    best_len = np.zeros(m)
+    best_key = np.full((m, 2), np.inf)
+    best_route = np.full(m, -1, dtype=np.int16)
+    if m == 0:
+        return best_len, best_route
+    pts = np.concatenate([a, b[-1:]])  # fixes in segment order: segment k runs from pts[k] to pts[k + 1]
+    speed = track.speed_kmh[pts]
+    moving = speed > params.stationary_kmh
+    heading = np.where(moving, track.heading_deg[pts], np.nan)  # standing, a tracker's heading is stale or noise
+    v = speed / 3.6
+    expected = (v[:-1] + v[1:]) / 2 * dt  # NaN unless both speeds are known
+    for r, (line, tol) in enumerate(zip(routes, tolerances_m, strict=True)):
+        c = line.candidates(track.lon[pts], track.lat[pts], tol)
+        s0, s1 = c.measure_m[:-1, :, None], c.measure_m[1:, None, :]
+        off = c.offset_m[:-1, :, None] + c.offset_m[1:, None, :]
+        delta = s1 - s0  # (m, K, K)
+        progress = np.abs(delta)
+        with np.errstate(invalid="ignore"):
+            lo = chord[:, None, None] * (1 - SHORT_SLACK) - off - SHORT_SLACK_M
+            hi = params.max_jump_kmh / 3.6 * dt[:, None, None] + off + SHORT_SLACK_M
+            ok = (progress >= lo) & (progress <= hi)
+            back = np.where(delta < 0, 180.0, 0.0)
+            wrong_in = angle_deg(heading[:-1, None, None], c.bearing_deg[:-1, :, None] + back) > WRONG_WAY_DEG
+            wrong_out = angle_deg(heading[1:, None, None], c.bearing_deg[1:, None, :] + back) > WRONG_WAY_DEG
+            wrong = wrong_in.astype(float) + wrong_out  # NaN heading or bearing (unknown) is never wrong
+            near = np.abs(progress - expected[:, None, None])
+        tie = np.where(np.isfinite(near), near, progress)
+        wrong = np.where(ok, wrong, np.inf)
+        flat = wrong.reshape(m, -1) * 1e9 + np.where(ok, tie, np.inf).reshape(m, -1)
+        k = np.argmin(flat, axis=1)  # first of equals: candidates are in measure order, so ties are stable
+        rows = np.arange(m)
+        key = np.column_stack([wrong.reshape(m, -1)[rows, k], tie.reshape(m, -1)[rows, k]])
+        better = np.isfinite(key[:, 0]) & (
+            (key[:, 0] < best_key[:, 0]) | ((key[:, 0] == best_key[:, 0]) & (key[:, 1] < best_key[:, 1]))
+        )
+        best_key[better] = key[better]
+        best_len[better] = progress.reshape(m, -1)[rows, k][better]
+        best_route[better] = r
+    return best_len, best_route
+
+
+def odometer_steps_m(track: Track, keep: BoolArray | None = None) -> FloatArray:
+    """Odometer increase from the previous fix with a reading to each fix, metres (cross-check only, never billed).
+
+    Attributed to the end fix like segment lengths, so windows add up; NaN where the fix has no reading, 0 for
+    the first reading and where the odometer went backwards (a reset or a replaced tracker).
+    """
+    sel = np.isfinite(track.odometer_m) & (np.ones(len(track), dtype=bool) if keep is None else keep)
+    idx = np.flatnonzero(sel)
+    out = np.full(len(track), np.nan)
+    if len(idx):
+        out[idx] = np.maximum(np.diff(track.odometer_m[idx], prepend=track.odometer_m[idx[0]]), 0.0)
+    return out
+
+
+def odometer_delta_m(track: Track, t0: float, t1: float, keep: BoolArray | None = None) -> float | None:
+    """Odometer metres over fixes with t0 ≤ t < t1 (epoch s); None if none of them has a reading."""
+    steps = odometer_steps_m(track, keep)
+    inside = (track.t >= t0) & (track.t < t1) & np.isfinite(steps)
+    return float(np.sum(steps[inside])) if inside.any() else None
