@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import asyncpg
@@ -14,18 +16,34 @@ import uvicorn
 
 from telemetria.db import create_pool, init_connection
 from telemetria.ingest.queries import FIX_TOTALS
-from telemetria.registry import fleet
+from telemetria.localtime import LOCAL_TZ
+from telemetria.registry import fleet, routes, schemas, store
+from telemetria.registry import queries as q
+from telemetria.registry.documents import DocumentError, normalize_cnpj, normalize_cpf
+from telemetria.registry.geocheck import RouteGeometry, StopIn, finish
 from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
+from telemetria.sim.roads import Route
+from telemetria.sim.vehicle import DEFAULT_MOTION, vehicle_route
 
 log = logging.getLogger("telemetria.demo")
 
 STATUS_EVERY_S = 10.0
+DEMO_PREFIX = "DEM"
+DEMO_CONTRACTOR = "Transportes Escolares Demo Ltda"
+DEMO_CNPJ_BODY = "101010100001"  # invented root 10.101.010, branch 0001; check digits computed below
+# The sped-up simulator replays past days (see sim.runner.default_start); reports over them need the registry too.
+DEMO_SINCE_DAYS = 30
 
 
 def _plate(prefix: str, i: int) -> str:
     # Mercosul-style plates: SIM1A00, SIM1A01, ... SIM1A99, SIM1B00, ... (unique for i < 23,400)
     return f"{prefix[:3].upper()}{1 + i // 2600}{chr(65 + (i // 100) % 26)}{i % 100:02d}"
+
+
+def demo_plates(vehicles: int) -> list[str]:
+    """The plates of the demo fleet in simulator order: plate i is the simulator's vehicle i."""
+    return [_plate(DEMO_PREFIX, i) for i in range(vehicles)]
 
 
 async def ensure_fleet(conn: Any, settings: Settings, vehicles: int, prefix: str = "SIM") -> list[tuple[str, str]]:
@@ -47,6 +65,92 @@ async def ensure_fleet(conn: Any, settings: Settings, vehicles: int, prefix: str
     path.write_bytes(orjson.dumps(known))
     os.chmod(path, 0o600)
     return creds
+
+
+def _with_check_digits(body: str, normalize: Callable[[str], str]) -> str:
+    """`body` followed by the two check digits that `normalize` accepts (exactly one pair of the 100 is right)."""
+    for k in range(100):
+        with contextlib.suppress(DocumentError):
+            return normalize(f"{body}{k:02d}")
+    raise ValueError(f"no check digits make {body!r} valid")
+
+
+def _demo_stops(route: Route, code: str) -> list[StopIn]:
+    """The garage at the line's start, then the simulator's stops: boarding points, the school, the same points back."""
+    school = next(j for j, s in enumerate(route.stops) if s.kind == "school")
+
+    def name(j: int) -> str:
+        if j < school:
+            return f"Ponto {j + 1}"
+        # Pupils are dropped on the way back where they boarded: the same points in reverse order.
+        return f"Escola Municipal da linha {code}" if j == school else f"Ponto {2 * school - j + 1} (volta)"
+
+    garage = StopIn("Garagem", float(route.line.lat[0]), float(route.line.lon[0]), "garage")
+    return [garage, *(StopIn(name(j), s.lat, s.lon, s.kind) for j, s in enumerate(route.stops))]
+
+
+async def _ensure_driver(conn: Any, n: int, contractor_id: int, vehicle_id: int, since: datetime) -> None:
+    """Demo driver number n (card DEMO-000n), assigned to the vehicle from `since` on unless either has one."""
+    card = f"DEMO-{n:04d}"
+    if row := await conn.fetchrow(q.GET_DRIVER, None, False, None, card, None):
+        did = row["id"]
+    else:
+        cpf = _with_check_digits(f"9{n:07d}2", normalize_cpf)  # ninth digit 2: the fiscal region of Rondônia
+        driver = schemas.DriverIn(
+            name=f"Condutor Demo {n:02d}", cpf=cpf, cnh_category="D", card_id=card, contractor_id=contractor_id
+        )
+        did = await store.insert(conn, q.INSERT_DRIVER, q.DRIVER_COLUMNS, driver.model_dump())
+    for args in ((vehicle_id, None), (None, did)):
+        if await conn.fetchrow(q.GET_DRIVER_ASSIGNMENT, None, None, *args):
+            return
+    await store.guarded(lambda: conn.fetchval(q.INSERT_DRIVER_ASSIGNMENT, did, vehicle_id, since, None))
+
+
+async def _ensure_route(conn: Any, route: Route, n: int, school_year: int) -> int:
+    """Route DEMO-0n of the school year with the simulated line and stops, registered unless it exists; its id."""
+    code = f"DEMO-{n:02d}"
+    if row := await conn.fetchrow(q.GET_ROUTE, None, None, school_year, None, code):
+        return int(row["id"])
+    # finish() runs the checks (and the length) an uploaded route line gets.
+    coords, length_m = finish([(float(x), float(y)) for x, y in zip(route.line.lon, route.line.lat, strict=True)])
+    fields = schemas.RouteFields(
+        code=code, name=f"Linha demo {n:02d}: garagem, escola, garagem", school_year=school_year, shift="matutino",
+        speed_limit_kmh=DEFAULT_MOTION.speed_limit_kmh,
+    )  # fmt: skip
+    return await routes.create_route(
+        conn, fields.model_dump(), RouteGeometry(coords, length_m, _demo_stops(route, code))
+    )
+
+
+async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, now: datetime | None = None) -> None:
+    """Register once what reports need about the demo fleet, where plates[i] is the simulator's vehicle i.
+
+    A contractor owning the vehicles; per vehicle a driver assigned to it, and the route the simulator drives
+    (`vehicle_route(seed, i)`) with its stops, assigned to it every day. What exists is left as it is.
+    """
+    today = (now or datetime.now(UTC)).astimezone(LOCAL_TZ).date()
+    since = today - timedelta(days=DEMO_SINCE_DAYS)
+    weekdays = [1, 2, 3, 4, 5, 6, 7]  # the demo runs every day
+    async with conn.transaction():
+        cnpj = _with_check_digits(DEMO_CNPJ_BODY, normalize_cnpj)
+        if row := await conn.fetchrow(q.GET_CONTRACTOR, None, None, cnpj):
+            cid = row["id"]
+        else:
+            contractor = schemas.ContractorIn(name=DEMO_CONTRACTOR, cnpj=cnpj, contract_number="DEMO")
+            cid = await store.insert(conn, q.INSERT_CONTRACTOR, q.CONTRACTOR_COLUMNS, contractor.model_dump())
+        for i, plate in enumerate(plates):
+            vid = await fleet.vehicle_id(conn, plate)
+            vehicle = await conn.fetchrow(q.GET_VEHICLE, None, vid, None, None, None)
+            if vehicle["contractor_id"] is None:
+                # Its limit is the one the simulated drivers knowingly exceed now and then.
+                patch = schemas.VehiclePatch(
+                    contractor_id=cid, kind="onibus", capacity=44, speed_limit_kmh=DEFAULT_MOTION.speed_limit_kmh
+                )
+                await store.patch(conn, q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vid, schemas.changes(patch))
+            await _ensure_driver(conn, i + 1, cid, vid, datetime.combine(since, time(), LOCAL_TZ))
+            rid = await _ensure_route(conn, vehicle_route(seed, i), i + 1, today.year)
+            if not await conn.fetchrow(q.GET_ROUTE_ASSIGNMENT, None, None, rid, vid, None):
+                await conn.fetchval(q.INSERT_ROUTE_ASSIGNMENT, rid, vid, since, None, weekdays)
 
 
 async def ensure_demo_admin(conn: Any, settings: Settings) -> tuple[str, str] | None:
@@ -108,7 +212,9 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     conn = await asyncpg.connect(settings.dsn())
     try:
         await init_connection(conn)
-        creds = await ensure_fleet(conn, settings, vehicles, prefix="DEM")
+        creds = await ensure_fleet(conn, settings, vehicles, prefix=DEMO_PREFIX)
+        # run_fleet drives creds[i] (the vehicle with plate i) along vehicle_route(seed, i): the same seed here.
+        await ensure_demo_registry(conn, seed, demo_plates(vehicles))
         admin = await ensure_demo_admin(conn, settings)
     finally:
         await conn.close()
