@@ -31,13 +31,17 @@ from telemetria.ingest.writer import Writer
 from telemetria.logs import RequestIdMiddleware
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
+from telemetria.reports import api as reports_api
+from telemetria.reports import rollup
 from telemetria.reports.queries import last_fixes
 from telemetria.settings import Settings
 
 log = logging.getLogger(__name__)
 
 # Every user-facing API router; each route declares its guard (see auth/guard.py).
-API_ROUTERS = (auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, audit_api.router)
+API_ROUTERS = (
+    auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, audit_api.router, reports_api.router,
+)  # fmt: skip
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -66,9 +70,16 @@ def create_app(settings: Settings) -> FastAPI:
             retention_task = asyncio.create_task(
                 retention.periodic(pool, settings.retention_days, settings.retention_interval_s), name="retention"
             )
+        refresher = None
+        if settings.rollup_interval_s > 0:
+            refresher = asyncio.create_task(rollup.periodic(pool, settings.rollup_interval_s), name="rollups")
         try:
             yield
         finally:
+            if refresher is not None:
+                refresher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await refresher
             if retention_task is not None:
                 retention_task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     max_future_s: float = Field(default=300.0, ge=0)
     max_speed_kmh: float = Field(default=300.0, gt=0)
     retention_days: int = 731
+    # How often the service recomputes report rollups that late fixes made stale (0: never; reports
+    # stay right either way, computing stale days from the fixes).
+    rollup_interval_s: float = Field(default=60.0, ge=0)
     # How often the service drops chunks older than the retention window; 0: never (use cron).
     retention_interval_s: float = Field(default=86_400.0, ge=0)
 

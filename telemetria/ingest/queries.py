@@ -47,7 +47,11 @@ FIX_COLUMNS = [
 ]
 
 # A small flush (live single fixes) is one round trip: migrations/0003_ingest_function.sql.
-INGEST_FIXES = "SELECT * FROM ingest_fixes($1, " + ", ".join(f"${n}" for n in range(2, 18)) + ")"
+INGEST_FIXES = "SELECT * FROM ingest_fixes($1, " + ", ".join(f"${n}" for n in range(2, 20)) + ")"
+
+# The report rollups of the days that stored fixes can change are marked stale in the same
+# transaction (migrations/0007_report_rollups.sql); the small-flush function does it itself.
+MARK_STALE = "SELECT mark_rollups_stale($1, $2, $3, $4)"
 
 REGISTRY_EPOCH = "SELECT n FROM registry_epoch"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -22,8 +22,13 @@ from telemetria.db import DB_ERRORS, Conn, is_unavailable
 from telemetria.ingest import queries as q
 from telemetria.ingest.model import Fix
 from telemetria.ingest.rows import IngestResult, Installation, Plan, Request, credit, credit_all, plan
+from telemetria.localtime import LOCAL_TZ
+from telemetria.reports.params import DEFAULT as DEFAULT_PARAMS
 
 log = logging.getLogger(__name__)
+
+# Rollups are by local day; a stored fix can change the days up to one link (max_link_s) around it.
+_STALE_ZONE = (LOCAL_TZ.key, timedelta(seconds=DEFAULT_PARAMS.max_link_s))
 
 # Up to this many rows a flush is one call of ingest_fixes() with arrays (one round trip, commit
 # included); above it, an explicit transaction with binary COPY (four round trips, but far
@@ -214,7 +219,7 @@ class Writer:
             return []
         if len(p.rows) <= SMALL_FLUSH_ROWS:
             columns = list(zip(*p.rows, strict=True))
-            inserted = {(r[0], r[1]) for r in await conn.fetch(q.INGEST_FIXES, epoch, *columns)}
+            inserted = {(r[0], r[1]) for r in await conn.fetch(q.INGEST_FIXES, epoch, *columns, *_STALE_ZONE)}
             stored = [key[1] for key in inserted]
             credit(p, inserted)
             return stored
@@ -231,11 +236,30 @@ class Writer:
             inserted = {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)}
             stored = [key[1] for key in inserted]
             credit(p, inserted)
+            keys: Iterable[tuple[int, datetime]] = inserted
         else:
             stored = [row[2] for row in p.rows]
             credit_all(p)
+            keys = ((row[0], row[2]) for row in p.rows)
+        if stored:
+            await conn.execute(q.MARK_STALE, *_spans(keys), *_STALE_ZONE)
         await conn.execute("COMMIT")
         return stored
+
+
+def _spans(keys: Iterable[tuple[int, datetime]]) -> tuple[list[int], list[datetime]]:
+    """Each vehicle's first and last fix time among `keys`, as the two arrays mark_rollups_stale takes."""
+    lo: dict[int, datetime] = {}
+    hi: dict[int, datetime] = {}
+    for v, ts in keys:
+        if v not in lo:
+            lo[v] = hi[v] = ts
+        elif ts < lo[v]:
+            lo[v] = ts
+        elif ts > hi[v]:
+            hi[v] = ts
+    vs = list(lo)
+    return vs + vs, [lo[v] for v in vs] + [hi[v] for v in vs]
 
 
 def _fail(batch: list[_Pending], exc: Exception) -> None:

@@ -29,3 +29,97 @@ async def last_fixes(pool: Pool, timeout_s: float = 5.0) -> list[LastFix]:
     """Each active vehicle's newest fix time and its age in seconds."""
     rows = await pool.fetch(LAST_FIXES, timeout=timeout_s)
     return [LastFix(r["vehicle_id"], r["plate"], r["last_ts"], r["age_s"]) for r in rows]
+
+
+# --- what a report is about -------------------------------------------------------------------
+# $1 the caller's contractor scope (NULL: everything), $2 vehicle ids (NULL: no filter),
+# $3 contractor id, $4 route id (vehicles assigned to it in [$5, $6] local dates).
+VEHICLES = """
+SELECT v.id, v.plate, v.prefix, v.contractor_id, c.name AS contractor, v.speed_limit_kmh
+FROM vehicles v LEFT JOIN contractors c ON c.id = v.contractor_id
+WHERE ($1::int IS NULL OR v.contractor_id = $1)
+  AND ($2::int[] IS NULL OR v.id = ANY ($2))
+  AND ($3::int IS NULL OR v.contractor_id = $3)
+  AND ($4::int IS NULL OR EXISTS (
+        SELECT 1 FROM route_assignments a WHERE a.vehicle_id = v.id AND a.route_id = $4
+          AND a.valid_from <= $6 AND (a.valid_to IS NULL OR a.valid_to >= $5)))
+  AND ($2::int[] IS NOT NULL OR v.active)
+ORDER BY v.plate"""
+
+# Routes assigned to the vehicles on local dates [$2, $3], with their stops.
+ROUTES = """
+SELECT a.vehicle_id, a.valid_from, a.valid_to, a.weekdays, r.id, r.code, r.name, r.geometry,
+       r.speed_limit_kmh, r.deviation_tolerance_m,
+       coalesce((SELECT jsonb_agg(jsonb_build_object('seq', s.seq, 'name', s.name, 'lat', s.lat, 'lon', s.lon,
+                                                     'kind', s.kind, 'scheduled_time', s.scheduled_time::text)
+                                  ORDER BY s.seq)
+                 FROM route_stops s WHERE s.route_id = r.id), '[]') AS stops
+FROM route_assignments a JOIN routes r ON r.id = a.route_id
+WHERE a.vehicle_id = ANY ($1) AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $2)
+ORDER BY a.vehicle_id, r.id"""
+
+ZONES = "SELECT id, name, limit_kmh, geometry FROM speed_zones WHERE active ORDER BY id"
+
+GENERATION = "SELECT n FROM report_generation"
+
+# One vehicle's fixes in [$2, $3) and up to $5 fixes on each side within $4 of it (context for the
+# derivations at the window's edges). Sorted by the caller.
+_FIX_COLUMNS = """extract(epoch FROM ts)::float8 AS t, lat, lon, speed_kmh, heading_deg, accuracy_m, ignition,
+       odometer_m, valid, extract(epoch FROM received_at)::float8 AS received"""
+TRACK = f"""
+(SELECT {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = $1 AND ts < $2 AND ts >= $2 - $4::interval
+ ORDER BY ts DESC LIMIT $5)
+UNION ALL
+(SELECT {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = $1 AND ts >= $2 AND ts < $3)
+UNION ALL
+(SELECT {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = $1 AND ts >= $3 AND ts < $3 + $4::interval
+ ORDER BY ts LIMIT $5)"""
+
+# Drivers of a vehicle's fixes at the given instants (the card the fix carries, else the assignment).
+DRIVERS_AT = """
+SELECT u.ts, d.id, d.name
+FROM unnest($2::timestamptz[]) AS u(ts)
+LEFT JOIN LATERAL (SELECT f.driver_id FROM fixes f WHERE f.vehicle_id = $1 AND f.ts = u.ts) f ON true
+LEFT JOIN drivers d ON d.id = fix_driver($1, u.ts, f.driver_id)"""
+
+# --- rollups ----------------------------------------------------------------------------------
+# Current rollups of the vehicles for local days [$2, $3] with basis $4: no stale mark pending.
+ROLLUPS = """
+SELECT r.* FROM report_rollups r
+WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
+  AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
+
+# The refresher's work: marks (oldest first), and days that have fixes but no current rollup are
+# found by the reports themselves (a report computes them live) and by `telemetria rollup`.
+STALE_MARKS = """
+SELECT vehicle_id, day, array_agg(id) AS ids FROM rollup_stale
+GROUP BY vehicle_id, day ORDER BY min(id) LIMIT $1"""
+DELETE_MARKS = "DELETE FROM rollup_stale WHERE id = ANY ($1)"
+STALE_ROLLUPS = """
+SELECT DISTINCT r.vehicle_id, r.day FROM report_rollups r WHERE r.basis <> $1 ORDER BY r.day DESC LIMIT $2"""
+UPSERT_ROLLUP = """
+INSERT INTO report_rollups (vehicle_id, day, basis, fixes, kept, route_m, chord_m, gap_m, moving_s, max_kmh,
+                            trips, stops, unauthorized_stops, speeding, deviations, odometer_m, first_ts, last_ts)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+ON CONFLICT (vehicle_id, day) DO UPDATE SET
+    basis = EXCLUDED.basis, fixes = EXCLUDED.fixes, kept = EXCLUDED.kept, route_m = EXCLUDED.route_m,
+    chord_m = EXCLUDED.chord_m, gap_m = EXCLUDED.gap_m, moving_s = EXCLUDED.moving_s,
+    max_kmh = EXCLUDED.max_kmh, trips = EXCLUDED.trips, stops = EXCLUDED.stops,
+    unauthorized_stops = EXCLUDED.unauthorized_stops, speeding = EXCLUDED.speeding,
+    deviations = EXCLUDED.deviations, odometer_m = EXCLUDED.odometer_m, first_ts = EXCLUDED.first_ts,
+    last_ts = EXCLUDED.last_ts, computed_at = now()"""
+MARKS_OF = "SELECT array_agg(id) FROM rollup_stale WHERE vehicle_id = $1 AND day = $2"
+VEHICLE_EXISTS = "SELECT EXISTS (SELECT 1 FROM vehicles WHERE id = $1)"
+# Every vehicle-day with fixes, marked stale (after a restore or a bulk load that bypassed ingest).
+MARK_ALL = """
+INSERT INTO rollup_stale (vehicle_id, day)
+SELECT DISTINCT vehicle_id, (time_bucket('1 day', ts, $1::text) AT TIME ZONE $1::text)::date FROM fixes"""
+
+# Drivers of a vehicle in [$2, $3): assigned in the period, or carried as a registered card.
+DRIVERS_IN = """
+SELECT d.name FROM drivers d
+WHERE EXISTS (SELECT 1 FROM driver_assignments a
+              WHERE a.driver_id = d.id AND a.vehicle_id = $1 AND a.during && tstzrange($2, $3))
+   OR d.card_id IN (SELECT DISTINCT f.driver_id FROM fixes f
+                    WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 AND f.driver_id IS NOT NULL)
+ORDER BY d.name"""

@@ -1,0 +1,137 @@
+"""Reports API (`GET /api/v1/reports/<kind>`): JSON for screens and scripts, CSV and GIS files for auditors."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from telemetria import metrics
+from telemetria.audit.log import record
+from telemetria.auth.guard import client_ip, require
+from telemetria.auth.roles import Perm, Principal
+from telemetria.db import Conn
+from telemetria.http import FieldError
+from telemetria.reports import events, km, output, trackreport
+from telemetria.reports import reporting as reporting_report
+from telemetria.reports.context import Context, load, require_some
+from telemetria.reports.params import ReportParams
+from telemetria.reports.request import Selection, Window, common, knobs
+
+router = APIRouter(prefix="/api/v1/reports", tags=["reports"])
+READ = Depends(require(Perm.READ))
+COMMON = Depends(common)
+KNOBS = Depends(knobs)
+Build = Callable[[Conn, Context, Window], Awaitable[output.Report]]
+TableFormat = Literal["json", "csv"]
+
+
+async def serve(
+    request: Request, who: Principal, kind: str, fmt: str, scope: tuple[Window, Selection], build: Build
+) -> Response:
+    """Load what the caller may see, build the report on the reports pool, answer in `fmt`; exports are audited."""
+    win, sel = scope
+    if fmt != "json" and not who.can(Perm.EXPORT):
+        raise FieldError(f"format: role {who.role.value!r} may not export files", "format", 403)
+    with metrics.report_timer(kind):
+        async with request.app.state.reports_pool.acquire() as conn:
+            ctx = await load(conn, who.scope, sel, win)
+            require_some(ctx.vehicles, sel)
+            report = await build(conn, ctx, win)
+    if fmt == "json":
+        return output.json_stream(report)
+    async with request.app.state.pool.acquire() as conn:
+        detail: dict[str, Any] = {
+            "format": fmt, "from": win.start.isoformat(), "to": win.end.isoformat(),
+            "vehicles": [v.id for v in ctx.vehicles][:100], "vehicle_count": len(ctx.vehicles),
+        }  # fmt: skip
+        await record(conn, f"export.{kind}", who, client_ip(request), None, detail)
+    if fmt == "csv":
+        return output.csv_stream(report)
+    return trackreport.gis_stream(report, fmt)
+
+
+@router.get("/km")
+async def km_report(
+    request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
+    by: Literal["vehicle", "day"] = Query("vehicle"), format: TableFormat = Query("json"), who: Principal = READ,
+) -> Response:  # fmt: skip
+    """Km driven per vehicle (or per vehicle and day) and the group total (Art. 15 §5)."""
+    return await serve(request, who, "km", format, scope, lambda c, x, w: km.km(c, x, w, params, by == "day"))
+
+
+@router.get("/summary")
+async def summary_report(
+    request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
+    format: TableFormat = Query("json"), who: Principal = READ,
+) -> Response:  # fmt: skip
+    """Per vehicle: km, driving time, trips, top and average speed, counts of each alert, the drivers."""
+    return await serve(request, who, "summary", format, scope, lambda c, x, w: km.summary(c, x, w, params))
+
+
+def _events(kind: str, doc: str) -> None:
+    async def endpoint(
+        request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
+        format: TableFormat = Query("json"), who: Principal = READ,
+    ) -> Response:  # fmt: skip
+        return await serve(request, who, kind, format, scope, lambda c, x, w: events.report(kind, c, x, w, params))
+
+    endpoint.__doc__ = doc
+    router.add_api_route(f"/{kind}", endpoint, methods=["GET"], name=f"{kind}_report")
+
+
+_events("speeding", "Speeding episodes with date, time, place, limit, excess and CTB Art. 218 tier (Art. 15 §5).")
+_events("trips", "Trips (trechos): start and end, km, average and top speed, driver, route, flags (Art. 15 §4).")
+_events("route-deviation", "Departures from the assigned route beyond its tolerance (Art. 26).")
+
+
+@router.get("/stops")
+async def stops_report(
+    request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
+    unauthorized: bool = Query(False, description="only stops outside authorized points (Art. 38 IX)"),
+    format: TableFormat = Query("json"), who: Principal = READ,
+) -> Response:  # fmt: skip
+    """Stops with duration and whether they were at an authorized point (Art. 38 IX)."""
+    return await serve(
+        request, who, "stops", format, scope, lambda c, x, w: events.report("stops", c, x, w, params, unauthorized)
+    )
+
+
+@router.get("/track")
+async def track_report(
+    request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
+    format: Literal["json", "csv", "geojson", "gpx", "kml"] = Query("json"), who: Principal = READ,
+) -> Response:  # fmt: skip
+    """The trajectory: positions with time and speed, places passed, totals; also GeoJSON, GPX and KML."""
+    return await serve(
+        request,
+        who,
+        "track",
+        format,
+        scope,
+        lambda c, x, w: trackreport.report(request.app.state.reports_pool, c, x, w, params),
+    )
+
+
+@router.get("/reporting")
+async def reporting_report_(
+    request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
+    format: TableFormat = Query("json"), who: Principal = READ,
+) -> Response:  # fmt: skip
+    """Per vehicle and day: fixes, coverage at ≤30 s, gaps while moving, late uploads (Art. 15 §§1–3)."""
+    return await serve(
+        request, who, "reporting", format, scope, lambda c, x, w: reporting_report.report(c, x, w, params)
+    )
+
+
+@router.get("/schedule")
+async def schedule_report(
+    request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
+    format: TableFormat = Query("json"), who: Principal = READ,
+) -> Response:  # fmt: skip
+    """Each scheduled route run: departures and arrivals against the schedule, points skipped, runs not made."""
+    from telemetria.reports import schedule  # TEMP until the module lands
+
+    return await serve(request, who, "schedule", format, scope, lambda c, x, w: schedule.report(c, x, w, params))

@@ -1,0 +1,134 @@
+"""The registry facts a report needs, loaded once per request: vehicles, their routes by day, zones."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from telemetria.db import Conn
+from telemetria.http import FieldError
+from telemetria.reports import queries as q
+from telemetria.reports.request import Selection, Window
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A named place on a route where the vehicle may stop: kind is boarding, school or garage."""
+
+    name: str
+    kind: str
+    lat: float
+    lon: float
+    seq: int = 0
+    scheduled: str | None = None  # HH:MM:SS local, as registered
+    route_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Route:
+    id: int
+    code: str
+    name: str
+    lon: list[float]
+    lat: list[float]
+    limit_kmh: float
+    tolerance_m: float
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Assignment:
+    route: Route
+    valid_from: date
+    valid_to: date | None
+    weekdays: frozenset[int]
+
+    def on(self, day: date) -> bool:
+        """Whether the vehicle runs the route on local date `day`."""
+        in_range = self.valid_from <= day and (self.valid_to is None or day <= self.valid_to)
+        return in_range and day.isoweekday() in self.weekdays
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Vehicle:
+    id: int
+    plate: str
+    prefix: str | None
+    contractor_id: int | None
+    contractor: str | None
+    limit_kmh: float | None
+    assignments: list[Assignment] = field(default_factory=list)
+
+    def routes_on(self, day: date) -> list[Route]:
+        """The routes assigned to the vehicle on local date `day` (a route once, whatever its assignments)."""
+        seen: dict[int, Route] = {}
+        for a in self.assignments:
+            if a.on(day):
+                seen.setdefault(a.route.id, a.route)
+        return list(seen.values())
+
+    def label(self) -> dict[str, Any]:
+        """What every report row carries to say which vehicle it is about."""
+        return {"vehicle_id": self.id, "plate": self.plate}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Zone:
+    id: int
+    name: str
+    limit_kmh: float
+    geometry: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Context:
+    vehicles: list[Vehicle]
+    zones: list[Zone]
+    generation: int
+
+
+def _line(geometry: dict[str, Any]) -> tuple[list[float], list[float]]:
+    coords = geometry["coordinates"]
+    return [float(c[0]) for c in coords], [float(c[1]) for c in coords]
+
+
+async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Context:
+    """Vehicles of the selection the caller may see (404 naming an id it may not), with routes and zones."""
+    days = win.local_days()
+    rows = await conn.fetch(q.VEHICLES, scope, sel.vehicle_ids, sel.contractor_id, sel.route_id, days[0], days[-1])
+    if sel.vehicle_ids is not None:
+        missing = sorted(set(sel.vehicle_ids) - {r["id"] for r in rows})
+        if missing:
+            raise FieldError(f"vehicle_id: no vehicle {missing[0]}", "vehicle_id", 404)
+    if sel.contractor_id is not None and scope is not None and sel.contractor_id != scope:
+        raise FieldError(f"contractor_id: no contractor {sel.contractor_id}", "contractor_id", 404)
+    vehicles = [
+        Vehicle(r["id"], r["plate"], r["prefix"], r["contractor_id"], r["contractor"], r["speed_limit_kmh"])
+        for r in rows
+    ]
+    by_id = {v.id: v for v in vehicles}
+    routes: dict[int, Route] = {}
+    for r in await conn.fetch(q.ROUTES, list(by_id), days[0], days[-1]):
+        route = routes.get(r["id"])
+        if route is None:
+            lon, lat = _line(r["geometry"])
+            points = tuple(
+                Point(s["name"], s["kind"], s["lat"], s["lon"], s["seq"], s["scheduled_time"], r["id"])
+                for s in r["stops"]
+            )
+            route = Route(
+                r["id"], r["code"], r["name"], lon, lat, r["speed_limit_kmh"], r["deviation_tolerance_m"], points
+            )
+            routes[r["id"]] = route
+        assignment = Assignment(route, r["valid_from"], r["valid_to"], frozenset(r["weekdays"]))
+        by_id[r["vehicle_id"]].assignments.append(assignment)
+    zones = [Zone(z["id"], z["name"], z["limit_kmh"], z["geometry"]) for z in await conn.fetch(q.ZONES)]
+    return Context(vehicles, zones, await conn.fetchval(q.GENERATION))
+
+
+def require_some(vehicles: Sequence[Vehicle], sel: Selection) -> None:
+    """A route or contractor selection that names nothing the caller may see is a 404, not an empty report."""
+    if not vehicles and sel.route_id is not None:
+        raise FieldError(f"route_id: no route {sel.route_id} with vehicles assigned in the period", "route_id", 404)

@@ -1,0 +1,142 @@
+"""Fixes → facts for one vehicle and one window: the single pipeline every report and rollup runs (pure).
+
+Order: clean → distance per segment → distance from the routes → applicable limit → speeding →
+deviations → stops → trips → on-board legs. Everything is computed over the window's track with
+its context fixes, and the window owns the segments ending in it and the events starting in it, so
+a day computed alone or inside a month, live or rolled up, gives the same figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from telemetria.geo.routeline import RouteLine
+from telemetria.reports import clean, distance, episodes, limits, stops
+from telemetria.reports.context import Route, Vehicle
+from telemetria.reports.params import ReportParams
+from telemetria.reports.stops import Classified, Leg, Trip
+from telemetria.reports.track import BoolArray, FloatArray, IntArray, Track
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Analysis:
+    """One vehicle over [start, end) (epoch s); index arrays refer to `track`, which includes context fixes."""
+
+    vehicle: Vehicle
+    start: float
+    end: float
+    track: Track
+    own: BoolArray  # fixes inside the window: the segments it owns
+    keep: BoolArray
+    seg: distance.Segments
+    routes: Sequence[Route]
+    lines: Sequence[RouteLine]
+    offset_m: FloatArray  # from the nearest route of the day, NaN without routes
+    near: IntArray  # index of that route in `routes`, -1 without routes
+    limit_kmh: FloatArray
+    stops: list[Classified]  # stops of at least stop_min_s, starting inside
+    trips: list[Trip]
+    legs: list[Leg]
+    speeding: list[episodes.Speeding]
+    deviations: list[episodes.Deviation]
+
+    def owns(self, t: float) -> bool:
+        return self.start <= t < self.end
+
+    def km_between(self, first: int, last: int) -> float:
+        """Kilometres of the segments ending at fixes first+1..last."""
+        return float(np.sum(self.seg.length_m[first + 1 : last + 1])) / 1000.0
+
+    def moving_s(self, mask: BoolArray) -> float:
+        """Seconds of the segments in `mask` along which the vehicle moved (jitter and standing excluded)."""
+        moved = mask & (self.seg.length_m > 0)
+        return float(np.nansum(self.seg.dt_s[moved]))
+
+    def max_kmh(self, mask: BoolArray) -> float | None:
+        """Top reported speed among the kept fixes in `mask`, km/h."""
+        v = self.track.speed_kmh[mask & self.keep]
+        v = v[np.isfinite(v)]
+        return float(v.max()) if len(v) else None
+
+
+def _offsets(track: Track, lines: Sequence[RouteLine]) -> tuple[FloatArray, IntArray]:
+    if not lines or not len(track):
+        return np.full(len(track), np.nan), np.full(len(track), -1, dtype=np.int64)
+    off = np.vstack([line.offset_m(track.lon, track.lat) for line in lines])
+    filled = np.where(np.isfinite(off), off, np.inf)
+    near = np.argmin(filled, axis=0)
+    best = filled[near, np.arange(len(track))]
+    return np.where(np.isfinite(best), best, np.nan), np.where(np.isfinite(best), near, -1)
+
+
+def points_of(routes: Sequence[Route]) -> list[stops.Point]:
+    """The authorized points of the routes: their registered stops (boarding, school, garage)."""
+    return [stops.Point(p.name, p.kind, p.lat, p.lon) for r in routes for p in r.points]
+
+
+def analyze(
+    track: Track,
+    vehicle: Vehicle,
+    routes: Sequence[Route],
+    lines: Sequence[RouteLine],
+    zones: Sequence[limits.SpeedZone],
+    start: float,
+    end: float,
+    params: ReportParams,
+) -> Analysis:
+    """Every derived fact of the vehicle in [start, end), from its fixes (with context) and the day's registry."""
+    t = track.t
+    keep = clean.keep_mask(track, params)
+    still = clean.stationary_mask(track, params, keep)
+    tolerances = [r.tolerance_m for r in routes]
+    seg = distance.segments(track, keep, lines, tolerances, params)
+    offset, near = _offsets(track, lines)
+    tol = np.array([tolerances[i] if i >= 0 else np.nan for i in near.tolist()], dtype=float)
+    on_route = np.isfinite(offset) & (offset <= tol)
+    route_limit = (
+        np.where(on_route, [routes[i].limit_kmh if i >= 0 else np.nan for i in near.tolist()], np.nan)
+        if routes
+        else None
+    )
+    limit = limits.applicable_limit_kmh(
+        track.lat, track.lon, zones, route_limit, vehicle.limit_kmh, params.default_limit_kmh
+    )
+    speeding = episodes.speeding(t, track.speed_kmh, limit, keep, params)
+    deviations = episodes.deviations(t, offset, tol, keep, params) if routes else []
+    points = points_of(routes)
+    found = stops.find_stops(t, track.lat, track.lon, track.speed_kmh, track.ignition, keep, params, still=still)
+    trips = stops.find_trips(t, track.speed_kmh, track.ignition, found, keep, params, still=still)
+    short = stops.find_stops(
+        t, track.lat, track.lon, track.speed_kmh, track.ignition, keep, params, min_s=params.onboard_stop_min_s,
+        still=still,
+    )  # fmt: skip
+    legs, trips = stops.onboard_legs(
+        stops.classify(short, points, params.authorized_radius_m), trips, params.onboard_max_s
+    )
+    classified = stops.classify(found, points, params.authorized_radius_m)
+
+    def inside(x: float) -> bool:
+        return start <= x < end
+
+    return Analysis(
+        vehicle=vehicle,
+        start=start,
+        end=end,
+        track=track,
+        own=(t >= start) & (t < end),
+        keep=keep,
+        seg=seg,
+        routes=routes,
+        lines=lines,
+        offset_m=offset,
+        near=near,
+        limit_kmh=limit,
+        stops=[c for c in classified if inside(c.stop.start) and c.stop.duration_s >= params.stop_min_s],
+        trips=[x for x in trips if inside(x.start)],
+        legs=[x for x in legs if inside(x.start)],
+        speeding=[x for x in speeding if inside(x.start)],
+        deviations=[x for x in deviations if inside(x.start)],
+    )

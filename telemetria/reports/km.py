@@ -1,0 +1,171 @@
+"""`km` and `summary`: additive figures per vehicle (and per day), from current rollups where they exist.
+
+A full local day with the default knobs is read from its rollup when that is current; anything else
+(today, a day with late fixes not yet refreshed, the partial days at the ends of the window, other
+knobs) is computed from the fixes by the same pipeline, so the answer never depends on whether the
+refresher has run.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from telemetria.db import Conn
+from telemetria.reports import queries as q
+from telemetria.reports import rollup
+from telemetria.reports.context import Context, Vehicle
+from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, TEXT, Column, decimal
+from telemetria.reports.output import Report, local
+from telemetria.reports.params import DEFAULT, ReportParams
+from telemetria.reports.request import Window
+from telemetria.reports.rollup import Facts
+from telemetria.reports.runner import analyze_piece, day_bounds, split, zones_of
+
+
+def method(f: Facts) -> str:
+    """Which measurement produced the km: along the route, chords, both, or none."""
+    if f.route_m > 0 and f.chord_m > 0:
+        return "route+chord"
+    return "route" if f.route_m > 0 else "chord" if f.chord_m > 0 else "none"
+
+
+async def daily_facts(
+    conn: Conn, ctx: Context, win: Window, params: ReportParams
+) -> dict[int, list[tuple[date, Facts, bool]]]:
+    """Per vehicle, per local day of the window: its facts and whether they came from a rollup."""
+    days = win.local_days()
+    stored: dict[tuple[int, date], Facts] = {}
+    if params == DEFAULT and ctx.vehicles:
+        ids = [v.id for v in ctx.vehicles]
+        stored = await rollup.current(conn, ids, days[0], days[-1], rollup.basis(DEFAULT, ctx.generation))
+    zones = zones_of(ctx)
+    out: dict[int, list[tuple[date, Facts, bool]]] = {}
+    for v in ctx.vehicles:
+        rows = out.setdefault(v.id, [])
+        for day, s, e in split(win.start, win.end):
+            whole = (s, e) == day_bounds(day)
+            f = stored.get((v.id, day)) if whole else None
+            if f is None:
+                rows.append((day, rollup.facts(await analyze_piece(conn, v, zones, day, s, e, params)), False))
+            else:
+                rows.append((day, f, True))
+    return out
+
+
+def _row(v: Vehicle, f: Facts, win: Window) -> dict[str, Any]:
+    return {
+        **v.label(),
+        "prefix": v.prefix,
+        "contractor": v.contractor,
+        "km": round(f.km, 3),
+        "method": method(f),
+        "route_km": round(f.route_m / 1000, 3),
+        "chord_km": round(f.chord_m / 1000, 3),
+        "gap_km": round(f.gap_m / 1000, 3),
+        "odometer_km": None if f.odometer_m is None else round(f.odometer_m / 1000, 3),
+        "fixes": f.fixes,
+        "fixes_used": f.kept,
+        "driving_s": round(f.moving_s),
+        "max_kmh": None if f.max_kmh is None else round(f.max_kmh, 1),
+        "first_fix": local(f.first_ts.timestamp(), win.tz) if f.first_ts else None,
+        "last_fix": local(f.last_ts.timestamp(), win.tz) if f.last_ts else None,
+    }
+
+
+KM_COLUMNS = [
+    Column("Veículo (id)", "vehicle_id", INT),
+    Column("Placa", "plate"),
+    Column("Prefixo", "prefix"),
+    Column("Contratada", "contractor"),
+    Column("Data", "date", DATE),
+    Column("Km", "km", decimal(3)),
+    Column("Método", "method"),
+    Column("Km pela rota", "route_km", decimal(3)),
+    Column("Km em linha reta", "chord_km", decimal(3)),
+    Column("Km em lacunas de sinal", "gap_km", decimal(3)),
+    Column("Km do odômetro (conferência)", "odometer_km", decimal(3)),
+    Column("Posições recebidas", "fixes", INT),
+    Column("Posições usadas", "fixes_used", INT),
+    Column("Tempo em movimento", "driving_s", HMS),
+    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
+    Column("Primeira posição", "first_fix", DATETIME),
+    Column("Última posição", "last_fix", DATETIME),
+]
+
+
+async def km(conn: Conn, ctx: Context, win: Window, params: ReportParams, by_day: bool) -> Report:
+    """Km per vehicle (per day with by_day), the group total, method and gap share (Art. 15 §5)."""
+    per = await daily_facts(conn, ctx, win, params)
+    rows: list[dict[str, Any]] = []
+    total = Facts()
+    rolled = live = 0
+    for v in ctx.vehicles:
+        whole = Facts()
+        for day, f, from_rollup in per[v.id]:
+            whole.add(f)
+            rolled, live = rolled + from_rollup, live + (not from_rollup)
+            if by_day:
+                rows.append({**_row(v, f, win), "date": day})
+        if not by_day:
+            rows.append({**_row(v, whole, win), "date": None})
+        total.add(whole)
+    header = {"by": "day" if by_day else "vehicle"}
+
+    def footer() -> dict[str, Any]:
+        return {
+            "total_km": round(total.km, 3),
+            "total_route_km": round(total.route_m / 1000, 3),
+            "total_chord_km": round(total.chord_m / 1000, 3),
+            "total_gap_km": round(total.gap_m / 1000, 3),
+            "vehicle_days": {"from_rollups": rolled, "computed_live": live},
+        }
+
+    columns = KM_COLUMNS if by_day else [c for c in KM_COLUMNS if c.get != "date"]
+    return Report("km", win, "vehicles", rows, columns, header, footer)
+
+
+SUMMARY_COLUMNS = [
+    Column("Veículo (id)", "vehicle_id", INT),
+    Column("Placa", "plate"),
+    Column("Prefixo", "prefix"),
+    Column("Contratada", "contractor"),
+    Column("Km", "km", decimal(3)),
+    Column("Método", "method"),
+    Column("Km em lacunas de sinal", "gap_km", decimal(3)),
+    Column("Tempo em movimento", "driving_s", HMS),
+    Column("Trechos", "trips", INT),
+    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
+    Column("Velocidade média (km/h)", "avg_kmh", decimal(1)),
+    Column("Paradas", "stops", INT),
+    Column("Paradas fora de pontos autorizados", "unauthorized_stops", INT),
+    Column("Excessos de velocidade", "speeding", INT),
+    Column("Desvios de rota", "deviations", INT),
+    Column("Condutores", lambda r: ", ".join(r["drivers"]), TEXT),
+    Column("Com posições", "active", BOOL),
+]
+
+
+async def summary(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
+    """Per vehicle over the period: km, driving time, trips, speeds, counts of each alert, the drivers."""
+    per = await daily_facts(conn, ctx, win, params)
+    rows = []
+    for v in ctx.vehicles:
+        f = Facts()
+        for _, day_facts, _ in per[v.id]:
+            f.add(day_facts)
+        drivers = [r["name"] for r in await conn.fetch(q.DRIVERS_IN, v.id, win.start, win.end)]
+        rows.append(
+            {
+                **_row(v, f, win),
+                "trips": f.trips,
+                "avg_kmh": round(f.km / (f.moving_s / 3600), 1) if f.moving_s > 0 else None,
+                "stops": f.stops,
+                "unauthorized_stops": f.unauthorized_stops,
+                "speeding": f.speeding,
+                "deviations": f.deviations,
+                "drivers": drivers,
+                "active": f.fixes > 0,
+            }
+        )
+    return Report("summary", win, "vehicles", rows, SUMMARY_COLUMNS)

@@ -1,0 +1,82 @@
+"""A built report and how it leaves: JSON (streamed), pt-BR CSV (streamed), or a GIS file for tracks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import orjson
+from fastapi.responses import StreamingResponse
+
+from telemetria.reports import csvout
+from telemetria.reports.csvout import Column, as_async
+from telemetria.reports.request import Window
+
+Rows = AsyncIterable[dict[str, Any]] | Iterable[dict[str, Any]]
+
+
+@dataclass(eq=False)
+class Report:
+    """`{"from", "to", "tz", **header, key: [rows...], **footer()}`; the footer is built after the rows ran."""
+
+    kind: str
+    window: Window
+    key: str
+    rows: Rows
+    columns: Sequence[Column]
+    header: dict[str, Any] = field(default_factory=dict)
+    footer: Callable[[], dict[str, Any]] | None = None
+    gis: Callable[[], Awaitable[tuple[Any, Any]]] | None = None  # (segments, places) for GeoJSON/GPX/KML
+
+    def head(self) -> dict[str, Any]:
+        w = self.window
+        return {"from": w.start.astimezone(w.tz), "to": w.end.astimezone(w.tz), "tz": w.tz.key, **self.header}
+
+
+def local(t: float | None, tz: ZoneInfo) -> datetime | None:
+    """Epoch seconds → an aware datetime in the report's zone (ISO 8601 with its offset in JSON)."""
+    return None if t is None else datetime.fromtimestamp(float(t), tz)
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+
+
+async def _json(report: Report) -> AsyncIterator[bytes]:
+    head = _dumps(report.head())
+    yield head[:-1] + (b"," if len(head) > 2 else b"") + b'"' + report.key.encode() + b'":['
+    buf = csvout.Chunker()
+    first = True
+    async for row in as_async(report.rows):
+        out = buf.add(("" if first else ",") + _dumps(row).decode())
+        first = False
+        if out:
+            yield out
+    yield buf.flush() + b"]"
+    tail = _dumps(report.footer()) if report.footer else b"{}"
+    yield (b"," + tail[1:]) if len(tail) > 2 else b"}"
+
+
+def json_stream(report: Report) -> StreamingResponse:
+    return StreamingResponse(_json(report), media_type="application/json")
+
+
+def filename(report: Report, ext: str) -> str:
+    """`km_2026-03-01_2026-03-31.csv`: the dates people asked for, the last one inclusive."""
+    w = report.window
+    last = (w.end - timedelta(microseconds=1)).astimezone(w.tz).date()
+    return csvout.export_filename(report.kind, w.start.astimezone(w.tz).date(), last, ext)
+
+
+def csv_stream(report: Report) -> StreamingResponse:
+    body = csvout.csv_chunks(report.columns, report.rows, report.window.tz)
+    headers = {"Content-Disposition": csvout.content_disposition(filename(report, "csv"))}
+    return StreamingResponse(body, media_type=csvout.CSV_MEDIA_TYPE, headers=headers)
+
+
+def file_stream(report: Report, body: AsyncIterator[bytes], media_type: str, ext: str) -> StreamingResponse:
+    headers = {"Content-Disposition": csvout.content_disposition(filename(report, ext))}
+    return StreamingResponse(body, media_type=media_type, headers=headers)

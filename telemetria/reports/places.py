@@ -1,0 +1,61 @@
+"""Where a fix was, in words people use: the nearest registered point, else the route and km along it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from telemetria.geo.geodesic import distance_m
+from telemetria.reports.context import Point
+from telemetria.reports.engine import Analysis
+
+NEAR_POINT_M = 300.0
+
+
+def _km(x: float) -> str:
+    return f"{x:.1f}".replace(".", ",")
+
+
+def route_km(a: Analysis, i: int) -> tuple[str, float] | None:
+    """(route code, km along it) of fix i when it lies within its nearest route's tolerance."""
+    r = int(a.near[i])
+    if r < 0 or not a.offset_m[i] <= a.routes[r].tolerance_m:
+        return None
+    cand = a.lines[r].candidates(a.track.lon[i : i + 1], a.track.lat[i : i + 1], a.routes[r].tolerance_m)
+    measures = cand.measure_m[0][np.isfinite(cand.measure_m[0])]
+    return (a.routes[r].code, float(measures[0]) / 1000.0) if len(measures) else None
+
+
+def place(a: Analysis, i: int) -> dict[str, Any]:
+    """`place` (text), `route_code` and `route_km` of fix i; what is unknown is None."""
+    lat, lon = float(a.track.lat[i]), float(a.track.lon[i])
+    along = route_km(a, i)
+    words = []
+    points = [p for r in a.routes for p in r.points]
+    if points:
+        d = np.asarray(distance_m(lon, lat, [p.lon for p in points], [p.lat for p in points]))
+        k = int(np.argmin(d))
+        if d[k] <= NEAR_POINT_M:
+            words.append(f"{points[k].name} (a {d[k]:.0f} m)")
+    if along:
+        words.append(f"rota {along[0]}, km {_km(along[1])}")
+    return {
+        "place": "; ".join(words) or None,
+        "route_code": along[0] if along else None,
+        "route_km": round(along[1], 2) if along else None,
+    }
+
+
+def passed_points(a: Analysis, radius_m: float = 50.0) -> list[tuple[Point, int]]:
+    """Registered points of the day's routes the vehicle came within radius_m of: (point, first fix of each visit)."""
+    idx = np.flatnonzero(a.own & a.keep)
+    out: list[tuple[Point, int]] = []
+    if not len(idx):
+        return out
+    lon, lat = a.track.lon[idx], a.track.lat[idx]
+    for p in (p for r in a.routes for p in r.points):
+        near = np.asarray(distance_m(lon, lat, p.lon, p.lat)) <= radius_m
+        starts = np.flatnonzero(near & ~np.concatenate([[False], near[:-1]]))
+        out += [(p, int(idx[k])) for k in starts.tolist()]
+    return out

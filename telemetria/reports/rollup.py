@@ -1,0 +1,176 @@
+"""Per vehicle and local day, the additive facts of an analysis, kept in report_rollups while current.
+
+A rollup is written by the refresher from the same pipeline a live report runs, over exactly one
+local day with the same context, so reading it is the same as computing that day live
+(tests/db/test_rollups.py checks it, late batches included). See migrations/0007_report_rollups.sql.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, fields
+from datetime import UTC, date, datetime
+from typing import Any
+
+import numpy as np
+
+from telemetria.db import DB_ERRORS, Conn, Pool
+from telemetria.localtime import LOCAL_TZ
+from telemetria.reports import distance
+from telemetria.reports import queries as q
+from telemetria.reports.context import load
+from telemetria.reports.engine import Analysis
+from telemetria.reports.params import DEFAULT, ReportParams
+from telemetria.reports.request import Selection, Window
+from telemetria.reports.runner import analyze_piece, day_bounds, zones_of
+
+log = logging.getLogger(__name__)
+
+REFRESH_LOCK = 4_242_003
+BATCH = 200
+
+
+@dataclass(slots=True)
+class Facts:
+    """Additive figures of a vehicle over some days (metres, seconds, counts)."""
+
+    fixes: int = 0
+    kept: int = 0
+    route_m: float = 0.0
+    chord_m: float = 0.0
+    gap_m: float = 0.0
+    moving_s: float = 0.0
+    max_kmh: float | None = None
+    trips: int = 0
+    stops: int = 0
+    unauthorized_stops: int = 0
+    speeding: int = 0
+    deviations: int = 0
+    odometer_m: float | None = None
+    first_ts: datetime | None = None
+    last_ts: datetime | None = None
+
+    @property
+    def km(self) -> float:
+        return (self.route_m + self.chord_m) / 1000.0
+
+    def add(self, other: Facts) -> None:
+        """Fold `other` (a later or earlier period) into these figures."""
+        for f in ("fixes", "kept", "route_m", "chord_m", "gap_m", "moving_s", "trips", "stops"):
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+        for f in ("unauthorized_stops", "speeding", "deviations"):
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+        self.max_kmh = _opt(max, self.max_kmh, other.max_kmh)
+        self.odometer_m = _opt(lambda a, b: a + b, self.odometer_m, other.odometer_m)
+        self.first_ts = _opt(min, self.first_ts, other.first_ts)
+        self.last_ts = _opt(max, self.last_ts, other.last_ts)
+
+    @classmethod
+    def of_row(cls, row: Any) -> Facts:
+        return cls(**{f.name: row[f.name] for f in fields(cls)})
+
+    def values(self) -> list[Any]:
+        return [getattr(self, f.name) for f in fields(self)]
+
+
+def _opt(fn: Any, a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else fn(a, b)
+
+
+def facts(a: Analysis) -> Facts:
+    """The additive figures an analysis owns: its segments, and the events starting in its window."""
+    own = a.own
+    by = a.seg.by_method_m(own)
+    t = a.track.t[own]
+    return Facts(
+        fixes=int(own.sum()),
+        kept=int((own & a.keep).sum()),
+        route_m=by["route"],
+        chord_m=by["chord"],
+        gap_m=a.seg.gap_m(own),
+        moving_s=a.moving_s(own),
+        max_kmh=a.max_kmh(own),
+        trips=len(a.trips),
+        stops=len(a.stops),
+        unauthorized_stops=sum(not c.authorized for c in a.stops),
+        speeding=len(a.speeding),
+        deviations=len(a.deviations),
+        odometer_m=distance.odometer_delta_m(a.track, a.start, a.end, a.keep),
+        first_ts=datetime.fromtimestamp(float(t.min()), UTC) if len(t) else None,
+        last_ts=datetime.fromtimestamp(float(np.max(t)), UTC) if len(t) else None,
+    )
+
+
+def basis(params: ReportParams, generation: int) -> str:
+    """What a rollup was computed with: the knobs and the registry generation."""
+    return f"{params.fingerprint()}:{generation}"
+
+
+async def current(
+    conn: Conn, vehicle_ids: list[int], first: date, last: date, key: str
+) -> dict[tuple[int, date], Facts]:
+    """The current rollups of the vehicles for local days first..last."""
+    rows = await conn.fetch(q.ROLLUPS, vehicle_ids, first, last, key)
+    return {(r["vehicle_id"], r["day"]): Facts.of_row(r) for r in rows}
+
+
+async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, str]:
+    """One vehicle's local day computed from the fixes with the default knobs, and the basis it used."""
+    d0, d1 = day_bounds(day)
+    ctx = await load(conn, None, Selection([vehicle_id], None, None), Window(d0, d1, LOCAL_TZ))
+    a = await analyze_piece(conn, ctx.vehicles[0], zones_of(ctx), day, d0, d1, DEFAULT)
+    return facts(a), basis(DEFAULT, ctx.generation)
+
+
+async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
+    """Recompute one rollup in one snapshot and clear exactly the marks that snapshot saw."""
+    async with conn.transaction(isolation="repeatable_read"):
+        ids = await conn.fetchval(q.MARKS_OF, vehicle_id, day)
+        if not await conn.fetchval(q.VEHICLE_EXISTS, vehicle_id):
+            await conn.execute(q.DELETE_MARKS, ids or [])
+            return
+        f, key = await compute_day(conn, vehicle_id, day)
+        await conn.execute(q.UPSERT_ROLLUP, vehicle_id, day, key, *f.values())
+        if ids:
+            await conn.execute(q.DELETE_MARKS, ids)
+
+
+async def refresh(pool: Pool, limit: int = BATCH) -> int:
+    """Recompute up to `limit` stale or outdated rollups, in one process at a time; how many were done."""
+    async with pool.acquire() as conn:
+        if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", REFRESH_LOCK):
+            return 0
+        try:
+            todo = [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.STALE_MARKS, limit)]
+            if len(todo) < limit:
+                key = basis(DEFAULT, await conn.fetchval(q.GENERATION))
+                todo += [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.STALE_ROLLUPS, key, limit - len(todo))]
+            for vehicle_id, day in todo:
+                await refresh_one(conn, vehicle_id, day)
+            return len(todo)
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock($1)", REFRESH_LOCK)
+
+
+async def refresh_all(pool: Pool) -> int:
+    """Mark every vehicle-day that has fixes, then refresh until nothing is left (after a restore, a bulk load)."""
+    async with pool.acquire() as conn:
+        await conn.execute(q.MARK_ALL, LOCAL_TZ.key)
+    done = 0
+    while n := await refresh(pool):
+        done += n
+    return done
+
+
+async def periodic(pool: Pool, interval_s: float) -> None:
+    """The service's refresher: every `interval_s` seconds, until nothing is stale. Runs until cancelled."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            while await refresh(pool) == BATCH:
+                pass
+        except DB_ERRORS as e:
+            log.warning("rollup refresh failed, will retry: %s: %s", type(e).__name__, e)
+        except Exception:
+            log.exception("rollup refresh failed unexpectedly")

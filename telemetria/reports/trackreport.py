@@ -1,0 +1,188 @@
+"""`track`: every position of the window with time, speed and distance, the places passed, and totals.
+
+Positions stream (one local day in memory at a time), so a year of a vehicle exports in constant
+memory. GeoJSON/GPX/KML draw one line per vehicle and day, and the stops and route points passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from fastapi.responses import StreamingResponse
+
+from telemetria.db import Conn, Pool
+from telemetria.reports import geoformats as gf
+from telemetria.reports.context import Context
+from telemetria.reports.csvout import BOOL, COORD, DATETIME, INT, TEXT, Column, decimal
+from telemetria.reports.engine import Analysis
+from telemetria.reports.output import Report, file_stream, local
+from telemetria.reports.params import ReportParams
+from telemetria.reports.places import passed_points
+from telemetria.reports.request import Window
+from telemetria.reports.runner import analyses
+
+COLUMNS = [
+    Column("Veículo (id)", "vehicle_id", INT),
+    Column("Placa", "plate"),
+    Column("Data e hora", "time", DATETIME),
+    Column("Latitude", "lat", COORD),
+    Column("Longitude", "lon", COORD),
+    Column("Velocidade (km/h)", "speed_kmh", decimal(1)),
+    Column("Direção (graus)", "heading_deg", decimal(0)),
+    Column("Ignição", "ignition", TEXT),
+    Column("Km desde a posição anterior", "step_km", decimal(3)),
+    Column("Km acumulado", "km", decimal(3)),
+    Column("Método", "method"),
+    Column("Usada", "used", BOOL),
+    Column("Recebida em", "received", DATETIME),
+    Column("Atraso de envio (s)", "delay_s", INT),
+]
+METHODS = {0: None, 1: "route", 2: "chord"}
+IGNITION = {-1: None, 0: "desligada", 1: "ligada"}
+
+
+class Totals:
+    """Per vehicle, folded as the positions stream: km, fixes, top speed, moving time."""
+
+    def __init__(self) -> None:
+        self.by_vehicle: dict[int, dict[str, Any]] = {}
+
+    def add(self, a: Analysis) -> None:
+        t = self.by_vehicle.setdefault(
+            a.vehicle.id, {**a.vehicle.label(), "km": 0.0, "fixes": 0, "max_kmh": None, "moving_s": 0.0}
+        )
+        t["km"] += float(np.sum(a.seg.length_m[a.own])) / 1000.0
+        t["fixes"] += int(a.own.sum())
+        t["moving_s"] += a.moving_s(a.own)
+        top = a.max_kmh(a.own)
+        if top is not None and (t["max_kmh"] is None or top > t["max_kmh"]):
+            t["max_kmh"] = top
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for t in self.by_vehicle.values():
+            avg = t["km"] / (t["moving_s"] / 3600) if t["moving_s"] > 0 else None
+            out.append(
+                {
+                    **t, "km": round(t["km"], 3), "moving_s": round(t["moving_s"]),
+                    "max_kmh": None if t["max_kmh"] is None else round(t["max_kmh"], 1),
+                    "avg_kmh": None if avg is None else round(avg, 1),
+                }
+            )  # fmt: skip
+        return out
+
+
+def positions(a: Analysis, win: Window) -> list[dict[str, Any]]:
+    """The window's positions of one analysis, with per-segment and cumulative km."""
+    tr, seg = a.track, a.seg
+    idx = np.flatnonzero(a.own)
+    cum = np.cumsum(seg.length_m[idx]) / 1000.0
+    label = a.vehicle.label()
+    out = []
+    for n, i in enumerate(idx.tolist()):
+        speed = tr.speed_kmh[i]
+        heading = tr.heading_deg[i]
+        out.append(
+            {
+                **label,
+                "time": local(tr.t[i], win.tz),
+                "lat": float(tr.lat[i]),
+                "lon": float(tr.lon[i]),
+                "speed_kmh": None if speed != speed else round(float(speed), 1),
+                "heading_deg": None if heading != heading else round(float(heading)),
+                "ignition": IGNITION[int(tr.ignition[i])],
+                "step_km": round(float(seg.length_m[i]) / 1000.0, 4),
+                "km": round(float(cum[n]), 4),
+                "method": METHODS[int(seg.method[i])],
+                "used": bool(a.keep[i]),
+                "received": local(tr.received[i], win.tz),
+                "delay_s": round(float(tr.received[i] - tr.t[i])),
+            }
+        )
+    return out
+
+
+def places(a: Analysis, win: Window) -> list[dict[str, Any]]:
+    """Stops made and registered route points passed in the window, in time order."""
+    out = [
+        {
+            **a.vehicle.label(),
+            "time": local(c.stop.start, win.tz),
+            "kind": "stop",
+            "name": c.point.name if c.point and c.authorized else "parada",
+            "authorized": c.authorized,
+            "duration_s": round(c.stop.duration_s),
+            "lat": round(c.stop.lat, 6),
+            "lon": round(c.stop.lon, 6),
+        }
+        for c in a.stops
+    ]
+    for p, i in passed_points(a):
+        out.append(
+            {
+                **a.vehicle.label(), "time": local(a.track.t[i], win.tz), "kind": p.kind, "name": p.name,
+                "authorized": True, "duration_s": None, "lat": p.lat, "lon": p.lon,
+            }
+        )  # fmt: skip
+    out.sort(key=lambda r: r["time"])
+    return out
+
+
+async def report(pool: Pool, conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
+    """The track report; its positions are computed while they stream, on a connection of their own."""
+    totals = Totals()
+    passed: list[dict[str, Any]] = []
+
+    async def rows() -> AsyncIterator[dict[str, Any]]:
+        async with pool.acquire() as c:
+            for v in ctx.vehicles:
+                async for a in analyses(c, ctx, v, win.start, win.end, params):
+                    totals.add(a)
+                    passed.extend(places(a, win))
+                    for row in positions(a, win):
+                        yield row
+
+    async def drawing() -> tuple[list[gf.Segment], list[gf.Place]]:
+        segments, marks = [], []
+        async with pool.acquire() as c:
+            for v in ctx.vehicles:
+                async for a in analyses(c, ctx, v, win.start, win.end, params):
+                    pts = [
+                        gf.Position(
+                            datetime.fromtimestamp(r["time"].timestamp(), UTC), r["lat"], r["lon"], r["speed_kmh"]
+                        )
+                        for r in positions(a, win)
+                        if r["used"]
+                    ]
+                    if pts:
+                        day = local(a.start, win.tz)
+                        segments.append(gf.Segment(f"{v.plate} {day:%d/%m/%Y}", pts))
+                    marks += [
+                        gf.Place(
+                            p["name"], p["kind"], p["lat"], p["lon"], datetime.fromtimestamp(p["time"].timestamp(), UTC)
+                        )
+                        for p in places(a, win)
+                    ]
+        return segments, marks
+
+    def footer() -> dict[str, Any]:
+        return {"totals": totals.rows(), "places": passed}
+
+    return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing)
+
+
+def gis_stream(report: Report, fmt: str) -> StreamingResponse:
+    """The track as GeoJSON, GPX or KML: lines per vehicle and day, and the places as points."""
+
+    async def body() -> AsyncIterator[bytes]:
+        assert report.gis is not None
+        segments, marks = await report.gis()
+        make = {"geojson": gf.geojson_chunks, "gpx": gf.gpx_chunks, "kml": gf.kml_chunks}[fmt]
+        async for chunk in make(segments, marks, title=f"Telemetria: {report.kind}"):
+            yield chunk
+
+    media = {"geojson": gf.GEOJSON_MEDIA_TYPE, "gpx": gf.GPX_MEDIA_TYPE, "kml": gf.KML_MEDIA_TYPE}[fmt]
+    return file_stream(report, body(), media, fmt)
