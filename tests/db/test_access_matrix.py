@@ -79,6 +79,7 @@ class Case:
     params: dict[str, str | Fresh] = field(default_factory=dict)  # path parameter -> world key or factory
     body: Callable[[World], Any] | None = None
     files: Callable[[], Any] | None = None
+    query: dict[str, str] = field(default_factory=dict)
 
 
 GPX = b"""<?xml version="1.0"?><gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
@@ -166,6 +167,10 @@ CASES = [
     Case("GET", "/api/v1/speed-zones", R),
     Case("POST", "/api/v1/speed-zones", W, body=lambda w: {"name": "Escola", "limit_kmh": 30, "geometry": ZONE}),
     Case("PATCH", "/api/v1/speed-zones/{zone_id}", W, {"zone_id": "z1"}, lambda w: {"limit_kmh": 40}),
+    *(
+        Case("GET", f"/api/v1/reports/{kind}", R, query={"from": "2026-03-02", "to": "2026-03-02"})
+        for kind in ("km", "summary", "speeding", "trips", "route-deviation", "stops", "track", "reporting", "schedule")
+    ),
 ]
 
 UNGUARDED = {("POST", "/api/v1/fixes"), ("POST", "/api/v1/auth/login")}
@@ -200,6 +205,8 @@ async def _call(client: httpx.AsyncClient, conn: asyncpg.Connection, w: World, c
         kwargs["json"] = case.body(w)
     if case.files:
         kwargs["files"] = case.files()
+    if case.query:
+        kwargs["params"] = case.query
     r = await client.request(case.method, case.path.format(**values), **kwargs)
     if r.status_code >= 500:
         raise AssertionError(f"{case.method} {case.path} as {role}: {r.status_code} {r.text}")

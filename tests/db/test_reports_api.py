@@ -1,0 +1,165 @@
+"""The reports API: rollups that follow late fixes, CSV and GIS exports, scope, and refusals."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+from defusedxml import ElementTree
+
+from telemetria.reports import rollup
+from telemetria.sim import TrackerParams
+from tests.db.conftest import People, make_people
+from tests.db.test_reports_accuracy import DAY, START, _post, _register, _run
+
+
+@pytest.fixture
+async def people(conn: asyncpg.Connection, clean: None) -> People:
+    return await make_people(conn)
+
+
+@pytest.fixture
+async def posted(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People) -> tuple[Any, Any]:
+    """One simulated run posted live, except the fixes of its last 20 minutes (kept back, to arrive late)."""
+    run = _run(2, tracker=TrackerParams(loss_per_hour=0.0))
+    t = await _register(conn, people, run, "AAA1A11", "sim-api")
+    fixes = [f for u in run.uploads for f in u.fixes]
+    cut = START + timedelta(seconds=run.truth.duration_s) - timedelta(minutes=20)
+    await _post(client, t, [[f] for f in fixes if f.ts < cut])
+    return t, [f for f in fixes if f.ts >= cut]
+
+
+async def _km(client: httpx.AsyncClient, people: People, vehicle_id: int, role: str = "auditor") -> dict[str, Any]:
+    params = {"vehicle_id": str(vehicle_id), "from": DAY, "to": DAY}
+    r = await client.get("/api/v1/reports/km", params=params, headers=people.auth(role))
+    assert r.status_code == 200, r.text
+    return dict(orjson.loads(r.content))
+
+
+async def test_rollups_follow_late_fixes_and_never_show_a_stale_figure(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, late = posted
+    live = await _km(client, people, t.vehicle_id)
+    assert live["vehicle_days"] == {"from_rollups": 0, "computed_live": 1}
+    assert await rollup.refresh(pool) >= 1
+    rolled = await _km(client, people, t.vehicle_id)
+    assert rolled["vehicle_days"] == {"from_rollups": 1, "computed_live": 0}
+    assert rolled["vehicles"] == live["vehicles"]  # the rollup is the same computation
+
+    await _post(client, t, [late])  # six hours late or twenty minutes: the day is marked stale with them
+    after = await _km(client, people, t.vehicle_id)
+    assert after["vehicle_days"] == {"from_rollups": 0, "computed_live": 1}
+    assert after["total_km"] > rolled["total_km"]
+    assert await rollup.refresh(pool) >= 1
+    again = await _km(client, people, t.vehicle_id)
+    assert again["vehicle_days"] == {"from_rollups": 1, "computed_live": 0}
+    assert again["vehicles"] == after["vehicles"]
+
+    # A registry change that km depend on outdates every rollup until the refresher recomputes it.
+    async with pool.acquire() as conn:
+        await conn.execute("UPDATE routes SET deviation_tolerance_m = 120")
+    assert (await _km(client, people, t.vehicle_id))["vehicle_days"]["computed_live"] == 1
+    assert await rollup.refresh(pool) >= 1
+    assert (await _km(client, people, t.vehicle_id))["vehicle_days"]["from_rollups"] == 1
+
+
+async def test_csv_export_is_pt_br_and_audited(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    params = {"vehicle_id": str(t.vehicle_id), "from": DAY, "to": DAY, "format": "csv"}
+    r = await client.get("/api/v1/reports/trips", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/csv")
+    assert 'filename="trips_2026-11-23_2026-11-23.csv"' in r.headers["content-disposition"]
+    assert r.content.startswith(b"\xef\xbb\xbf") and b"\r\n" in r.content
+    rows = list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline=""), delimiter=";"))
+    assert rows[0][:4] == ["Veículo (id)", "Placa", "Início (America/Porto_Velho)", "Fim (America/Porto_Velho)"]
+    assert len(rows) > 2 and all(len(row) == len(rows[0]) for row in rows)
+    km = rows[0].index("Km")
+    assert "," in rows[1][km] and "." not in rows[1][km]  # decimal comma
+    assert rows[1][2][2] == "/" and rows[1][2][5] == "/"  # dd/mm/aaaa
+    entry = await conn.fetchrow("SELECT username, action, detail FROM audit_log WHERE action LIKE 'export.%'")
+    assert entry["username"] == "auditor" and entry["action"] == "export.trips"
+    assert entry["detail"]["format"] == "csv" and entry["detail"]["vehicles"] == [t.vehicle_id]
+
+
+@pytest.mark.parametrize("fmt", ["geojson", "gpx", "kml"])
+async def test_track_as_gis_files(client: httpx.AsyncClient, people: People, posted: tuple[Any, Any], fmt: str) -> None:
+    t, _ = posted
+    params = {"vehicle_id": str(t.vehicle_id), "from": DAY, "to": DAY, "format": fmt}
+    r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("monitor"))
+    assert r.status_code == 200, r.text
+    if fmt == "geojson":
+        doc = orjson.loads(r.content)
+        lines = [f for f in doc["features"] if f["geometry"]["type"] == "LineString"]
+        assert len(lines) == 1 and len(lines[0]["geometry"]["coordinates"]) > 50
+        assert -63 < lines[0]["geometry"]["coordinates"][0][0] < -62  # lon first
+    else:
+        root = ElementTree.fromstring(r.content)
+        assert len([e for e in root.iter() if e.tag.endswith(("trkpt", "coordinates"))]) > 0
+
+
+async def test_track_json_positions_and_totals(
+    client: httpx.AsyncClient, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    params = {"vehicle_id": str(t.vehicle_id), "from": DAY, "to": DAY}
+    r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))
+    doc = orjson.loads(r.content)
+    assert doc["tz"] == "America/Porto_Velho" and doc["from"] == "2026-11-23T00:00:00-04:00"
+    positions = doc["positions"]
+    assert positions[0]["time"].endswith("-04:00") and positions[0]["plate"] == "AAA1A11"
+    assert doc["totals"][0]["km"] == pytest.approx(positions[-1]["km"], abs=0.01)
+    assert doc["totals"][0]["km"] == pytest.approx((await _km(client, people, t.vehicle_id))["total_km"], abs=0.01)
+    assert any(p["kind"] == "school" for p in doc["places"])
+
+
+async def test_a_contractor_sees_only_its_own_fleet(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    other = await conn.fetchval("INSERT INTO vehicles (plate, contractor_id) VALUES ('ZZZ9Z99', $1) RETURNING id",
+                                people.other_contractor_id)  # fmt: skip
+    mine = await client.get("/api/v1/reports/km", params={"from": DAY, "to": DAY}, headers=people.auth("contractor"))
+    assert [v["vehicle_id"] for v in orjson.loads(mine.content)["vehicles"]] == [t.vehicle_id]
+    for params in ({"vehicle_id": str(other)}, {"contractor_id": str(people.other_contractor_id)}):
+        r = await client.get(
+            "/api/v1/reports/km", params={"from": DAY, "to": DAY, **params}, headers=people.auth("contractor")
+        )
+        assert r.status_code == 404, r.text
+    everyone = await client.get("/api/v1/reports/km", params={"from": DAY, "to": DAY}, headers=people.auth("auditor"))
+    assert {v["vehicle_id"] for v in orjson.loads(everyone.content)["vehicles"]} == {t.vehicle_id, other}
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"from": "2026-11-24", "to": "2026-11-23"}, "to"),
+        ({"from": "2026-11-23", "to": "2026-11-23", "tz": "Mars/Olympus"}, "tz"),
+        ({"from": "23/11/2026", "to": "2026-11-23"}, "from"),
+        ({"from": "2024-01-01", "to": "2026-11-23"}, "to"),
+        ({"from": "2026-11-23", "to": "2026-11-23", "vehicle_id": "1", "route_id": "1"}, "vehicle_id"),
+        ({"from": "2026-11-23", "to": "2026-11-23", "vehicle_id": "999"}, "vehicle_id"),
+        ({"from": "2026-11-23", "to": "2026-11-23", "route_id": "999"}, "route_id"),
+    ],
+)
+async def test_bad_parameters_are_refused_naming_them(
+    client: httpx.AsyncClient, people: People, params: dict[str, str], field: str
+) -> None:
+    r = await client.get("/api/v1/reports/km", params=params, headers=people.auth("auditor"))
+    assert r.status_code in (400, 404), r.text
+    assert orjson.loads(r.content)["field"] == field
+
+
+@pytest.mark.parametrize("query", ["vehicle_id=0", "vehicle_id=99999999999", "format=xlsx", "by=week", "stop_min_s=1"])
+async def test_out_of_range_parameters_are_422(client: httpx.AsyncClient, people: People, query: str) -> None:
+    r = await client.get(f"/api/v1/reports/km?from={DAY}&to={DAY}&{query}", headers=people.auth("auditor"))
+    assert r.status_code == 422, r.text
