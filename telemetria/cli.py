@@ -102,6 +102,25 @@ def cmd_retention(settings: Settings, args: argparse.Namespace) -> None:
     emit(_run_db(settings, run))
 
 
+def cmd_rollup(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.db import create_pool
+    from telemetria.reports import rollup
+
+    async def run() -> int:
+        pool = await create_pool(settings, min_size=1)
+        try:
+            if args.all:
+                return await rollup.refresh_all(pool)
+            done = 0
+            while n := await rollup.refresh(pool):
+                done += n
+            return done
+        finally:
+            await pool.close()
+
+    emit({"recomputed_vehicle_days": asyncio.run(run())})
+
+
 def cmd_backup(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.ops.backup import backup
 
@@ -324,6 +343,12 @@ def build_parser() -> argparse.ArgumentParser:
     rrun = rsub.add_parser("run", help="drop whole chunks older than TELEMETRIA_RETENTION_DAYS")
     rrun.add_argument("--dry-run", action="store_true", help="list what would be dropped, drop nothing")
     ret.set_defaults(func=cmd_retention)
+
+    rol = sub.add_parser("rollup", help="report rollups per vehicle and day")
+    rosub = rol.add_subparsers(dest="action", required=True)
+    rref = rosub.add_parser("refresh", help="recompute the stale ones now (the service does it every minute)")
+    rref.add_argument("--all", action="store_true", help="every vehicle-day with fixes (after a restore or bulk load)")
+    rol.set_defaults(func=cmd_rollup)
 
     bak = sub.add_parser("backup", help="pg_dump (custom format) of the database plus a manifest beside it")
     bak.add_argument("--out", type=Path, required=True, help="dump file; the manifest is FILE.manifest.json")
