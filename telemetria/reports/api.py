@@ -14,7 +14,7 @@ from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.db import Conn
 from telemetria.http import FieldError
-from telemetria.reports import events, km, output, trackreport
+from telemetria.reports import events, km, output, schedule, trackreport
 from telemetria.reports import reporting as reporting_report
 from telemetria.reports.context import Context, load, require_some
 from telemetria.reports.params import ReportParams
@@ -132,6 +132,5 @@ async def schedule_report(
     format: TableFormat = Query("json"), who: Principal = READ,
 ) -> Response:  # fmt: skip
     """Each scheduled route run: departures and arrivals against the schedule, points skipped, runs not made."""
-    from telemetria.reports import schedule  # TEMP until the module lands
 
     return await serve(request, who, "schedule", format, scope, lambda c, x, w: schedule.report(c, x, w, params))

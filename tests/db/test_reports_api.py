@@ -163,3 +163,20 @@ async def test_bad_parameters_are_refused_naming_them(
 async def test_out_of_range_parameters_are_422(client: httpx.AsyncClient, people: People, query: str) -> None:
     r = await client.get(f"/api/v1/reports/km?from={DAY}&to={DAY}&{query}", headers=people.auth("auditor"))
     assert r.status_code == 422, r.text
+
+
+async def test_schedule_finds_the_run_made_and_the_run_not_made(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, late = posted
+    await _post(client, t, [late])
+    params = {"vehicle_id": str(t.vehicle_id), "from": "2026-11-22", "to": DAY}
+    r = await client.get("/api/v1/reports/schedule", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 200, r.text
+    doc = orjson.loads(r.content)
+    runs = {x["date"]: x for x in doc["runs"]}
+    assert runs["2026-11-22"]["made"] is False  # assigned that day, no fixes: a run not made (Art. 39 I)
+    made = runs[DAY]
+    assert made["made"] is True and made["school_arrival"] is not None
+    assert made["points_served"] >= made["points_total"] - 2  # the garage may be passed without a stop
+    assert doc["made"] == 1 and doc["not_made"] == 1
