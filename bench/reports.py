@@ -1,0 +1,242 @@
+"""Report times next to a plain count(*) over the same fixes, all measured in this run.
+
+    .venv/bin/python -m bench.reports [--quick]
+
+Creates its own database (telemetria_bench_<pid>) in the local cluster, registers a fleet, COPYs
+synthetic days of fixes (bench/fleetgen.py), builds the rollups once, then times: the fleet's `km`
+report over whole local days (from rollups), one vehicle's month computed live, one vehicle-day's
+track analysis, and a CSV export of positions (bench/csvexport.py, in fresh processes so that peak
+memory is the export's own). Prints one table and drops the database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+from bench import fleetgen
+from bench.benchdb import BenchDb
+from bench.csvexport import COUNT_POSITIONS
+from bench.fleetgen import Days
+from bench.reports_table import Figure, Memory, render
+from telemetria.db import Conn, create_pool
+from telemetria.localtime import LOCAL_TZ
+from telemetria.reports import fetch, rollup
+from telemetria.reports.context import load
+from telemetria.reports.km import km
+from telemetria.reports.params import DEFAULT
+from telemetria.reports.request import Selection, Window
+from telemetria.reports.runner import analyze_piece, day_bounds, zones_of
+from telemetria.settings import Settings
+
+COUNT = "SELECT count(*) FROM fixes WHERE vehicle_id = ANY ($1) AND ts >= $2 AND ts < $3"
+LIVE = replace(DEFAULT, stop_min_s=61)  # any knob off the default: rollups are not used
+
+
+@dataclass(frozen=True)
+class Plan:
+    vehicles: int
+    days: int
+    csv_rows: int
+    csv_small: int
+    reps: int
+
+
+def plan_for(args: argparse.Namespace) -> Plan:
+    if args.quick:
+        return Plan(vehicles=10, days=10, csv_rows=100_000, csv_small=10_000, reps=3)
+    return Plan(vehicles=100, days=30, csv_rows=1_000_000, csv_small=100_000, reps=5)
+
+
+@dataclass(frozen=True)
+class Timing:
+    runs_s: list[float]
+
+    @property
+    def best_ms(self) -> float:
+        return min(self.runs_s) * 1000
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.runs_s) * 1000
+
+
+async def timed(fn: Callable[[], Awaitable[Any]], reps: int, warmup: int = 1) -> tuple[Timing, Any]:
+    """`reps` timed calls after `warmup` untimed ones; the last call's result."""
+    result = None
+    for _ in range(warmup):
+        result = await fn()
+    runs = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        result = await fn()
+        runs.append(time.perf_counter() - t)
+    return Timing(runs), result
+
+
+def _progress(text: str) -> None:
+    print(f"  {text}", file=sys.stderr, flush=True)
+
+
+async def km_report(conn: Conn, ids: list[int], win: Window, by_day: bool, live: bool = False) -> dict[str, Any]:
+    """The km report as the API builds it (context, then every row), with its footer."""
+    ctx = await load(conn, None, Selection(ids, None, None), win)
+    report = await km(conn, ctx, win, LIVE if live else DEFAULT, by_day)
+    assert isinstance(report.rows, list) and report.footer is not None
+    return {**report.footer(), "rows": len(report.rows)}
+
+
+async def count(conn: Conn, ids: list[int], start: datetime, end: datetime) -> int:
+    return int(await conn.fetchval(COUNT, ids, start, end))
+
+
+def export(db: BenchDb, rows: int, reps: int, win: Window) -> dict[str, Any]:
+    """One fresh process exporting `rows` positions `reps` times: its times and peak memory."""
+    cmd = [sys.executable, "-m", "bench.csvexport", db.dsn, str(rows), str(reps)]
+    out = subprocess.run([*cmd, win.start.isoformat(), win.end.isoformat()], capture_output=True, check=True)
+    result: dict[str, Any] = orjson.loads(out.stdout)
+    assert result["rows"] == rows, result
+    return result
+
+
+async def count_positions(db: BenchDb, win: Window, n: int, reps: int) -> Timing:
+    """The baseline of an export: count(*) over the positions it streams."""
+    conn = await db.connect()
+    try:
+        timing, _ = await timed(lambda: conn.fetchval(COUNT_POSITIONS, win.start, win.end, n), reps)
+        return timing
+    finally:
+        await conn.close()
+
+
+async def measure(db: BenchDb, settings: Settings, plan: Plan) -> tuple[list[Figure], list[Memory], list[str]]:
+    notes: list[str] = []
+    today = datetime.now(LOCAL_TZ).date()
+    days = Days(today - timedelta(days=plan.days + 2), plan.days)
+    win = Window(day_bounds(days.first)[0], day_bounds(days.last)[1], LOCAL_TZ)
+    fleet = await db.register_fleet(plan.vehicles)
+    ids = [v.vehicle_id for v in fleet]
+
+    conn = await db.connect(jsonb_codec=False)
+    try:
+        t = time.perf_counter()
+        stored = await fleetgen.load(conn, fleet, days)
+        load_s = time.perf_counter() - t
+        _progress(f"COPY {stored:,} fixes in {load_s:.1f} s")
+        t = time.perf_counter()
+        await conn.execute("VACUUM (ANALYZE) fixes")
+        notes.append(
+            f"data: {plan.vehicles} vehicles × {plan.days} local days {days.first}..{days.last}, "
+            f"{fleetgen.fixes_per_day():,} fixes per vehicle-day, {stored:,} fixes "
+            f"(generated + binary COPY in {load_s:.1f} s, VACUUM ANALYZE {time.perf_counter() - t:.1f} s)"
+        )
+    finally:
+        await conn.close()
+
+    pool = await create_pool(settings, dsn=db.dsn, min_size=1, max_size=2)
+    try:
+        t = time.perf_counter()
+        built = await rollup.refresh_all(pool)
+        build_s = time.perf_counter() - t
+        _progress(f"rollups: {built:,} vehicle-days in {build_s:.1f} s")
+        notes.append(
+            f"rollup build (one-off, rollup.refresh_all): {built:,} vehicle-days in {build_s:.1f} s "
+            f"= {build_s / max(built, 1) * 1000:.1f} ms per vehicle-day"
+        )
+        async with pool.acquire() as c:
+            figures = await _report_figures(c, plan, days, win, ids, notes)
+    finally:
+        await pool.close()
+
+    memory = []
+    for n in (plan.csv_small, plan.csv_rows):
+        reps = 3 if n == plan.csv_rows else plan.reps
+        r = export(db, n, reps, win)
+        base = await count_positions(db, win, n, plan.reps)
+        csv = Timing(r["csv_s"])
+        figures.append(Figure(f"CSV export, {n:,} positions", n, csv, base, None))
+        figures.append(Figure("  same cursor, no CSV", n, Timing(r["cursor_s"]), base, None))
+        memory.append(Memory(n, r["bytes"], r["rss_before_kib"], r["rss_peak_kib"], r["traced_peak_kib"]))
+        _progress(f"CSV {n:,}: best {csv.best_ms / 1000:.2f} s, peak RSS +{memory[-1].growth_mib:.1f} MiB")
+    return figures, memory, notes
+
+
+async def _report_figures(
+    conn: Conn, plan: Plan, days: Days, win: Window, ids: list[int], notes: list[str]
+) -> list[Figure]:
+    n_days = plan.days
+    vd = plan.vehicles * n_days
+    all_base, fixes = await timed(lambda: count(conn, ids, win.start, win.end), plan.reps)
+    one_base, one_fixes = await timed(lambda: count(conn, ids[:1], win.start, win.end), plan.reps)
+
+    km_t, foot = await timed(lambda: km_report(conn, ids, win, by_day=False), plan.reps)
+    assert foot["vehicle_days"] == {"from_rollups": vd, "computed_live": 0}, foot
+    assert foot["rows"] == plan.vehicles
+    _progress(f"km fleet: best {km_t.best_ms:.0f} ms, count(*) {all_base.best_ms:.0f} ms")
+    byday_t, byday = await timed(lambda: km_report(conn, ids, win, by_day=True), plan.reps)
+    assert byday["vehicle_days"]["computed_live"] == 0 and byday["rows"] == vd
+    one_t, one = await timed(lambda: km_report(conn, ids[:1], win, by_day=False), plan.reps)
+    live_reps = max(2, plan.reps // 2)
+    live_t, live = await timed(lambda: km_report(conn, ids[:1], win, False, live=True), live_reps, warmup=0)
+    assert live["vehicle_days"] == {"from_rollups": 0, "computed_live": n_days}, live
+    _progress(f"km one vehicle live: best {live_t.best_ms:.0f} ms, from rollups {one_t.best_ms:.1f} ms")
+    notes.append(
+        f"km totals: fleet {foot['total_km']:,.1f} km from {vd:,} rollups; vehicle {ids[0]}: "
+        f"{one['total_km']:,.3f} km from rollups, {live['total_km']:,.3f} km computed live (stop_min_s=61)"
+    )
+
+    day = days.first + timedelta(days=n_days // 2)
+    d0, d1 = day_bounds(day)
+    ctx = await load(conn, None, Selection(ids[:1], None, None), win)
+    vehicle, zones = ctx.vehicles[0], zones_of(ctx)
+    day_base, day_fixes = await timed(lambda: count(conn, ids[:1], d0, d1), plan.reps * 2)
+    fetch_t, tr = await timed(lambda: fetch.track(conn, vehicle.id, d0, d1), plan.reps * 2)
+    track_t, a = await timed(lambda: analyze_piece(conn, vehicle, zones, day, d0, d1, DEFAULT), plan.reps * 2)
+    notes.append(
+        f"track: vehicle {vehicle.id}, {day}: {day_fixes:,} fixes in the day, {len(tr):,} fetched with context, "
+        f"{rollup.facts(a).km:.1f} km, {len(a.stops)} stops, {len(a.trips)} trips"
+    )
+    _progress(f"track: best {track_t.best_ms:.1f} ms, count(*) {day_base.best_ms:.1f} ms")
+    return [
+        Figure(f"km report, {plan.vehicles} vehicles × {n_days} days (rollups)", fixes, km_t, all_base, 1000),
+        Figure("  same, by day", fixes, byday_t, all_base, None),
+        Figure(f"km report, 1 vehicle × {n_days} days (rollups)", one_fixes, one_t, one_base, None),
+        Figure(f"km report, 1 vehicle × {n_days} days (live)", one_fixes, live_t, one_base, None),
+        Figure("track, 1 vehicle-day (fetch + analyze)", day_fixes, track_t, day_base, 100),
+        Figure("  of which fetch.track", day_fixes, fetch_t, day_base, None),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.reports", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="10 vehicles × 10 days, CSV of 100k positions")
+    plan = plan_for(p.parse_args(argv))
+    # SIGTERM must unwind through the finally block that drops the database.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+    settings = Settings()
+    db = BenchDb.for_this_run(settings)
+    print(f"bench: database {db.name}", file=sys.stderr)
+    asyncio.run(db.create())
+    try:
+        figures, memory, notes = asyncio.run(measure(db, settings, plan))
+    finally:
+        asyncio.run(db.drop())
+    dropped = not asyncio.run(db.exists())
+    print(render(figures, memory, notes, plan.reps, db.name, dropped))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
