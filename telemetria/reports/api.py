@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -26,6 +27,8 @@ COMMON = Depends(common)
 KNOBS = Depends(knobs)
 Build = Callable[[Conn, Context, Window], Awaitable[output.Report]]
 TableFormat = Literal["json", "csv"]
+GIS_FORMATS = ("geojson", "gpx", "kml")
+GIS_MAX_SPAN = timedelta(days=31)
 
 
 async def serve(
@@ -105,6 +108,9 @@ async def track_report(
     format: Literal["json", "csv", "geojson", "gpx", "kml"] = Query("json"), who: Principal = READ,
 ) -> Response:  # fmt: skip
     """The trajectory: positions with time and speed, places passed, totals; also GeoJSON, GPX and KML."""
+    if format in GIS_FORMATS and scope[0].end - scope[0].start > GIS_MAX_SPAN:
+        # A map file holds its lines in memory while it is written; JSON and CSV stream any span.
+        raise FieldError(f"to: GeoJSON, GPX and KML cover at most {GIS_MAX_SPAN.days} days", "to")
     return await serve(
         request,
         who,

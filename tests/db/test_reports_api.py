@@ -180,3 +180,9 @@ async def test_schedule_finds_the_run_made_and_the_run_not_made(
     assert made["made"] is True and made["school_arrival"] is not None
     assert made["points_served"] >= made["points_total"] - 2  # the garage may be passed without a stop
     assert doc["made"] == 1 and doc["not_made"] == 1
+
+
+async def test_map_files_are_limited_to_a_month(client: httpx.AsyncClient, people: People) -> None:
+    params = {"from": "2026-09-01", "to": "2026-11-23", "format": "kml"}
+    r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 400 and orjson.loads(r.content)["field"] == "to"
