@@ -108,7 +108,7 @@ async def km(conn: Conn, ctx: Context, win: Window, params: ReportParams, by_day
             if by_day:
                 rows.append({**_row(v, f, win), "date": day})
         if not by_day:
-            rows.append({**_row(v, whole, win), "date": None})
+            rows.append(_row(v, whole, win))
         total.add(whole)
     header = {"by": "day" if by_day else "vehicle"}
 
