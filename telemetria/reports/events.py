@@ -10,7 +10,7 @@ from telemetria.reports import queries as q
 from telemetria.reports.context import Context
 from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
-from telemetria.reports.output import Report, local
+from telemetria.reports.output import VEHICLE, Report, local
 from telemetria.reports.params import ReportParams
 from telemetria.reports.places import place
 from telemetria.reports.request import Window
@@ -19,7 +19,6 @@ from telemetria.reports.track import utc
 
 Rows = Callable[[Conn, Analysis, Window], Any]
 
-VEHICLE = [Column("Veículo (id)", "vehicle_id", INT), Column("Placa", "plate")]
 SPAN = [Column("Início", "start", DATETIME), Column("Fim", "end", DATETIME), Column("Duração", "duration_s", HMS)]
 
 

@@ -16,7 +16,7 @@ from telemetria.reports import queries as q
 from telemetria.reports import rollup
 from telemetria.reports.context import Context, Vehicle
 from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, TEXT, Column, decimal
-from telemetria.reports.output import Report, local
+from telemetria.reports.output import VEHICLE, Report, local
 from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Window
 from telemetria.reports.rollup import Facts
@@ -74,8 +74,7 @@ def _row(v: Vehicle, f: Facts, win: Window) -> dict[str, Any]:
 
 
 KM_COLUMNS = [
-    Column("Veículo (id)", "vehicle_id", INT),
-    Column("Placa", "plate"),
+    *VEHICLE,
     Column("Prefixo", "prefix"),
     Column("Contratada", "contractor"),
     Column("Data", "date", DATE),
@@ -126,8 +125,7 @@ async def km(conn: Conn, ctx: Context, win: Window, params: ReportParams, by_day
 
 
 SUMMARY_COLUMNS = [
-    Column("Veículo (id)", "vehicle_id", INT),
-    Column("Placa", "plate"),
+    *VEHICLE,
     Column("Prefixo", "prefix"),
     Column("Contratada", "contractor"),
     Column("Km", "km", decimal(3)),

@@ -15,6 +15,9 @@ from telemetria.reports import csvout
 from telemetria.reports.csvout import Column, as_async
 from telemetria.reports.request import Window
 
+# The first columns of every report's CSV: which vehicle a row is about.
+VEHICLE = [Column("Veículo (id)", "vehicle_id", csvout.INT), Column("Placa", "plate")]
+
 Rows = AsyncIterable[dict[str, Any]] | Iterable[dict[str, Any]]
 
 

@@ -18,7 +18,7 @@ from telemetria.reports import clean
 from telemetria.reports.context import Context
 from telemetria.reports.csvout import DATE, INT, Column, decimal
 from telemetria.reports.engine import Analysis
-from telemetria.reports.output import Report
+from telemetria.reports.output import VEHICLE, Report
 from telemetria.reports.params import ReportParams
 from telemetria.reports.request import Window
 from telemetria.reports.runner import analyses
@@ -61,8 +61,7 @@ def day_row(a: Analysis, params: ReportParams, win: Window) -> dict[str, Any]:
 
 
 COLUMNS = [
-    Column("Veículo (id)", "vehicle_id", INT),
-    Column("Placa", "plate"),
+    *VEHICLE,
     Column("Data", "date", DATE),
     Column("Posições recebidas", "fixes", INT),
     Column("Posições usadas", "fixes_used", INT),

@@ -57,9 +57,7 @@ class Facts:
 
     def add(self, other: Facts) -> None:
         """Fold `other` (a later or earlier period) into these figures."""
-        for f in ("fixes", "kept", "route_m", "chord_m", "gap_m", "moving_s", "trips", "stops"):
-            setattr(self, f, getattr(self, f) + getattr(other, f))
-        for f in ("unauthorized_stops", "speeding", "deviations"):
+        for f in _SUMS:
             setattr(self, f, getattr(self, f) + getattr(other, f))
         self.max_kmh = _opt(max, self.max_kmh, other.max_kmh)
         self.odometer_m = _opt(lambda a, b: a + b, self.odometer_m, other.odometer_m)
@@ -72,6 +70,10 @@ class Facts:
 
     def values(self) -> list[Any]:
         return [getattr(self, f.name) for f in fields(self)]
+
+
+_SUMS = ("fixes", "kept", "route_m", "chord_m", "gap_m", "moving_s", "trips", "stops", "unauthorized_stops",
+         "speeding", "deviations")  # fmt: skip
 
 
 def _opt(fn: Any, a: Any, b: Any) -> Any:

@@ -40,7 +40,7 @@ from telemetria.reports import clean, runner, stops
 from telemetria.reports.context import Context, Point, Route, Vehicle
 from telemetria.reports.csvout import BOOL, DATE, DATETIME, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
-from telemetria.reports.output import Report, local
+from telemetria.reports.output import VEHICLE, Report, local
 from telemetria.reports.params import ReportParams
 from telemetria.reports.request import Window
 from telemetria.reports.track import FloatArray
@@ -262,8 +262,7 @@ def row(v: Vehicle, route: Route, run: Run, tz: ZoneInfo, pending: bool) -> dict
 
 
 COLUMNS = [
-    Column("Veículo (id)", "vehicle_id", INT),
-    Column("Placa", "plate"),
+    *VEHICLE,
     Column("Data", "date", DATE),
     Column("Rota (id)", "route_id", INT),
     Column("Código da rota", "route_code", TEXT),

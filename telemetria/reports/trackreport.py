@@ -18,15 +18,14 @@ from telemetria.reports import geoformats as gf
 from telemetria.reports.context import Context
 from telemetria.reports.csvout import BOOL, COORD, DATETIME, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
-from telemetria.reports.output import Report, file_stream, local
+from telemetria.reports.output import VEHICLE, Report, file_stream, local
 from telemetria.reports.params import ReportParams
 from telemetria.reports.places import passed_points
 from telemetria.reports.request import Window
 from telemetria.reports.runner import analyses
 
 COLUMNS = [
-    Column("Veículo (id)", "vehicle_id", INT),
-    Column("Placa", "plate"),
+    *VEHICLE,
     Column("Data e hora", "time", DATETIME),
     Column("Latitude", "lat", COORD),
     Column("Longitude", "lon", COORD),
