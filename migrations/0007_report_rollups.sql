@@ -31,12 +31,11 @@ CREATE TABLE report_rollups (
 SELECT create_hypertable('report_rollups', by_range('day', INTERVAL '30 days'), create_default_indexes => false);
 CREATE UNIQUE INDEX report_rollups_vehicle_day ON report_rollups (vehicle_id, day);
 
--- Insert-only marks (no unique key, so concurrent flushes never wait on each other's marks). The
--- refresher reads the marks visible in its snapshot, recomputes those days from the fixes in the
--- same snapshot and deletes exactly those marks: a mark committed after its snapshot survives,
--- and the day is recomputed again on the next round.
+-- Insert-only marks: no key and no sequence, so a mark costs one heap row and one index entry, and
+-- concurrent flushes never wait on each other's marks. The refresher recomputes a day from the
+-- fixes and deletes its marks in one REPEATABLE READ transaction: the DELETE sees only the marks
+-- of its snapshot, so a mark committed after it survives and the day is recomputed next round.
 CREATE TABLE rollup_stale (
-    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     vehicle_id integer NOT NULL,
     day        date NOT NULL,
     marked_at  timestamptz NOT NULL DEFAULT now()
@@ -72,14 +71,16 @@ CREATE TRIGGER vehicles_bump_report_generation AFTER UPDATE OF speed_limit_kmh O
 -- also changes the segment to the next fix up to `link` later, and the cleaning of its neighbours
 -- up to `link` earlier, which can lie in the next or the previous day. Callers may pass only each
 -- vehicle's first and last time of a batch: the days in between are marked too.
+-- (plpgsql, not sql: its statement's plan is cached per connection instead of planned per call.)
 CREATE FUNCTION mark_rollups_stale(v int[], t timestamptz[], tz text, link interval)
-RETURNS void LANGUAGE sql AS $$
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     INSERT INTO rollup_stale (vehicle_id, day)
     SELECT DISTINCT s.v, d::date
     FROM (SELECT u.v, min(u.t) AS lo, max(u.t) AS hi FROM unnest(v, t) AS u(v, t) GROUP BY u.v) s,
          generate_series(((s.lo - link) AT TIME ZONE tz)::date, ((s.hi + link) AT TIME ZONE tz)::date,
-                         INTERVAL '1 day') AS d
-$$;
+                         INTERVAL '1 day') AS d;
+END $$;
 
 -- The small-flush function also marks the days of the fixes it stored (not of duplicates), so
 -- fixes and marks commit together in its one round trip.

@@ -92,9 +92,10 @@ WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
 # The refresher's work: marks (oldest first), and days that have fixes but no current rollup are
 # found by the reports themselves (a report computes them live) and by `telemetria rollup`.
 STALE_MARKS = """
-SELECT vehicle_id, day, array_agg(id) AS ids FROM rollup_stale
-GROUP BY vehicle_id, day ORDER BY min(id) LIMIT $1"""
-DELETE_MARKS = "DELETE FROM rollup_stale WHERE id = ANY ($1)"
+SELECT vehicle_id, day FROM rollup_stale GROUP BY vehicle_id, day ORDER BY min(marked_at) LIMIT $1"""
+# Run in the REPEATABLE READ transaction that recomputed the day: deletes only the marks its
+# snapshot sees, never one committed after it.
+DELETE_MARKS = "DELETE FROM rollup_stale WHERE vehicle_id = $1 AND day = $2"
 STALE_ROLLUPS = """
 SELECT DISTINCT r.vehicle_id, r.day FROM report_rollups r WHERE r.basis <> $1 ORDER BY r.day DESC LIMIT $2"""
 UPSERT_ROLLUP = """
@@ -108,7 +109,6 @@ ON CONFLICT (vehicle_id, day) DO UPDATE SET
     unauthorized_stops = EXCLUDED.unauthorized_stops, speeding = EXCLUDED.speeding,
     deviations = EXCLUDED.deviations, odometer_m = EXCLUDED.odometer_m, first_ts = EXCLUDED.first_ts,
     last_ts = EXCLUDED.last_ts, computed_at = now()"""
-MARKS_OF = "SELECT array_agg(id) FROM rollup_stale WHERE vehicle_id = $1 AND day = $2"
 VEHICLE_EXISTS = "SELECT EXISTS (SELECT 1 FROM vehicles WHERE id = $1)"
 # Every vehicle-day with fixes, marked stale (after a restore or a bulk load that bypassed ingest).
 MARK_ALL = """

@@ -128,14 +128,10 @@ async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, st
 async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
     """Recompute one rollup in one snapshot and clear exactly the marks that snapshot saw."""
     async with conn.transaction(isolation="repeatable_read"):
-        ids = await conn.fetchval(q.MARKS_OF, vehicle_id, day)
-        if not await conn.fetchval(q.VEHICLE_EXISTS, vehicle_id):
-            await conn.execute(q.DELETE_MARKS, ids or [])
-            return
-        f, key = await compute_day(conn, vehicle_id, day)
-        await conn.execute(q.UPSERT_ROLLUP, vehicle_id, day, key, *f.values())
-        if ids:
-            await conn.execute(q.DELETE_MARKS, ids)
+        if await conn.fetchval(q.VEHICLE_EXISTS, vehicle_id):
+            f, key = await compute_day(conn, vehicle_id, day)
+            await conn.execute(q.UPSERT_ROLLUP, vehicle_id, day, key, *f.values())
+        await conn.execute(q.DELETE_MARKS, vehicle_id, day)
 
 
 async def refresh(pool: Pool, limit: int = BATCH) -> int:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 import asyncpg
@@ -186,3 +187,28 @@ async def test_map_files_are_limited_to_a_month(client: httpx.AsyncClient, peopl
     params = {"from": "2026-09-01", "to": "2026-11-23", "format": "kml"}
     r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))
     assert r.status_code == 400 and orjson.loads(r.content)["field"] == "to"
+
+
+async def test_fixes_landing_while_the_refresher_computes_keep_their_day_stale(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, late = posted
+    async with pool.acquire() as blocker, pool.acquire() as refresher:
+        # Hold the refresher after it has taken its snapshot and computed the day: its upsert
+        # waits for this lock while the late fixes (and their stale marks) commit.
+        tx = blocker.transaction()
+        await tx.start()
+        await blocker.execute("LOCK TABLE report_rollups IN SHARE MODE")
+        task = asyncio.create_task(rollup.refresh_one(refresher, t.vehicle_id, date(2026, 11, 23)))
+        while not await blocker.fetchval(  # noqa: ASYNC110  # polling the server's lock table
+            "SELECT count(*) FROM pg_locks WHERE relation = 'report_rollups'::regclass AND NOT granted"
+        ):
+            await asyncio.sleep(0.01)
+        await _post(client, t, [late])
+        await tx.rollback()
+        await task
+    # The rollup written lacks the late fixes, but their mark survived it: the report computes live.
+    report = await _km(client, people, t.vehicle_id)
+    assert report["vehicle_days"] == {"from_rollups": 0, "computed_live": 1}
+    assert await rollup.refresh(pool) == 1
+    assert (await _km(client, people, t.vehicle_id))["vehicles"] == report["vehicles"]
