@@ -31,6 +31,7 @@ class Analysis:
     track: Track
     own: BoolArray  # fixes inside the window: the segments it owns
     keep: BoolArray
+    speed_kmh: FloatArray  # reported, else implied by the segment ending at the fix (trackers without speed)
     seg: distance.Segments
     routes: Sequence[Route]
     lines: Sequence[RouteLine]
@@ -56,8 +57,8 @@ class Analysis:
         return float(np.nansum(self.seg.dt_s[moved]))
 
     def max_kmh(self, mask: BoolArray) -> float | None:
-        """Top reported speed among the kept fixes in `mask`, km/h."""
-        v = self.track.speed_kmh[mask & self.keep]
+        """Top speed among the kept fixes in `mask`, km/h."""
+        v = self.speed_kmh[mask & self.keep]
         v = v[np.isfinite(v)]
         return float(v.max()) if len(v) else None
 
@@ -70,6 +71,16 @@ def _offsets(track: Track, lines: Sequence[RouteLine]) -> tuple[FloatArray, IntA
     near = np.argmin(filled, axis=0)
     best = filled[near, np.arange(len(track))]
     return np.where(np.isfinite(best), best, np.nan), np.where(np.isfinite(best), near, -1)
+
+
+def effective_speed(track: Track, seg: distance.Segments) -> FloatArray:
+    """Reported speed, km/h; where a tracker sent none, the mean speed of the segment ending at the fix.
+
+    Gaps are left unknown: a mean over minutes says nothing about the speed at the fix.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        implied = np.where((seg.dt_s > 0) & ~seg.gap, seg.length_m / seg.dt_s * 3.6, np.nan)
+    return np.where(np.isfinite(track.speed_kmh), track.speed_kmh, implied)
 
 
 def points_of(routes: Sequence[Route]) -> list[stops.Point]:
@@ -93,6 +104,7 @@ def analyze(
     still = clean.stationary_mask(track, params, keep)
     tolerances = [r.tolerance_m for r in routes]
     seg = distance.segments(track, keep, lines, tolerances, params)
+    speed = effective_speed(track, seg)
     offset, near = _offsets(track, lines)
     tol = np.array([tolerances[i] if i >= 0 else np.nan for i in near.tolist()], dtype=float)
     on_route = np.isfinite(offset) & (offset <= tol)
@@ -104,11 +116,11 @@ def analyze(
     limit = limits.applicable_limit_kmh(
         track.lat, track.lon, zones, route_limit, vehicle.limit_kmh, params.default_limit_kmh
     )
-    speeding = episodes.speeding(t, track.speed_kmh, limit, keep, params)
+    speeding = episodes.speeding(t, speed, limit, keep, params)
     deviations = episodes.deviations(t, offset, tol, keep, params) if routes else []
     points = points_of(routes)
     found = stops.find_stops(t, track.lat, track.lon, track.speed_kmh, track.ignition, keep, params, still=still)
-    trips = stops.find_trips(t, track.speed_kmh, track.ignition, found, keep, params, still=still)
+    trips = stops.find_trips(t, speed, track.ignition, found, keep, params, still=still)
     short = stops.find_stops(
         t, track.lat, track.lon, track.speed_kmh, track.ignition, keep, params, min_s=params.onboard_stop_min_s,
         still=still,
@@ -128,6 +140,7 @@ def analyze(
         track=track,
         own=(t >= start) & (t < end),
         keep=keep,
+        speed_kmh=speed,
         seg=seg,
         routes=routes,
         lines=lines,
