@@ -196,7 +196,7 @@ async def _rows(
     conn: Conn, ctx: Context, win: Window, params: ReportParams, rows: Rows, only: Callable[[dict[str, Any]], bool]
 ) -> AsyncIterator[dict[str, Any]]:
     for v in ctx.vehicles:
-        async for a in analyses(conn, ctx, v, win.start, win.end, params):
+        async for a in analyses(conn, ctx, v, win, params):
             for row in await rows(conn, a, win):
                 if only(row):
                     yield row

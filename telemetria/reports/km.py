@@ -33,7 +33,7 @@ def method(f: Facts) -> str:
 async def daily_facts(
     conn: Conn, ctx: Context, win: Window, params: ReportParams
 ) -> dict[int, list[tuple[date, Facts, bool]]]:
-    """Per vehicle, per local day of the window: its facts and whether they came from a rollup."""
+    """Per vehicle, per day of the window in its zone: the facts, and whether they all came from rollups."""
     days = win.local_days()
     stored: dict[tuple[int, date], Facts] = {}
     if params == DEFAULT and ctx.vehicles:
@@ -43,13 +43,19 @@ async def daily_facts(
     out: dict[int, list[tuple[date, Facts, bool]]] = {}
     for v in ctx.vehicles:
         rows = out.setdefault(v.id, [])
-        for day, s, e in split(win.start, win.end):
-            whole = (s, e) == day_bounds(day)
-            f = stored.get((v.id, day)) if whole else None
+        for day, s, e in split(win.start, win.end, win.tz):
+            f = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
+            rolled = f is not None
             if f is None:
-                rows.append((day, rollup.facts(await analyze_piece(conn, v, zones, day, s, e, params)), False))
+                f = rollup.facts(await analyze_piece(conn, v, zones, day, s, e, params))
+            shown = s.astimezone(win.tz).date()
+            if rows and rows[-1][0] == shown:  # a day of the report's zone cut by a local midnight
+                merged = Facts()
+                merged.add(rows[-1][1])
+                merged.add(f)
+                rows[-1] = (shown, merged, rows[-1][2] and rolled)
             else:
-                rows.append((day, f, True))
+                rows.append((shown, f, rolled))
     return out
 
 

@@ -8,7 +8,8 @@ than LATE_S after they were taken: the store-and-forward evidence of §3.
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -28,36 +29,59 @@ LATE_S = 60.0
 SLACK_S = 1.0
 
 
-def day_row(a: Analysis, params: ReportParams, win: Window) -> dict[str, Any]:
-    """The reporting figures of one analysed day."""
-    tr = a.track
-    idx = np.flatnonzero(a.keep)
-    still = clean.stationary_mask(tr, params, a.keep)
-    prev, cur = idx[:-1], idx[1:]
-    dt = tr.t[cur] - tr.t[prev]
-    # Moving: not standing at both ends, or gone somewhere in between (a gap from one stop to the next).
-    moving = ~(still[prev] & still[cur]) | (a.seg.length_m[cur] > 0)
-    engine_on = (tr.ignition[prev] == IGN_ON) | (tr.ignition[cur] == IGN_ON)
-    owned = a.own[cur] & (dt <= params.max_link_s)
-    service = owned & (moving | engine_on)
-    limit = params.report_interval_s + SLACK_S
-    covered = np.minimum(dt, limit)
-    service_s = float(dt[service].sum())
-    gaps = service & moving & (dt > limit)
-    own = a.own
-    delay = tr.received[own] - tr.t[own]
-    return {
-        **a.vehicle.label(),
-        "date": datetime.fromtimestamp(a.start, win.tz).date(),
-        "fixes": int(own.sum()),
-        "fixes_used": int((own & a.keep).sum()),
-        "in_service_s": round(service_s),
-        "coverage": round(float(covered[service].sum()) / service_s, 4) if service_s > 0 else None,
-        "gaps_over_30s": int(gaps.sum()),
-        "max_gap_s": round(float(dt[service & moving].max())) if (service & moving).any() else None,
-        "late_fixes": int((delay > LATE_S).sum()),
-        "max_delay_s": round(float(delay.max())) if len(delay) else None,
-    }
+@dataclass(slots=True)
+class Day:
+    """Reporting figures of one vehicle over (pieces of) one day, in seconds and counts."""
+
+    fixes: int = 0
+    used: int = 0
+    service_s: float = 0.0
+    covered_s: float = 0.0
+    gaps: int = 0
+    max_gap_s: float | None = None
+    late: int = 0
+    max_delay_s: float | None = None
+
+    def add(self, a: Analysis, params: ReportParams) -> None:
+        """Fold in the figures of one analysis (a day, or a piece of one)."""
+        tr = a.track
+        idx = np.flatnonzero(a.keep)
+        still = clean.stationary_mask(tr, params, a.keep)
+        prev, cur = idx[:-1], idx[1:]
+        dt = tr.t[cur] - tr.t[prev]
+        # Moving: not standing at both ends, or gone somewhere in between (a gap from one stop to the next).
+        moving = ~(still[prev] & still[cur]) | (a.seg.length_m[cur] > 0)
+        engine_on = (tr.ignition[prev] == IGN_ON) | (tr.ignition[cur] == IGN_ON)
+        service = a.own[cur] & (dt <= params.max_link_s) & (moving | engine_on)
+        limit = params.report_interval_s + SLACK_S
+        delay = tr.received[a.own] - tr.t[a.own]
+        self.fixes += int(a.own.sum())
+        self.used += int((a.own & a.keep).sum())
+        self.service_s += float(dt[service].sum())
+        self.covered_s += float(np.minimum(dt, limit)[service].sum())
+        self.gaps += int((service & moving & (dt > limit)).sum())
+        self.max_gap_s = _max(self.max_gap_s, dt[service & moving])
+        self.late += int((delay > LATE_S).sum())
+        self.max_delay_s = _max(self.max_delay_s, delay)
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "fixes": self.fixes,
+            "fixes_used": self.used,
+            "in_service_s": round(self.service_s),
+            "coverage": round(self.covered_s / self.service_s, 4) if self.service_s > 0 else None,
+            "gaps_over_30s": self.gaps,
+            "max_gap_s": None if self.max_gap_s is None else round(self.max_gap_s),
+            "late_fixes": self.late,
+            "max_delay_s": None if self.max_delay_s is None else round(self.max_delay_s),
+        }
+
+
+def _max(current: float | None, values: np.ndarray) -> float | None:
+    if not len(values):
+        return current
+    top = float(values.max())
+    return top if current is None else max(current, top)
 
 
 COLUMNS = [
@@ -75,8 +99,11 @@ COLUMNS = [
 
 
 async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
-    """One row per vehicle and local day of the window."""
-    rows = [
-        day_row(a, params, win) for v in ctx.vehicles async for a in analyses(conn, ctx, v, win.start, win.end, params)
-    ]
+    """One row per vehicle and day of the window (days of the report's zone)."""
+    rows = []
+    for v in ctx.vehicles:
+        days: dict[date, Day] = {}
+        async for a in analyses(conn, ctx, v, win, params):
+            days.setdefault(datetime.fromtimestamp(a.start, win.tz).date(), Day()).add(a, params)
+        rows += [{**v.label(), "date": d, **day.row()} for d, day in days.items()]
     return Report("reporting", win, "days", rows, COLUMNS)

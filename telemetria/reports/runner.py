@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
+from itertools import pairwise
+from zoneinfo import ZoneInfo
 
 from telemetria.db import Conn
 from telemetria.geo.routeline import RouteLine
@@ -14,6 +16,7 @@ from telemetria.reports import engine, fetch
 from telemetria.reports.context import Context, Route, Vehicle
 from telemetria.reports.limits import SpeedZone
 from telemetria.reports.params import ReportParams
+from telemetria.reports.request import Window
 
 
 @lru_cache(maxsize=256)
@@ -32,18 +35,24 @@ def day_bounds(day: date) -> tuple[datetime, datetime]:
     return start, datetime.combine(day + timedelta(days=1), time(), LOCAL_TZ)
 
 
-def split(start: datetime, end: datetime) -> list[tuple[date, datetime, datetime]]:
-    """[start, end) cut at local midnights: (day, piece start, piece end)."""
+def _midnights(start: datetime, end: datetime, tz: ZoneInfo) -> list[datetime]:
+    """The midnights of zone `tz` strictly inside (start, end)."""
     out = []
-    day = start.astimezone(LOCAL_TZ).date()
-    while True:
-        d0, d1 = day_bounds(day)
-        s, e = max(start, d0), min(end, d1)
-        if s < e:
-            out.append((day, s, e))
-        if d1 >= end:
-            return out
+    day = start.astimezone(tz).date() + timedelta(days=1)
+    while (m := datetime.combine(day, time(), tz)) < end:
+        out.append(m)
         day += timedelta(days=1)
+    return out
+
+
+def split(start: datetime, end: datetime, tz: ZoneInfo = LOCAL_TZ) -> list[tuple[date, datetime, datetime]]:
+    """[start, end) cut at the service's local midnights and at those of the report's zone `tz`.
+
+    Each piece lies in one local day (the day's route assignments apply to it) and in one day of the
+    report's zone (rows per day are days people asked for): (local day, piece start, piece end).
+    """
+    cuts = sorted({start, end, *_midnights(start, end, LOCAL_TZ), *_midnights(start, end, tz)})
+    return [(a.astimezone(LOCAL_TZ).date(), a, b) for a, b in pairwise(cuts)]
 
 
 def zones_of(ctx: Context) -> list[SpeedZone]:
@@ -64,9 +73,9 @@ async def analyze_piece(
 
 
 async def analyses(
-    conn: Conn, ctx: Context, vehicle: Vehicle, start: datetime, end: datetime, params: ReportParams
+    conn: Conn, ctx: Context, vehicle: Vehicle, win: Window, params: ReportParams
 ) -> AsyncIterator[engine.Analysis]:
-    """The vehicle's analyses over [start, end), one per local day, in time order."""
+    """The vehicle's analyses over the window, one per piece of `split`, in time order."""
     zones = zones_of(ctx)
-    for day, s, e in split(start, end):
+    for day, s, e in split(win.start, win.end, win.tz):
         yield await analyze_piece(conn, vehicle, zones, day, s, e, params)

@@ -138,7 +138,7 @@ async def report(pool: Pool, conn: Conn, ctx: Context, win: Window, params: Repo
     async def rows() -> AsyncIterator[dict[str, Any]]:
         async with pool.acquire() as c:
             for v in ctx.vehicles:
-                async for a in analyses(c, ctx, v, win.start, win.end, params):
+                async for a in analyses(c, ctx, v, win, params):
                     totals.add(a)
                     passed.extend(places(a, win))
                     for row in positions(a, win):
@@ -148,7 +148,7 @@ async def report(pool: Pool, conn: Conn, ctx: Context, win: Window, params: Repo
         segments, marks = [], []
         async with pool.acquire() as c:
             for v in ctx.vehicles:
-                async for a in analyses(c, ctx, v, win.start, win.end, params):
+                async for a in analyses(c, ctx, v, win, params):
                     pts = [
                         gf.Position(
                             datetime.fromtimestamp(r["time"].timestamp(), UTC), r["lat"], r["lon"], r["speed_kmh"]

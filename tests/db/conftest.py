@@ -40,8 +40,11 @@ async def tracker(conn: asyncpg.Connection, clean: None) -> Tracker:
 
 @pytest.fixture
 async def client(test_db: ScratchDb) -> AsyncIterator[httpx.AsyncClient]:
-    """The real application on the test database, driven in-process over ASGI."""
-    app = create_app(test_db.settings())
+    """The real application on the test database, driven in-process over ASGI.
+
+    Its rollup refresher is off, so a test decides when rollups are computed (rollup.refresh).
+    """
+    app = create_app(test_db.settings(rollup_interval_s=0))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:

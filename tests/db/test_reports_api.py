@@ -14,6 +14,7 @@ import orjson
 import pytest
 from defusedxml import ElementTree
 
+from telemetria.app import create_app
 from telemetria.reports import rollup
 from telemetria.sim import TrackerParams
 from tests.db.conftest import People, make_people
@@ -212,3 +213,54 @@ async def test_fixes_landing_while_the_refresher_computes_keep_their_day_stale(
     assert report["vehicle_days"] == {"from_rollups": 0, "computed_live": 1}
     assert await rollup.refresh(pool) == 1
     assert (await _km(client, people, t.vehicle_id))["vehicles"] == report["vehicles"]
+
+
+async def test_days_of_another_zone_and_several_days(
+    client: httpx.AsyncClient, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    local = (await _km(client, people, t.vehicle_id))["total_km"]
+    params = {"vehicle_id": str(t.vehicle_id), "from": "2026-11-22", "to": "2026-11-24", "by": "day"}
+    for tz in ("America/Porto_Velho", "America/Sao_Paulo"):
+        r = await client.get("/api/v1/reports/km", params={**params, "tz": tz}, headers=people.auth("auditor"))
+        doc = orjson.loads(r.content)
+        assert [row["date"] for row in doc["vehicles"]] == ["2026-11-22", "2026-11-23", "2026-11-24"]
+        assert [row["km"] > 0 for row in doc["vehicles"]] == [False, True, False]
+        assert doc["total_km"] == pytest.approx(local, abs=0.001)  # the run lies inside both zones' 23rd
+        assert doc["vehicles"][1]["first_fix"].endswith("-03:00" if tz.endswith("Paulo") else "-04:00")
+        r = await client.get("/api/v1/reports/reporting", params={**params, "tz": tz}, headers=people.auth("auditor"))
+        days = orjson.loads(r.content)["days"]
+        assert [d["date"] for d in days] == ["2026-11-22", "2026-11-23", "2026-11-24"]
+        assert [d["fixes"] > 0 for d in days] == [False, True, False]
+
+
+async def test_a_route_selects_the_vehicles_assigned_to_it(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    await conn.execute("INSERT INTO vehicles (plate) VALUES ('NOT0R00')")
+    route_id = await conn.fetchval("SELECT route_id FROM route_assignments WHERE vehicle_id = $1", t.vehicle_id)
+    r = await client.get(
+        "/api/v1/reports/summary", params={"route_id": str(route_id), "from": DAY, "to": DAY},
+        headers=people.auth("monitor"),
+    )  # fmt: skip
+    rows = orjson.loads(r.content)["vehicles"]
+    assert [row["vehicle_id"] for row in rows] == [t.vehicle_id]
+    assert rows[0]["trips"] >= 1 and rows[0]["km"] > 10 and rows[0]["active"] is True
+
+
+async def test_the_service_refreshes_rollups_by_itself(
+    test_db: Any, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    app = create_app(test_db.settings(rollup_interval_s=0.2))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+            for _ in range(100):
+                if (await _km(c, people, t.vehicle_id))["vehicle_days"]["from_rollups"] == 1:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the service never rolled the day up")
+    assert await conn.fetchval("SELECT count(*) FROM rollup_stale") == 0
