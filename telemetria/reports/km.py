@@ -126,8 +126,12 @@ async def km(conn: Conn, ctx: Context, win: Window, params: ReportParams, by_day
             "vehicle_days": {"from_rollups": rolled, "computed_live": live},
         }
 
+    def totals() -> list[dict[str, Any]]:
+        row = _row(Vehicle(0, "TOTAL", None, None, None, None), total, win)
+        return [{**row, "vehicle_id": None, "date": None, "first_fix": None, "last_fix": None}]
+
     columns = KM_COLUMNS if by_day else [c for c in KM_COLUMNS if c.get != "date"]
-    return Report("km", win, "vehicles", rows, columns, header, footer)
+    return Report("km", win, "vehicles", rows, columns, header, footer, totals=totals)
 
 
 SUMMARY_COLUMNS = [

@@ -33,6 +33,7 @@ class Report:
     header: dict[str, Any] = field(default_factory=dict)
     footer: Callable[[], dict[str, Any]] | None = None
     gis: Callable[[], Awaitable[tuple[Any, Any]]] | None = None  # (segments, places) for GeoJSON/GPX/KML
+    totals: Callable[[], list[dict[str, Any]]] | None = None  # closing rows of the CSV (the group's total)
 
     def head(self) -> dict[str, Any]:
         w = self.window
@@ -74,8 +75,15 @@ def filename(report: Report, ext: str) -> str:
     return csvout.export_filename(report.kind, w.start.astimezone(w.tz).date(), last, ext)
 
 
+async def _with_totals(report: Report) -> AsyncIterator[dict[str, Any]]:
+    async for row in as_async(report.rows):
+        yield row
+    for row in report.totals() if report.totals else ():
+        yield row
+
+
 def csv_stream(report: Report) -> StreamingResponse:
-    body = csvout.csv_chunks(report.columns, report.rows, report.window.tz)
+    body = csvout.csv_chunks(report.columns, _with_totals(report), report.window.tz)
     headers = {"Content-Disposition": csvout.content_disposition(filename(report, "csv"))}
     return StreamingResponse(body, media_type=csvout.CSV_MEDIA_TYPE, headers=headers)
 

@@ -264,3 +264,17 @@ async def test_the_service_refreshes_rollups_by_itself(
             else:
                 raise AssertionError("the service never rolled the day up")
     assert await conn.fetchval("SELECT count(*) FROM rollup_stale") == 0
+
+
+async def test_the_km_csv_closes_with_the_group_total(
+    client: httpx.AsyncClient, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    total = (await _km(client, people, t.vehicle_id))["total_km"]
+    params = {"from": DAY, "to": DAY, "format": "csv"}
+    r = await client.get("/api/v1/reports/km", params=params, headers=people.auth("auditor"))
+    rows = list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline=""), delimiter=";"))
+    head, last = rows[0], rows[-1]
+    assert len(rows) == 3  # header, the one vehicle, the total
+    assert last[head.index("Placa")] == "TOTAL" and last[head.index("Veículo (id)")] == ""
+    assert last[head.index("Km")] == f"{total:.3f}".replace(".", ",")
