@@ -2,11 +2,13 @@
 
     .venv/bin/python -m bench.reports [--quick]
 
-Creates its own database (telemetria_bench_<pid>) in the local cluster, registers a fleet, COPYs
+Creates its own database (telemetria_bench_<pid>) in the local cluster, registers a fleet with one
+route per vehicle (the line its synthetic fixes follow, with stops, assigned on every day), COPYs
 synthetic days of fixes (bench/fleetgen.py), builds the rollups once, then times: the fleet's `km`
 report over whole local days (from rollups), one vehicle's month computed live, one vehicle-day's
-track analysis, and a CSV export of positions (bench/csvexport.py, in fresh processes so that peak
-memory is the export's own). Prints one table and drops the database.
+track analysis, the `trips` report (computed live, no HTTP), and a CSV export of positions
+(bench/csvexport.py, in fresh processes so that peak memory is the export's own). Prints one table
+and drops the database.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from bench.fleetgen import Days
 from bench.reports_table import Figure, Memory, render
 from telemetria.db import Conn, create_pool
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import fetch, rollup
+from telemetria.reports import events, fetch, rollup
 from telemetria.reports.context import load
 from telemetria.reports.km import km
 from telemetria.reports.params import DEFAULT
@@ -97,6 +99,14 @@ async def km_report(conn: Conn, ids: list[int], win: Window, by_day: bool, live:
     return {**report.footer(), "rows": len(report.rows)}
 
 
+async def trips_report(conn: Conn, ids: list[int], win: Window) -> int:
+    """The `trips` report as the API builds it (context, then every row, computed live); its rows."""
+    ctx = await load(conn, None, Selection(ids, None, None), win)
+    report = await events.report("trips", conn, ctx, win, DEFAULT)
+    assert isinstance(report.rows, list)
+    return len(report.rows)
+
+
 async def count(conn: Conn, ids: list[int], start: datetime, end: datetime) -> int:
     return int(await conn.fetchval(COUNT, ids, start, end))
 
@@ -127,6 +137,16 @@ async def measure(db: BenchDb, settings: Settings, plan: Plan) -> tuple[list[Fig
     win = Window(day_bounds(days.first)[0], day_bounds(days.last)[1], LOCAL_TZ)
     fleet = await db.register_fleet(plan.vehicles)
     ids = [v.vehicle_id for v in fleet]
+    conn = await db.connect()
+    try:
+        vertices = await fleetgen.register_routes(conn, fleet, days)
+    finally:
+        await conn.close()
+    notes.append(
+        f"routes: one per vehicle, the loop its fixes follow (±{fleetgen.GPS_NOISE_M:g} m noise), "
+        f"{min(vertices):,}..{max(vertices):,} vertices, {len(fleetgen.route_stops(fleetgen.vehicle_path(0)))} "
+        "stops, assigned on every day"
+    )
 
     conn = await db.connect(jsonb_codec=False)
     try:
@@ -191,9 +211,11 @@ async def _report_figures(
     live_t, live = await timed(lambda: km_report(conn, ids[:1], win, False, live=True), live_reps, warmup=0)
     assert live["vehicle_days"] == {"from_rollups": 0, "computed_live": n_days}, live
     _progress(f"km one vehicle live: best {live_t.best_ms:.0f} ms, from rollups {one_t.best_ms:.1f} ms")
+    assert foot["total_route_km"] > 0, "fixes off their routes: every km is a chord"
     notes.append(
-        f"km totals: fleet {foot['total_km']:,.1f} km from {vd:,} rollups; vehicle {ids[0]}: "
-        f"{one['total_km']:,.3f} km from rollups, {live['total_km']:,.3f} km computed live (stop_min_s=61)"
+        f"km totals: fleet {foot['total_km']:,.1f} km from {vd:,} rollups ({_split(foot)}); vehicle {ids[0]}: "
+        f"{one['total_km']:,.3f} km from rollups, {live['total_km']:,.3f} km computed live (stop_min_s=61, "
+        f"{_split(live)})"
     )
 
     day = days.first + timedelta(days=n_days // 2)
@@ -208,6 +230,14 @@ async def _report_figures(
         f"{rollup.facts(a).km:.1f} km, {len(a.stops)} stops, {len(a.trips)} trips"
     )
     _progress(f"track: best {track_t.best_ms:.1f} ms, count(*) {day_base.best_ms:.1f} ms")
+
+    some = ids[:10]
+    trips_t, n_trips = await timed(lambda: trips_report(conn, ids[:1], win), live_reps)
+    some_base, some_fixes = await timed(lambda: count(conn, some, d0, d1), plan.reps)
+    day_win = Window(d0, d1, LOCAL_TZ)
+    some_t, some_trips = await timed(lambda: trips_report(conn, some, day_win), plan.reps)
+    notes.append(f"trips: vehicle {ids[0]}, {n_days} days: {n_trips} trips; {len(some)} vehicles, {day}: {some_trips}")
+    _progress(f"trips: 1 vehicle best {trips_t.best_ms:.0f} ms, {len(some)} vehicles × 1 day {some_t.best_ms:.0f} ms")
     return [
         Figure(f"km report, {plan.vehicles} vehicles × {n_days} days (rollups)", fixes, km_t, all_base, 1000),
         Figure("  same, by day", fixes, byday_t, all_base, None),
@@ -215,7 +245,16 @@ async def _report_figures(
         Figure(f"km report, 1 vehicle × {n_days} days (live)", one_fixes, live_t, one_base, None),
         Figure("track, 1 vehicle-day (fetch + analyze)", day_fixes, track_t, day_base, 100),
         Figure("  of which fetch.track", day_fixes, fetch_t, day_base, None),
+        Figure(f"trips report, 1 vehicle × {n_days} days (live)", one_fixes, trips_t, one_base, None),
+        Figure(f"trips report, {len(some)} vehicles × 1 day (live)", some_fixes, some_t, some_base, None),
     ]
+
+
+def _split(footer: dict[str, Any]) -> str:
+    """How a km footer's total was measured: along routes vs straight chords."""
+    total = footer["total_km"] or 1.0
+    route, chord = footer["total_route_km"], footer["total_chord_km"]
+    return f"route {route:,.1f} km = {100 * route / total:.1f} %, chord {chord:,.1f} km = {100 * chord / total:.1f} %"
 
 
 def main(argv: list[str] | None = None) -> int:
