@@ -39,7 +39,7 @@ from telemetria.reports.context import load
 from telemetria.reports.km import km
 from telemetria.reports.params import DEFAULT
 from telemetria.reports.request import Selection, Window
-from telemetria.reports.runner import analyze_piece, day_bounds, zones_of
+from telemetria.reports.runner import analyze_piece, day_bounds
 from telemetria.settings import Settings
 
 COUNT = "SELECT count(*) FROM fixes WHERE vehicle_id = ANY ($1) AND ts >= $2 AND ts < $3"
@@ -221,7 +221,7 @@ async def _report_figures(
     day = days.first + timedelta(days=n_days // 2)
     d0, d1 = day_bounds(day)
     ctx = await load(conn, None, Selection(ids[:1], None, None), win)
-    vehicle, zones = ctx.vehicles[0], zones_of(ctx)
+    vehicle, zones = ctx.vehicles[0], ctx.zones
     day_base, day_fixes = await timed(lambda: count(conn, ids[:1], d0, d1), plan.reps * 2)
     fetch_t, tr = await timed(lambda: fetch.track(conn, vehicle.id, d0, d1), plan.reps * 2)
     track_t, a = await timed(lambda: analyze_piece(conn, vehicle, zones, day, d0, d1, DEFAULT), plan.reps * 2)

@@ -10,6 +10,7 @@ from typing import Any
 from telemetria.db import Conn
 from telemetria.http import FieldError
 from telemetria.reports import queries as q
+from telemetria.reports.limits import SpeedZone
 from telemetria.reports.request import Selection, Window
 
 
@@ -75,17 +76,9 @@ class Vehicle:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Zone:
-    id: int
-    name: str
-    limit_kmh: float
-    geometry: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True, eq=False)
 class Context:
     vehicles: list[Vehicle]
-    zones: list[Zone]
+    zones: list[SpeedZone]
     generation: int
 
 
@@ -109,23 +102,37 @@ async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Co
         for r in rows
     ]
     by_id = {v.id: v for v in vehicles}
-    routes: dict[int, Route] = {}
-    for r in await conn.fetch(q.ROUTES, list(by_id), days[0], days[-1]):
-        route = routes.get(r["id"])
-        if route is None:
-            lon, lat = _line(r["geometry"])
-            points = tuple(
-                Point(s["name"], s["kind"], s["lat"], s["lon"], s["seq"], s["scheduled_time"], r["id"])
-                for s in r["stops"]
-            )
-            route = Route(
-                r["id"], r["code"], r["name"], lon, lat, r["speed_limit_kmh"], r["deviation_tolerance_m"], points
-            )
-            routes[r["id"]] = route
-        assignment = Assignment(route, r["valid_from"], r["valid_to"], frozenset(r["weekdays"]))
+    gen = await conn.fetchrow(q.GENERATION_OF_DB)  # first: routes read after it are at least as new
+    generation = gen["n"]
+    assigned = await conn.fetch(q.ASSIGNMENTS, list(by_id), days[0], days[-1])
+    routes = await _routes(conn, (gen["db"], generation), {r["route_id"] for r in assigned})
+    for r in assigned:
+        assignment = Assignment(routes[r["route_id"]], r["valid_from"], r["valid_to"], frozenset(r["weekdays"]))
         by_id[r["vehicle_id"]].assignments.append(assignment)
-    zones = [Zone(z["id"], z["name"], z["limit_kmh"], z["geometry"]) for z in await conn.fetch(q.ZONES)]
-    return Context(vehicles, zones, await conn.fetchval(q.GENERATION))
+    zones = [SpeedZone(z["limit_kmh"], z["geometry"], True, z["name"]) for z in await conn.fetch(q.ZONES)]
+    return Context(vehicles, zones, generation)
+
+
+# Decoded routes of one registry generation, kept between requests: a fleet's lines are megabytes
+# of JSON that a report answered from rollups would otherwise fetch and decode every time.
+_cache: tuple[tuple[str, int], dict[int, Route]] = (("", -1), {})
+
+
+async def _routes(conn: Conn, generation: tuple[str, int], ids: set[int]) -> dict[int, Route]:
+    """The routes `ids` as of (database, generation), from the cache or the database."""
+    global _cache
+    if _cache[0] != generation:
+        _cache = (generation, {})
+    known = _cache[1]
+    for r in await conn.fetch(q.ROUTE_DETAILS, sorted(ids - known.keys())) if ids - known.keys() else ():
+        lon, lat = _line(r["geometry"])
+        points = tuple(
+            Point(s["name"], s["kind"], s["lat"], s["lon"], s["seq"], s["scheduled_time"], r["id"]) for s in r["stops"]
+        )
+        known[r["id"]] = Route(
+            r["id"], r["code"], r["name"], lon, lat, r["speed_limit_kmh"], r["deviation_tolerance_m"], points
+        )
+    return {i: known[i] for i in ids}
 
 
 def require_some(vehicles: Sequence[Vehicle], sel: Selection) -> None:

@@ -20,7 +20,7 @@ from telemetria.reports.output import VEHICLE, Report, local
 from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Window
 from telemetria.reports.rollup import Facts
-from telemetria.reports.runner import analyze_piece, day_bounds, split, zones_of
+from telemetria.reports.runner import analyze_piece, day_bounds, split
 
 
 def method(f: Facts) -> str:
@@ -39,7 +39,7 @@ async def daily_facts(
     if params == DEFAULT and ctx.vehicles:
         ids = [v.id for v in ctx.vehicles]
         stored = await rollup.current(conn, ids, days[0], days[-1], rollup.basis(DEFAULT, ctx.generation))
-    zones = zones_of(ctx)
+    zones = ctx.zones
     out: dict[int, list[tuple[date, Facts, bool]]] = {}
     for v in ctx.vehicles:
         rows = out.setdefault(v.id, [])

@@ -46,21 +46,26 @@ WHERE ($1::int IS NULL OR v.contractor_id = $1)
   AND ($2::int[] IS NOT NULL OR v.active)
 ORDER BY v.plate"""
 
-# Routes assigned to the vehicles on local dates [$2, $3], with their stops.
-ROUTES = """
-SELECT a.vehicle_id, a.valid_from, a.valid_to, a.weekdays, r.id, r.code, r.name, r.geometry,
-       r.speed_limit_kmh, r.deviation_tolerance_m,
+# Which vehicle runs which route on local dates [$2, $3] (the routes themselves: ROUTE_DETAILS).
+ASSIGNMENTS = """
+SELECT a.vehicle_id, a.route_id, a.valid_from, a.valid_to, a.weekdays
+FROM route_assignments a
+WHERE a.vehicle_id = ANY ($1) AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $2)
+ORDER BY a.vehicle_id, a.route_id"""
+
+ROUTE_DETAILS = """
+SELECT r.id, r.code, r.name, r.geometry, r.speed_limit_kmh, r.deviation_tolerance_m,
        coalesce((SELECT jsonb_agg(jsonb_build_object('seq', s.seq, 'name', s.name, 'lat', s.lat, 'lon', s.lon,
                                                      'kind', s.kind, 'scheduled_time', s.scheduled_time::text)
                                   ORDER BY s.seq)
                  FROM route_stops s WHERE s.route_id = r.id), '[]') AS stops
-FROM route_assignments a JOIN routes r ON r.id = a.route_id
-WHERE a.vehicle_id = ANY ($1) AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $2)
-ORDER BY a.vehicle_id, r.id"""
+FROM routes r WHERE r.id = ANY ($1)"""
 
 ZONES = "SELECT id, name, limit_kmh, geometry FROM speed_zones WHERE active ORDER BY id"
 
 GENERATION = "SELECT n FROM report_generation"
+# The cache of decoded routes is per database and generation (tests and tools open several databases).
+GENERATION_OF_DB = "SELECT n, current_database() AS db FROM report_generation"
 
 # One vehicle's fixes in [$2, $3) and up to $5 fixes on each side within $4 of it (context for the
 # derivations at the window's edges). Sorted by the caller.

@@ -23,7 +23,7 @@ from telemetria.reports.context import load
 from telemetria.reports.engine import Analysis
 from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Selection, Window
-from telemetria.reports.runner import analyze_piece, day_bounds, zones_of
+from telemetria.reports.runner import analyze_piece, day_bounds
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, st
     """One vehicle's local day computed from the fixes with the default knobs, and the basis it used."""
     d0, d1 = day_bounds(day)
     ctx = await load(conn, None, Selection([vehicle_id], None, None), Window(d0, d1, LOCAL_TZ))
-    a = await analyze_piece(conn, ctx.vehicles[0], zones_of(ctx), day, d0, d1, DEFAULT)
+    a = await analyze_piece(conn, ctx.vehicles[0], ctx.zones, day, d0, d1, DEFAULT)
     return facts(a), basis(DEFAULT, ctx.generation)
 
 

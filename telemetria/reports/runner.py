@@ -55,10 +55,6 @@ def split(start: datetime, end: datetime, tz: ZoneInfo = LOCAL_TZ) -> list[tuple
     return [(a.astimezone(LOCAL_TZ).date(), a, b) for a, b in pairwise(cuts)]
 
 
-def zones_of(ctx: Context) -> list[SpeedZone]:
-    return [SpeedZone(z.limit_kmh, z.geometry, True, z.name) for z in ctx.zones]
-
-
 async def analyze_piece(
     conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
     params: ReportParams,
@@ -76,6 +72,6 @@ async def analyses(
     conn: Conn, ctx: Context, vehicle: Vehicle, win: Window, params: ReportParams
 ) -> AsyncIterator[engine.Analysis]:
     """The vehicle's analyses over the window, one per piece of `split`, in time order."""
-    zones = zones_of(ctx)
+    zones = ctx.zones
     for day, s, e in split(win.start, win.end, win.tz):
         yield await analyze_piece(conn, vehicle, zones, day, s, e, params)

@@ -287,7 +287,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
     """Every run assigned to the context's vehicles on the local days the window touches, up to today."""
     now = now or datetime.now(LOCAL_TZ)
     today = now.astimezone(LOCAL_TZ).date()
-    zones = runner.zones_of(ctx)
+    zones = ctx.zones
     rows: list[dict[str, Any]] = []
     for v in ctx.vehicles:
         for day in win.local_days():

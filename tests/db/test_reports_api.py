@@ -278,3 +278,14 @@ async def test_the_km_csv_closes_with_the_group_total(
     assert len(rows) == 3  # header, the one vehicle, the total
     assert last[head.index("Placa")] == "TOTAL" and last[head.index("Veículo (id)")] == ""
     assert last[head.index("Km")] == f"{total:.3f}".replace(".", ",")
+
+
+async def test_an_edited_route_is_used_at_once(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    assert (await _km(client, people, t.vehicle_id))["vehicles"][0]["route_km"] > 10  # decoded and cached
+    far = {"type": "LineString", "coordinates": [[-60.0, -12.0], [-60.0, -12.1]]}
+    await conn.execute("UPDATE routes SET geometry = $1", far)
+    row = (await _km(client, people, t.vehicle_id))["vehicles"][0]
+    assert row["route_km"] == 0 and row["method"] == "chord"
