@@ -84,5 +84,6 @@ async def clean(pool: asyncpg.Pool) -> None:
         "TRUNCATE fixes, report_rollups, rollup_stale, tracker_installations, trackers, vehicles, contractors,"
         " drivers, driver_assignments, routes, route_stops, route_assignments, speed_zones, users, sessions,"
         " api_tokens, audit_log, retention_runs"
-        " RESTART IDENTITY CASCADE"
+        " RESTART IDENTITY CASCADE;"
+        " UPDATE rollup_horizon SET closed_through = NULL, swept_through = NULL"
     )

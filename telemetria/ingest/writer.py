@@ -235,14 +235,14 @@ class Writer:
             await conn.copy_records_to_table("fix_stage", records=p.rows, columns=q.FIX_COLUMNS)
             inserted = {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)}
             stored = [key[1] for key in inserted]
+            spans = _spans(inserted)  # before credit(), which empties `inserted`
             credit(p, inserted)
-            keys: Iterable[tuple[int, datetime]] = inserted
         else:
             stored = [row[2] for row in p.rows]
+            spans = _spans((row[0], row[2]) for row in p.rows)
             credit_all(p)
-            keys = ((row[0], row[2]) for row in p.rows)
         if stored:
-            await conn.execute(q.MARK_STALE, *_spans(keys), *_STALE_ZONE)
+            await conn.execute(q.MARK_STALE, *spans, *_STALE_ZONE)
         await conn.execute("COMMIT")
         return stored
 

@@ -92,14 +92,13 @@ LEFT JOIN drivers d ON d.id = fix_driver($1, u.ts, f.driver_id)"""
 ROLLUPS = """
 SELECT r.* FROM report_rollups r
 WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
+  AND r.day <= (SELECT closed_through FROM rollup_horizon)
   AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
 
-# The refresher's work: marks (oldest first), and days that have fixes but no current rollup are
-# found by the reports themselves (a report computes them live) and by `telemetria rollup`.
+# The refresher's work: marks of closed days, oldest first.
 STALE_MARKS = """
-SELECT vehicle_id, day FROM rollup_stale GROUP BY vehicle_id, day ORDER BY min(marked_at) LIMIT $1"""
-# Run in the REPEATABLE READ transaction that recomputed the day: deletes only the marks its
-# snapshot sees, never one committed after it.
+SELECT vehicle_id, day FROM rollup_stale WHERE day <= (SELECT closed_through FROM rollup_horizon)
+GROUP BY vehicle_id, day ORDER BY min(marked_at) LIMIT $1"""
 DELETE_MARKS = "DELETE FROM rollup_stale WHERE vehicle_id = $1 AND day = $2"
 STALE_ROLLUPS = """
 SELECT DISTINCT r.vehicle_id, r.day FROM report_rollups r WHERE r.basis <> $1 ORDER BY r.day DESC LIMIT $2"""
@@ -115,10 +114,25 @@ ON CONFLICT (vehicle_id, day) DO UPDATE SET
     deviations = EXCLUDED.deviations, odometer_m = EXCLUDED.odometer_m, first_ts = EXCLUDED.first_ts,
     last_ts = EXCLUDED.last_ts, computed_at = now()"""
 VEHICLE_EXISTS = "SELECT EXISTS (SELECT 1 FROM vehicles WHERE id = $1)"
-# Every vehicle-day with fixes, marked stale (after a restore or a bulk load that bypassed ingest).
-MARK_ALL = """
+
+# Closing days (migrations/0007_report_rollups.sql): the horizon, moved under the lock every ingest
+# write holds in SHARE mode, then the newly closed days' vehicle-days marked.
+HORIZON = "SELECT closed_through, swept_through FROM rollup_horizon"
+LOCK_INGEST = "LOCK TABLE tracker_installations IN SHARE ROW EXCLUSIVE MODE"
+CLOSE_THROUGH = "UPDATE rollup_horizon SET closed_through = $1"
+SWEPT_THROUGH = "UPDATE rollup_horizon SET swept_through = $1"
+RESWEEP = "UPDATE rollup_horizon SET swept_through = NULL"
+# Every vehicle-day of local days ($1, $2] ($1 NULL: from the first fix) that fixes can touch, in
+# zone $3 with links of $4.
+SWEEP = """
 INSERT INTO rollup_stale (vehicle_id, day)
-SELECT DISTINCT vehicle_id, (time_bucket('1 day', ts, $1::text) AT TIME ZONE $1::text)::date FROM fixes"""
+SELECT DISTINCT f.vehicle_id, d::date
+FROM (SELECT vehicle_id, min(ts) AS lo, max(ts) AS hi FROM fixes
+      WHERE ($1::date IS NULL OR ts >= (($1::date + 1)::timestamp AT TIME ZONE $3::text) - $4::interval)
+        AND ts < (($2::date + 1)::timestamp AT TIME ZONE $3::text) + $4::interval
+      GROUP BY vehicle_id) f,
+     generate_series(greatest(((f.lo - $4::interval) AT TIME ZONE $3::text)::date, $1::date + 1),
+                     least(((f.hi + $4::interval) AT TIME ZONE $3::text)::date, $2::date), INTERVAL '1 day') AS d"""
 
 # Drivers of a vehicle in [$2, $3): assigned in the period, or carried as a registered card.
 DRIVERS_IN = """

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, fields
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from telemetria.reports.runner import analyze_piece, day_bounds
 log = logging.getLogger(__name__)
 
 REFRESH_LOCK = 4_242_003
+LOCK_TIMEOUT = "5s"  # closing days waits this long at most for in-flight ingest
 BATCH = 200
 
 
@@ -134,12 +135,32 @@ async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
         await conn.execute(q.DELETE_MARKS, vehicle_id, day)
 
 
-async def refresh(pool: Pool, limit: int = BATCH) -> int:
-    """Recompute up to `limit` stale or outdated rollups, in one process at a time; how many were done."""
+async def close_days(conn: Conn, now: datetime) -> date | None:
+    """Close the local days nothing live can change any more, and mark their vehicle-days; the horizon."""
+    link = timedelta(seconds=DEFAULT.max_link_s)
+    closable = (now - link).astimezone(LOCAL_TZ).date() - timedelta(days=1)
+    horizon = await conn.fetchrow(q.HORIZON)
+    if horizon["closed_through"] is None or horizon["closed_through"] < closable:
+        async with conn.transaction():
+            await conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+            await conn.execute(q.LOCK_INGEST)  # in-flight ingest commits first; later ingest sees the horizon
+            await conn.execute(q.CLOSE_THROUGH, closable)
+        horizon = await conn.fetchrow(q.HORIZON)
+    closed, swept = horizon["closed_through"], horizon["swept_through"]
+    if swept is None or swept < closed:
+        async with conn.transaction():
+            await conn.execute(q.SWEEP, swept, closed, LOCAL_TZ.key, link)
+            await conn.execute(q.SWEPT_THROUGH, closed)
+    return closed
+
+
+async def refresh(pool: Pool, limit: int = BATCH, now: datetime | None = None) -> int:
+    """Close days, then recompute up to `limit` stale or outdated rollups, one process at a time; how many."""
     async with pool.acquire() as conn:
         if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", REFRESH_LOCK):
             return 0
         try:
+            await close_days(conn, now or datetime.now(UTC))
             todo = [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.STALE_MARKS, limit)]
             if len(todo) < limit:
                 key = basis(DEFAULT, await conn.fetchval(q.GENERATION))
@@ -151,12 +172,12 @@ async def refresh(pool: Pool, limit: int = BATCH) -> int:
             await conn.execute("SELECT pg_advisory_unlock($1)", REFRESH_LOCK)
 
 
-async def refresh_all(pool: Pool) -> int:
-    """Mark every vehicle-day that has fixes, then refresh until nothing is left (after a restore, a bulk load)."""
+async def refresh_all(pool: Pool, now: datetime | None = None) -> int:
+    """Mark every vehicle-day of every closed day again, then refresh until none is left (after a restore)."""
     async with pool.acquire() as conn:
-        await conn.execute(q.MARK_ALL, LOCAL_TZ.key)
+        await conn.execute(q.RESWEEP)
     done = 0
-    while n := await refresh(pool):
+    while n := await refresh(pool, now=now):
         done += n
     return done
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-from datetime import date, timedelta
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -194,6 +195,8 @@ async def test_fixes_landing_while_the_refresher_computes_keep_their_day_stale(
     client: httpx.AsyncClient, pool: asyncpg.Pool, people: People, posted: tuple[Any, Any]
 ) -> None:
     t, late = posted
+    async with pool.acquire() as conn:
+        assert await rollup.close_days(conn, datetime.now(UTC)) is not None  # the 23rd is closed: late fixes mark it
     async with pool.acquire() as blocker, pool.acquire() as refresher:
         # Hold the refresher after it has taken its snapshot and computed the day: its upsert
         # waits for this lock while the late fixes (and their stale marks) commit.
@@ -289,3 +292,59 @@ async def test_an_edited_route_is_used_at_once(
     await conn.execute("UPDATE routes SET geometry = $1", far)
     row = (await _km(client, people, t.vehicle_id))["vehicles"][0]
     assert row["route_km"] == 0 and row["method"] == "chord"
+
+
+async def test_live_fixes_mark_nothing_late_ones_mark_their_closed_day(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, late = posted
+    async with pool.acquire() as conn:
+        closed = await rollup.close_days(conn, datetime.now(UTC))
+        assert closed is not None and closed >= date(2026, 11, 23)
+        swept = await conn.fetch("SELECT DISTINCT vehicle_id, day FROM rollup_stale")
+        assert [(r["vehicle_id"], r["day"]) for r in swept] == [(t.vehicle_id, date(2026, 11, 23))]
+        await conn.execute("DELETE FROM rollup_stale")
+        live = replace(late[0], ts=datetime.now(UTC).replace(microsecond=0))
+        await _post(client, t, [[live]])  # today is open: the hot path writes no mark
+        assert await conn.fetchval("SELECT count(*) FROM rollup_stale") == 0
+        await _post(client, t, [late])  # the 23rd is closed: its late fixes mark it
+        marks = await conn.fetch("SELECT DISTINCT vehicle_id, day FROM rollup_stale")
+        assert [(r["vehicle_id"], r["day"]) for r in marks] == [(t.vehicle_id, date(2026, 11, 23))]
+
+
+async def test_closing_days_waits_for_ingest_in_flight(pool: asyncpg.Pool, clean: None) -> None:
+    async with pool.acquire() as ingest, pool.acquire() as closer:
+        tx = ingest.transaction()
+        await tx.start()
+        await ingest.execute("LOCK TABLE tracker_installations IN SHARE MODE")  # what every ingest write holds
+        task = asyncio.create_task(rollup.close_days(closer, datetime.now(UTC)))
+        while not await ingest.fetchval(  # noqa: ASYNC110  # polling the server's lock table
+            "SELECT count(*) FROM pg_locks WHERE relation = 'tracker_installations'::regclass AND NOT granted"
+        ):
+            await asyncio.sleep(0.01)
+        assert await ingest.fetchval("SELECT closed_through FROM rollup_horizon") is None
+        await tx.commit()
+        assert await task is not None
+
+
+async def test_large_late_batches_mark_their_closed_day_too(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
+) -> None:
+    """Flushes over 64 fixes take the COPY path (all new) or the staged one (some re-sent): both mark."""
+    run = _run(6, tracker=TrackerParams(loss_per_hour=0.0))
+    t = await _register(conn, people, run, "FFF6F66", "sim-copy")
+    assert await rollup.close_days(conn, datetime.now(UTC)) is not None
+    fixes = [f for u in run.uploads for f in u.fixes]
+    assert len(fixes) > 130
+
+    async def marks_after(batch: list[Any]) -> list[tuple[int, date]]:
+        await conn.execute("DELETE FROM rollup_stale")
+        await _post(client, t, [batch])
+        return [
+            (r["vehicle_id"], r["day"]) for r in await conn.fetch("SELECT DISTINCT vehicle_id, day FROM rollup_stale")
+        ]
+
+    day = [(t.vehicle_id, date(2026, 11, 23))]
+    assert await marks_after(fixes[:100]) == day  # COPY straight into fixes
+    assert await marks_after(fixes) == day  # 100 re-sent: staged, the new ones mark
+    assert await marks_after(fixes) == []  # all re-sent: nothing changed, nothing marked
