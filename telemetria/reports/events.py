@@ -10,7 +10,7 @@ from telemetria.reports import queries as q
 from telemetria.reports.context import Context
 from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
-from telemetria.reports.output import VEHICLE, Report, local
+from telemetria.reports.output import VEHICLE, Report, local, words
 from telemetria.reports.params import ReportParams
 from telemetria.reports.places import place
 from telemetria.reports.request import Window
@@ -56,7 +56,7 @@ SPEEDING_COLUMNS = [
     Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
     Column("Limite (km/h)", "limit_kmh", decimal(1)),
     Column("Excesso (%)", "excess_pct", decimal(1)),
-    Column("Gravidade (CTB Art. 218)", "tier"),
+    Column("Gravidade (CTB Art. 218)", words("tier")),
     Column("Posições acima do limite", "fixes", INT),
     Column("Latitude", "lat", COORD),
     Column("Longitude", "lon", COORD),
@@ -91,7 +91,7 @@ STOPS_COLUMNS = [
     Column("Longitude", "lon", COORD),
     Column("Ponto autorizado", "authorized", BOOL),
     Column("Ponto", "point", TEXT),
-    Column("Tipo do ponto", "point_kind"),
+    Column("Tipo do ponto", words("point_kind")),
     Column("Ponto mais próximo", "nearest_point", TEXT),
     Column("Distância ao ponto (m)", "nearest_point_m", INT),
     Column("Ignição desligada", "ignition_off", BOOL),

@@ -16,7 +16,7 @@ from telemetria.reports import queries as q
 from telemetria.reports import rollup
 from telemetria.reports.context import Context, Vehicle
 from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, TEXT, Column, decimal
-from telemetria.reports.output import VEHICLE, Report, local
+from telemetria.reports.output import VEHICLE, Report, local, words
 from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Window
 from telemetria.reports.rollup import Facts
@@ -85,7 +85,7 @@ KM_COLUMNS = [
     Column("Contratada", "contractor"),
     Column("Data", "date", DATE),
     Column("Km", "km", decimal(3)),
-    Column("Método", "method"),
+    Column("Método", words("method")),
     Column("Km pela rota", "route_km", decimal(3)),
     Column("Km em linha reta", "chord_km", decimal(3)),
     Column("Km em lacunas de sinal", "gap_km", decimal(3)),
@@ -139,7 +139,7 @@ SUMMARY_COLUMNS = [
     Column("Prefixo", "prefix"),
     Column("Contratada", "contractor"),
     Column("Km", "km", decimal(3)),
-    Column("Método", "method"),
+    Column("Método", words("method")),
     Column("Km em lacunas de sinal", "gap_km", decimal(3)),
     Column("Tempo em movimento", "driving_s", HMS),
     Column("Trechos", "trips", INT),

@@ -15,6 +15,20 @@ from telemetria.reports import csvout
 from telemetria.reports.csvout import Column, as_async
 from telemetria.reports.request import Window
 
+# The codes JSON carries (for scripts), as a pt-BR CSV shows them (for people).
+WORDS = {
+    "route": "rota", "chord": "linha reta", "route+chord": "rota e linha reta", "none": "sem deslocamento",
+    "media": "média", "grave": "grave", "gravissima": "gravíssima",
+    "boarding": "embarque", "school": "escola", "garage": "garagem",
+    "served": "atendido", "passed": "passou sem parar", "skipped": "pulado",
+}  # fmt: skip
+
+
+def words(key: str) -> Callable[[dict[str, Any]], str | None]:
+    """A CSV getter showing the code in row[key] in Portuguese."""
+    return lambda row: None if row[key] is None else WORDS.get(row[key], row[key])
+
+
 # The first columns of every report's CSV: which vehicle a row is about.
 VEHICLE = [Column("Veículo (id)", "vehicle_id", csvout.INT), Column("Placa", "plate")]
 

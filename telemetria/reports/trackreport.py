@@ -18,7 +18,7 @@ from telemetria.reports import geoformats as gf
 from telemetria.reports.context import Context
 from telemetria.reports.csvout import BOOL, COORD, DATETIME, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
-from telemetria.reports.output import VEHICLE, Report, file_stream, local
+from telemetria.reports.output import VEHICLE, Report, file_stream, local, words
 from telemetria.reports.params import ReportParams
 from telemetria.reports.places import passed_points
 from telemetria.reports.request import Window
@@ -34,7 +34,7 @@ COLUMNS = [
     Column("Ignição", "ignition", TEXT),
     Column("Km desde a posição anterior", "step_km", decimal(3)),
     Column("Km acumulado", "km", decimal(3)),
-    Column("Método", "method"),
+    Column("Método", words("method")),
     Column("Usada", "used", BOOL),
     Column("Recebida em", "received", DATETIME),
     Column("Atraso de envio (s)", "delay_s", INT),

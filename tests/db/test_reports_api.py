@@ -281,6 +281,7 @@ async def test_the_km_csv_closes_with_the_group_total(
     assert len(rows) == 3  # header, the one vehicle, the total
     assert last[head.index("Placa")] == "TOTAL" and last[head.index("Veículo (id)")] == ""
     assert last[head.index("Km")] == f"{total:.3f}".replace(".", ",")
+    assert rows[1][head.index("Método")] == "rota"  # JSON's code "route", in Portuguese for people
 
 
 async def test_an_edited_route_is_used_at_once(
