@@ -26,6 +26,7 @@ CREATE TABLE report_rollups (
     odometer_m   double precision,           -- the tracker's own odometer delta (cross-check)
     first_ts     timestamptz,
     last_ts      timestamptz,
+    events       jsonb NOT NULL,             -- each event report's rows, neutral (reports/events.py)
     computed_at  timestamptz NOT NULL DEFAULT now()
 );
 SELECT create_hypertable('report_rollups', by_range('day', INTERVAL '30 days'), create_default_indexes => false);

@@ -1,44 +1,49 @@
-"""`speeding`, `stops`, `trips` and `route-deviation`: the episodes of each vehicle, in time order."""
+"""`speeding`, `stops`, `trips` and `route-deviation`: the episodes of each vehicle, in time order.
+
+An analysis gives each kind's rows in a neutral form (times as epoch seconds, no vehicle, no
+driver), which a closed day's rollup keeps (`report_rollups.events`); a report presents them in
+its zone, with the vehicle and the trips' drivers. Whole closed days with the default knobs are
+read from their current rollups, anything else is analysed now: the same rows either way.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections import Counter
+from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from telemetria.db import Conn
 from telemetria.reports import queries as q
-from telemetria.reports.context import Context
+from telemetria.reports.context import Context, Vehicle
 from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report, local, words
-from telemetria.reports.params import ReportParams
+from telemetria.reports.params import DEFAULT, ReportParams, basis
 from telemetria.reports.places import place
 from telemetria.reports.request import Window
-from telemetria.reports.runner import analyses
+from telemetria.reports.runner import analyze_piece, day_bounds, split
 from telemetria.reports.track import utc
 
-Rows = Callable[[Conn, Analysis, Window], Any]
+Row = dict[str, Any]
+Rows = Callable[[Analysis], list[Row]]
+TIMES = ("start", "end")  # epoch seconds in neutral rows, aware datetimes in the report
 
 SPAN = [Column("Início", "start", DATETIME), Column("Fim", "end", DATETIME), Column("Duração", "duration_s", HMS)]
 
 
-def _span(a: Analysis, start: float, end: float, win: Window) -> dict[str, Any]:
-    return {
-        **a.vehicle.label(),
-        "start": local(start, win.tz),
-        "end": local(end, win.tz),
-        "duration_s": round(end - start),
-    }
+def _span(start: float, end: float) -> Row:
+    return {"start": start, "end": end, "duration_s": round(end - start)}
 
 
 def _at(a: Analysis, i: int, prefix: str = "") -> dict[str, Any]:
     return {f"{prefix}lat": round(float(a.track.lat[i]), 6), f"{prefix}lon": round(float(a.track.lon[i]), 6)}
 
 
-async def _speeding(conn: Conn, a: Analysis, win: Window) -> list[dict[str, Any]]:
+def _speeding(a: Analysis) -> list[Row]:
     return [
         {
-            **_span(a, e.start, e.end, win),
+            **_span(e.start, e.end),
             "max_kmh": round(e.max_kmh, 1),
             "limit_kmh": round(e.limit_kmh, 1),
             "excess_pct": round(e.excess_pct, 1),
@@ -64,14 +69,14 @@ SPEEDING_COLUMNS = [
 ]  # fmt: skip
 
 
-async def _stops(conn: Conn, a: Analysis, win: Window) -> list[dict[str, Any]]:
+def _stops(a: Analysis) -> list[Row]:
     out = []
     for c in a.stops:
         s = c.stop
         point = c.point
         out.append(
             {
-                **_span(a, s.start, s.end, win),
+                **_span(s.start, s.end),
                 "lat": round(s.lat, 6),
                 "lon": round(s.lon, 6),
                 "authorized": c.authorized,
@@ -98,11 +103,7 @@ STOPS_COLUMNS = [
 ]  # fmt: skip
 
 
-async def _trips(conn: Conn, a: Analysis, win: Window) -> list[dict[str, Any]]:
-    if not a.trips:
-        return []
-    starts = [utc(x.start) for x in a.trips]
-    drivers = {r["ts"]: r["name"] for r in await conn.fetch(q.DRIVERS_AT, a.vehicle.id, starts)}
+def _trips(a: Analysis) -> list[Row]:
     out = []
     for x in a.trips:
         km = a.km_between(x.first, x.last)
@@ -112,7 +113,7 @@ async def _trips(conn: Conn, a: Analysis, win: Window) -> list[dict[str, Any]]:
         deviation = any(x.first <= d.first <= x.last for d in a.deviations)
         out.append(
             {
-                **_span(a, x.start, x.end, win),
+                **_span(x.start, x.end),
                 **_at(a, x.first, "start_"),
                 "start_place": place(a, x.first)["place"],
                 **_at(a, x.last, "end_"),
@@ -120,7 +121,6 @@ async def _trips(conn: Conn, a: Analysis, win: Window) -> list[dict[str, Any]]:
                 "km": round(km, 3),
                 "avg_kmh": round(km / (x.moving_s / 3600), 1) if x.moving_s > 0 else None,
                 "max_kmh": None if x.max_kmh != x.max_kmh else round(x.max_kmh, 1),
-                "driver": drivers.get(utc(x.start)),
                 "route": ", ".join(sorted(routes)) or None,
                 "over_2h": x.over_2h,
                 "deviation": deviation,
@@ -149,7 +149,7 @@ TRIPS_COLUMNS = [
 ]  # fmt: skip
 
 
-async def _deviations(conn: Conn, a: Analysis, win: Window) -> list[dict[str, Any]]:
+def _deviations(a: Analysis) -> list[Row]:
     out = []
     for d in a.deviations:
         left = d.left if d.left is not None else d.first
@@ -157,7 +157,7 @@ async def _deviations(conn: Conn, a: Analysis, win: Window) -> list[dict[str, An
         route = a.routes[int(a.near[d.i_max])]
         out.append(
             {
-                **_span(a, d.start, d.end, win),
+                **_span(d.start, d.end),
                 "route": route.code,
                 "max_distance_m": round(d.max_distance_m),
                 "km_off_route": round(a.km_between(left, back), 3),
@@ -192,25 +192,61 @@ KINDS: dict[str, tuple[str, Rows, list[Column]]] = {
 }
 
 
-async def _rows(
-    conn: Conn, ctx: Context, win: Window, params: ReportParams, rows: Rows, only: Callable[[dict[str, Any]], bool]
-) -> AsyncIterator[dict[str, Any]]:
-    for v in ctx.vehicles:
-        async for a in analyses(conn, ctx, v, win, params):
-            for row in await rows(conn, a, win):
-                if only(row):
-                    yield row
+def neutral(a: Analysis) -> dict[str, list[Row]]:
+    """Every kind's rows of one analysis, as a rollup keeps them."""
+    return {kind: rows(a) for kind, (_, rows, _) in KINDS.items()}
+
+
+async def _neutral_rows(
+    conn: Conn, ctx: Context, v: Vehicle, win: Window, params: ReportParams, kind: str,
+    stored: dict[tuple[int, date], list[Row]], sources: Counter[str],
+) -> list[Row]:  # fmt: skip
+    """The vehicle's rows over the window: a whole closed day's from its rollup, the rest analysed now."""
+    out: list[Row] = []
+    for day, s, e in split(win.start, win.end, win.tz):
+        kept = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
+        sources["from_rollups" if kept is not None else "computed_live"] += 1
+        if kept is None:
+            kept = KINDS[kind][1](await analyze_piece(conn, v, ctx.zones, day, s, e, params))
+        out += kept
+    return out
+
+
+async def _present(conn: Conn, v: Vehicle, kind: str, rows: list[Row], win: Window) -> list[Row]:
+    """Rows as the report shows them: the vehicle first, times in the report's zone, drivers of trips."""
+    out = [{**v.label(), **row, **{k: local(row[k], win.tz) for k in TIMES}} for row in rows]
+    if kind == "trips" and rows:
+        found = await conn.fetch(q.DRIVERS_AT, v.id, [utc(r["start"]) for r in rows])
+        for shown, driver in zip(out, found, strict=True):
+            shown["driver"] = driver["name"]
+    return out
 
 
 async def report(
     kind: str, conn: Conn, ctx: Context, win: Window, params: ReportParams, unauthorized_only: bool = False
 ) -> Report:
     """The episodes of `kind` for every vehicle of the context (computed now: the rows are a list)."""
-    key, rows, columns = KINDS[kind]
-
-    def only(row: dict[str, Any]) -> bool:
-        return not (unauthorized_only and row.get("authorized", False))
-
-    items = [row async for row in _rows(conn, ctx, win, params, rows, only)]
+    key, _, columns = KINDS[kind]
+    stored: dict[tuple[int, date], list[Row]] = {}
+    if params == DEFAULT and ctx.vehicles:
+        days = win.local_days()
+        key_ = basis(DEFAULT, ctx.generation)
+        found = await conn.fetch(q.ROLLUP_EVENTS, [v.id for v in ctx.vehicles], days[0], days[-1], key_, kind)
+        stored = {(r["vehicle_id"], r["day"]): r["rows"] for r in found}
+    items: list[Row] = []
+    sources: Counter[str] = Counter(from_rollups=0, computed_live=0)
+    for v in ctx.vehicles:
+        rows = await _neutral_rows(conn, ctx, v, win, params, kind, stored, sources)
+        if unauthorized_only:
+            rows = [r for r in rows if not r["authorized"]]
+        items += await _present(conn, v, kind, rows, win)
     header: dict[str, Any] = {"unauthorized_only": True} if unauthorized_only else {}
-    return Report(kind.replace("-", "_"), win, key, items, columns, header, lambda: {"count": len(items)})
+    return Report(
+        kind.replace("-", "_"),
+        win,
+        key,
+        items,
+        columns,
+        header,
+        lambda: {"count": len(items), "vehicle_days": dict(sources)},
+    )

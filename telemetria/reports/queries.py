@@ -80,17 +80,26 @@ UNION ALL
 (SELECT {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = $1 AND ts >= $3 AND ts < $3 + $4::interval
  ORDER BY ts LIMIT $5)"""
 
-# Drivers of a vehicle's fixes at the given instants (the card the fix carries, else the assignment).
+# Drivers of a vehicle's fixes at the given instants (the card the fix carries, else the
+# assignment), one row per instant in the order given.
 DRIVERS_AT = """
 SELECT u.ts, d.id, d.name
-FROM unnest($2::timestamptz[]) AS u(ts)
+FROM unnest($2::timestamptz[]) WITH ORDINALITY AS u(ts, ord)
 LEFT JOIN LATERAL (SELECT f.driver_id FROM fixes f WHERE f.vehicle_id = $1 AND f.ts = u.ts) f ON true
-LEFT JOIN drivers d ON d.id = fix_driver($1, u.ts, f.driver_id)"""
+LEFT JOIN drivers d ON d.id = fix_driver($1, u.ts, f.driver_id)
+ORDER BY u.ord"""
 
 # --- rollups ----------------------------------------------------------------------------------
 # Current rollups of the vehicles for local days [$2, $3] with basis $4: no stale mark pending.
 ROLLUPS = """
 SELECT r.* FROM report_rollups r
+WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
+  AND r.day <= (SELECT closed_through FROM rollup_horizon)
+  AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
+
+# The neutral rows of kind $5 (events.py) kept by the same current rollups.
+ROLLUP_EVENTS = """
+SELECT r.vehicle_id, r.day, r.events -> $5::text AS rows FROM report_rollups r
 WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
   AND r.day <= (SELECT closed_through FROM rollup_horizon)
   AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
@@ -104,15 +113,16 @@ STALE_ROLLUPS = """
 SELECT DISTINCT r.vehicle_id, r.day FROM report_rollups r WHERE r.basis <> $1 ORDER BY r.day DESC LIMIT $2"""
 UPSERT_ROLLUP = """
 INSERT INTO report_rollups (vehicle_id, day, basis, fixes, kept, route_m, chord_m, gap_m, moving_s, max_kmh,
-                            trips, stops, unauthorized_stops, speeding, deviations, odometer_m, first_ts, last_ts)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                            trips, stops, unauthorized_stops, speeding, deviations, odometer_m, first_ts, last_ts,
+                            events)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 ON CONFLICT (vehicle_id, day) DO UPDATE SET
     basis = EXCLUDED.basis, fixes = EXCLUDED.fixes, kept = EXCLUDED.kept, route_m = EXCLUDED.route_m,
     chord_m = EXCLUDED.chord_m, gap_m = EXCLUDED.gap_m, moving_s = EXCLUDED.moving_s,
     max_kmh = EXCLUDED.max_kmh, trips = EXCLUDED.trips, stops = EXCLUDED.stops,
     unauthorized_stops = EXCLUDED.unauthorized_stops, speeding = EXCLUDED.speeding,
     deviations = EXCLUDED.deviations, odometer_m = EXCLUDED.odometer_m, first_ts = EXCLUDED.first_ts,
-    last_ts = EXCLUDED.last_ts, computed_at = now()"""
+    last_ts = EXCLUDED.last_ts, events = EXCLUDED.events, computed_at = now()"""
 VEHICLE_EXISTS = "SELECT EXISTS (SELECT 1 FROM vehicles WHERE id = $1)"
 
 # Closing days (migrations/0007_report_rollups.sql): the horizon, moved under the lock every ingest
@@ -123,16 +133,26 @@ CLOSE_THROUGH = "UPDATE rollup_horizon SET closed_through = $1"
 SWEPT_THROUGH = "UPDATE rollup_horizon SET swept_through = $1"
 RESWEEP = "UPDATE rollup_horizon SET swept_through = NULL"
 # Every vehicle-day of local days ($1, $2] ($1 NULL: from the first fix) that fixes can touch, in
-# zone $3 with links of $4.
+# zone $3 with links of $4; and every day of an active vehicle since it was registered, so idle
+# days get their (empty) rollup too and reports need not look at them again.
 SWEEP = """
 INSERT INTO rollup_stale (vehicle_id, day)
-SELECT DISTINCT f.vehicle_id, d::date
-FROM (SELECT vehicle_id, min(ts) AS lo, max(ts) AS hi FROM fixes
-      WHERE ($1::date IS NULL OR ts >= (($1::date + 1)::timestamp AT TIME ZONE $3::text) - $4::interval)
-        AND ts < (($2::date + 1)::timestamp AT TIME ZONE $3::text) + $4::interval
-      GROUP BY vehicle_id) f,
-     generate_series(greatest(((f.lo - $4::interval) AT TIME ZONE $3::text)::date, $1::date + 1),
-                     least(((f.hi + $4::interval) AT TIME ZONE $3::text)::date, $2::date), INTERVAL '1 day') AS d"""
+SELECT DISTINCT vehicle_id, day FROM (
+    SELECT f.vehicle_id, d::date AS day
+    FROM (SELECT vehicle_id, min(ts) AS lo, max(ts) AS hi FROM fixes
+          WHERE ($1::date IS NULL OR ts >= (($1::date + 1)::timestamp AT TIME ZONE $3::text) - $4::interval)
+            AND ts < (($2::date + 1)::timestamp AT TIME ZONE $3::text) + $4::interval
+          GROUP BY vehicle_id) f,
+         generate_series(greatest(((f.lo - $4::interval) AT TIME ZONE $3::text)::date, $1::date + 1),
+                         least(((f.hi + $4::interval) AT TIME ZONE $3::text)::date, $2::date),
+                         INTERVAL '1 day') AS d
+    UNION ALL
+    SELECT v.id, d::date
+    FROM vehicles v,
+         generate_series(greatest((v.created_at AT TIME ZONE $3::text)::date, $1::date + 1), $2::date,
+                         INTERVAL '1 day') AS d
+    WHERE v.active
+) marks"""
 
 # Drivers of a vehicle in [$2, $3): assigned in the period, or carried as a registered card.
 DRIVERS_IN = """

@@ -17,11 +17,11 @@ import numpy as np
 
 from telemetria.db import DB_ERRORS, Conn, Pool
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import distance
+from telemetria.reports import distance, events
 from telemetria.reports import queries as q
 from telemetria.reports.context import load
 from telemetria.reports.engine import Analysis
-from telemetria.reports.params import DEFAULT, ReportParams
+from telemetria.reports.params import DEFAULT, basis
 from telemetria.reports.request import Selection, Window
 from telemetria.reports.runner import analyze_piece, day_bounds
 
@@ -105,11 +105,6 @@ def facts(a: Analysis) -> Facts:
     )
 
 
-def basis(params: ReportParams, generation: int) -> str:
-    """What a rollup was computed with: the knobs and the registry generation."""
-    return f"{params.fingerprint()}:{generation}"
-
-
 async def current(
     conn: Conn, vehicle_ids: list[int], first: date, last: date, key: str
 ) -> dict[tuple[int, date], Facts]:
@@ -118,20 +113,20 @@ async def current(
     return {(r["vehicle_id"], r["day"]): Facts.of_row(r) for r in rows}
 
 
-async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, str]:
-    """One vehicle's local day computed from the fixes with the default knobs, and the basis it used."""
+async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, dict[str, Any], str]:
+    """One vehicle's local day from the fixes with the default knobs: figures, event rows, and the basis used."""
     d0, d1 = day_bounds(day)
     ctx = await load(conn, None, Selection([vehicle_id], None, None), Window(d0, d1, LOCAL_TZ))
     a = await analyze_piece(conn, ctx.vehicles[0], ctx.zones, day, d0, d1, DEFAULT)
-    return facts(a), basis(DEFAULT, ctx.generation)
+    return facts(a), events.neutral(a), basis(DEFAULT, ctx.generation)
 
 
 async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
-    """Recompute one rollup in one snapshot and clear exactly the marks that snapshot saw."""
+    """Recompute one rollup and delete the day's marks, in one REPEATABLE READ snapshot."""
     async with conn.transaction(isolation="repeatable_read"):
         if await conn.fetchval(q.VEHICLE_EXISTS, vehicle_id):
-            f, key = await compute_day(conn, vehicle_id, day)
-            await conn.execute(q.UPSERT_ROLLUP, vehicle_id, day, key, *f.values())
+            f, rows, key = await compute_day(conn, vehicle_id, day)
+            await conn.execute(q.UPSERT_ROLLUP, vehicle_id, day, key, *f.values(), rows)
         await conn.execute(q.DELETE_MARKS, vehicle_id, day)
 
 

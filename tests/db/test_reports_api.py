@@ -349,3 +349,43 @@ async def test_large_late_batches_mark_their_closed_day_too(
     assert await marks_after(fixes[:100]) == day  # COPY straight into fixes
     assert await marks_after(fixes) == day  # 100 re-sent: staged, the new ones mark
     assert await marks_after(fixes) == []  # all re-sent: nothing changed, nothing marked
+
+
+async def test_event_reports_read_from_rollups_what_they_would_compute(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, late = posted
+    await _post(client, t, [late])
+    params = {"vehicle_id": str(t.vehicle_id), "from": "2026-11-22", "to": DAY}
+
+    async def reports() -> dict[str, dict[str, Any]]:
+        out = {}
+        for kind in ("speeding", "trips", "stops", "route-deviation"):
+            r = await client.get(f"/api/v1/reports/{kind}", params=params, headers=people.auth("auditor"))
+            assert r.status_code == 200, r.text
+            out[kind] = dict(orjson.loads(r.content))
+        return out
+
+    live = await reports()
+    assert all(doc.pop("vehicle_days") == {"from_rollups": 0, "computed_live": 2} for doc in live.values())
+    assert await rollup.refresh(pool) >= 1
+    rolled = await reports()
+    # The 22nd is older than the vehicle's registration and has no fixes: no rollup, nothing to read.
+    assert all(doc.pop("vehicle_days") == {"from_rollups": 1, "computed_live": 1} for doc in rolled.values())
+    assert rolled == live
+    assert live["trips"]["trips"] and all(trip["driver"] is None for trip in live["trips"]["trips"])
+
+
+async def test_idle_days_of_a_registered_vehicle_are_rolled_up_too(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    await conn.execute("UPDATE vehicles SET created_at = '2026-11-20T12:00:00Z' WHERE id = $1", t.vehicle_id)
+    while await rollup.refresh(pool):
+        pass
+    days = await conn.fetch("SELECT day, fixes FROM report_rollups WHERE vehicle_id = $1 ORDER BY day", t.vehicle_id)
+    assert [d["day"] for d in days] == [date(2026, 11, 20) + timedelta(days=i) for i in range(len(days))]
+    assert [d["fixes"] > 0 for d in days[:5]] == [False, False, False, True, False]
+    params = {"vehicle_id": str(t.vehicle_id), "from": "2026-11-20", "to": "2026-11-26"}
+    r = await client.get("/api/v1/reports/km", params=params, headers=people.auth("auditor"))
+    assert orjson.loads(r.content)["vehicle_days"] == {"from_rollups": 7, "computed_live": 0}
