@@ -92,7 +92,9 @@ ORDER BY u.ord"""
 # --- rollups ----------------------------------------------------------------------------------
 # Current rollups of the vehicles for local days [$2, $3] with basis $4: no stale mark pending.
 ROLLUPS = """
-SELECT r.* FROM report_rollups r
+SELECT r.vehicle_id, r.day, r.fixes, r.kept, r.route_m, r.chord_m, r.gap_m, r.moving_s, r.max_kmh, r.trips,
+       r.stops, r.unauthorized_stops, r.speeding, r.deviations, r.odometer_m, r.first_ts, r.last_ts
+FROM report_rollups r
 WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
   AND r.day <= (SELECT closed_through FROM rollup_horizon)
   AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
