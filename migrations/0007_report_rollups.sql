@@ -3,8 +3,10 @@
 -- thousand rows instead of millions of fixes. A rollup is used only while it is current:
 --   * its day is closed (rollup_horizon) and no stale mark exists for it: fixes that can change
 --     a closed day are marked, in the transaction that stores them (late batches);
---   * its basis equals the current one: the report knobs' fingerprint and the generation of the
---     registry facts that km depend on (routes and which vehicle runs which route).
+--   * its basis equals the one the registry gives today for that vehicle and day: the knobs'
+--     fingerprint and a digest of its routes that day (lines, stops, limits, tolerances), its
+--     speed limit and the speed zones (context.Vehicle.basis), so an edit outdates only the
+--     vehicle-days it can change.
 -- Anything not current is computed from the fixes at read time, so a report never waits for the
 -- refresher and never shows a stale figure; the refresher only makes the next read cheaper.
 CREATE TABLE report_rollups (
@@ -43,7 +45,8 @@ CREATE UNIQUE INDEX report_rollups_vehicle_day ON report_rollups (vehicle_id, da
 CREATE TABLE rollup_horizon (
     only_row       boolean PRIMARY KEY DEFAULT true CHECK (only_row),
     closed_through date,  -- NULL: no day closed yet
-    swept_through  date
+    swept_through  date,
+    checked_generation bigint NOT NULL DEFAULT 0  -- report_generation the rollups' bases were last checked at
 );
 INSERT INTO rollup_horizon DEFAULT VALUES;
 
@@ -59,7 +62,8 @@ CREATE TABLE rollup_stale (
 CREATE INDEX rollup_stale_vehicle_day ON rollup_stale (vehicle_id, day);
 
 -- Bumped by every change to the registry facts that rollups depend on: routes and their stops
--- (km along the route, authorized stops), which vehicle runs which route, speed limits.
+-- (km along the route, authorized stops), which vehicle runs which route, speed limits. Tells
+-- the refresher to check the rollups' bases, and keys the reports' cache of decoded routes.
 CREATE TABLE report_generation (
     only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
     n        bigint NOT NULL

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cached_property
 from typing import Any
+
+import orjson
 
 from telemetria.db import Conn
 from telemetria.http import FieldError
 from telemetria.reports import queries as q
 from telemetria.reports.limits import SpeedZone
+from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Selection, Window
 
 
@@ -27,7 +32,7 @@ class Point:
     route_id: int = 0
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, eq=False)  # no slots: `digest` is cached in the instance
 class Route:
     id: int
     code: str
@@ -37,6 +42,13 @@ class Route:
     limit_kmh: float
     tolerance_m: float
     points: tuple[Point, ...]
+
+    @cached_property
+    def digest(self) -> str:
+        """Changes whenever anything a report derives from the route does."""
+        return _digest(
+            (self.id, self.code, self.name, self.lon, self.lat, self.limit_kmh, self.tolerance_m, self.points)
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -70,6 +82,13 @@ class Vehicle:
                 seen.setdefault(a.route.id, a.route)
         return list(seen.values())
 
+    def basis(self, day: date, zones: Sequence[SpeedZone], params: ReportParams) -> str:
+        """What the vehicle's figures of local day `day` derive from besides its fixes: a rollup is current
+        while this is unchanged, so a registry edit outdates only the vehicle-days it can change."""
+        routes = sorted(r.digest for r in self.routes_on(day))
+        zoned = [(z.limit_kmh, z.geometry) for z in zones]
+        return params.fingerprint() + ":" + _digest((self.limit_kmh, routes, zoned))
+
     def label(self) -> dict[str, Any]:
         """What every report row carries to say which vehicle it is about."""
         return {"vehicle_id": self.id, "plate": self.plate}
@@ -80,6 +99,18 @@ class Context:
     vehicles: list[Vehicle]
     zones: list[SpeedZone]
     generation: int
+
+    def vehicle(self, vehicle_id: int) -> Vehicle | None:
+        return next((v for v in self.vehicles if v.id == vehicle_id), None)
+
+    def holds(self, rollup: Mapping[str, Any]) -> bool:
+        """Whether a rollup row's basis is the one the registry gives its vehicle and day now."""
+        vehicle = self.vehicle(rollup["vehicle_id"])
+        return vehicle is not None and rollup["basis"] == vehicle.basis(rollup["day"], self.zones, DEFAULT)
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()[:20]
 
 
 def _line(geometry: dict[str, Any]) -> tuple[list[float], list[float]]:

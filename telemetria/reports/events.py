@@ -19,7 +19,7 @@ from telemetria.reports.context import Context, Vehicle
 from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report, local, words
-from telemetria.reports.params import DEFAULT, ReportParams, basis
+from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.places import place
 from telemetria.reports.request import Window
 from telemetria.reports.runner import analyze_piece, day_bounds, split
@@ -230,9 +230,8 @@ async def report(
     stored: dict[tuple[int, date], list[Row]] = {}
     if params == DEFAULT and ctx.vehicles:
         days = win.local_days()
-        key_ = basis(DEFAULT, ctx.generation)
-        found = await conn.fetch(q.ROLLUP_EVENTS, [v.id for v in ctx.vehicles], days[0], days[-1], key_, kind)
-        stored = {(r["vehicle_id"], r["day"]): r["rows"] for r in found}
+        found = await conn.fetch(q.ROLLUP_EVENTS, [v.id for v in ctx.vehicles], days[0], days[-1], kind)
+        stored = {(r["vehicle_id"], r["day"]): r["rows"] for r in found if ctx.holds(r)}
     items: list[Row] = []
     sources: Counter[str] = Counter(from_rollups=0, computed_live=0)
     for v in ctx.vehicles:

@@ -17,7 +17,7 @@ from telemetria.reports import rollup
 from telemetria.reports.context import Context, Vehicle
 from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, TEXT, Column, decimal
 from telemetria.reports.output import VEHICLE, Report, local, words
-from telemetria.reports.params import DEFAULT, ReportParams, basis
+from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Window
 from telemetria.reports.rollup import Facts
 from telemetria.reports.runner import analyze_piece, day_bounds, split
@@ -37,8 +37,7 @@ async def daily_facts(
     days = win.local_days()
     stored: dict[tuple[int, date], Facts] = {}
     if params == DEFAULT and ctx.vehicles:
-        ids = [v.id for v in ctx.vehicles]
-        stored = await rollup.current(conn, ids, days[0], days[-1], basis(DEFAULT, ctx.generation))
+        stored = await rollup.current(conn, ctx, days[0], days[-1])
     zones = ctx.zones
     out: dict[int, list[tuple[date, Facts, bool]]] = {}
     for v in ctx.vehicles:

@@ -44,8 +44,3 @@ class ReportParams:
 
 
 DEFAULT = ReportParams()
-
-
-def basis(params: ReportParams, generation: int) -> str:
-    """What a rollup was computed with: the knobs and the registry generation (report_generation)."""
-    return f"{params.fingerprint()}:{generation}"

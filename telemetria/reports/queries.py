@@ -92,17 +92,17 @@ ORDER BY u.ord"""
 # --- rollups ----------------------------------------------------------------------------------
 # Current rollups of the vehicles for local days [$2, $3] with basis $4: no stale mark pending.
 ROLLUPS = """
-SELECT r.vehicle_id, r.day, r.fixes, r.kept, r.route_m, r.chord_m, r.gap_m, r.moving_s, r.max_kmh, r.trips,
+SELECT r.vehicle_id, r.day, r.basis, r.fixes, r.kept, r.route_m, r.chord_m, r.gap_m, r.moving_s, r.max_kmh, r.trips,
        r.stops, r.unauthorized_stops, r.speeding, r.deviations, r.odometer_m, r.first_ts, r.last_ts
 FROM report_rollups r
-WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
+WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3
   AND r.day <= (SELECT closed_through FROM rollup_horizon)
   AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
 
-# The neutral rows of kind $5 (events.py) kept by the same current rollups.
+# The neutral rows of kind $4 (events.py) kept by the same rollups.
 ROLLUP_EVENTS = """
-SELECT r.vehicle_id, r.day, r.events -> $5::text AS rows FROM report_rollups r
-WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3 AND r.basis = $4
+SELECT r.vehicle_id, r.day, r.basis, r.events -> $4::text AS rows FROM report_rollups r
+WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3
   AND r.day <= (SELECT closed_through FROM rollup_horizon)
   AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
 
@@ -111,8 +111,13 @@ STALE_MARKS = """
 SELECT vehicle_id, day FROM rollup_stale WHERE day <= (SELECT closed_through FROM rollup_horizon)
 GROUP BY vehicle_id, day ORDER BY min(marked_at) LIMIT $1"""
 DELETE_MARKS = "DELETE FROM rollup_stale WHERE vehicle_id = $1 AND day = $2"
-STALE_ROLLUPS = """
-SELECT DISTINCT r.vehicle_id, r.day FROM report_rollups r WHERE r.basis <> $1 ORDER BY r.day DESC LIMIT $2"""
+# Checking the rollups against the registry once it changed: each vehicle's rollups and their
+# bases, and the generation last checked.
+ROLLUP_BASES = "SELECT day, basis FROM report_rollups WHERE vehicle_id = $1 ORDER BY day"
+ROLLED_VEHICLES = "SELECT DISTINCT vehicle_id FROM report_rollups ORDER BY vehicle_id"
+CHECKED = "SELECT checked_generation FROM rollup_horizon"
+SET_CHECKED = "UPDATE rollup_horizon SET checked_generation = $1"
+MARK_DAYS = "INSERT INTO rollup_stale (vehicle_id, day) SELECT $1, unnest($2::date[])"
 UPSERT_ROLLUP = """
 INSERT INTO report_rollups (vehicle_id, day, basis, fixes, kept, route_m, chord_m, gap_m, moving_s, max_kmh,
                             trips, stops, unauthorized_stops, speeding, deviations, odometer_m, first_ts, last_ts,

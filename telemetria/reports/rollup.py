@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 
 from telemetria.db import DB_ERRORS, Conn, Pool
+from telemetria.http import FieldError
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports import distance, events
 from telemetria.reports import queries as q
-from telemetria.reports.context import load
+from telemetria.reports.context import Context, load
 from telemetria.reports.engine import Analysis
-from telemetria.reports.params import DEFAULT, basis
+from telemetria.reports.params import DEFAULT
 from telemetria.reports.request import Selection, Window
 from telemetria.reports.runner import analyze_piece, day_bounds
 
@@ -105,12 +106,10 @@ def facts(a: Analysis) -> Facts:
     )
 
 
-async def current(
-    conn: Conn, vehicle_ids: list[int], first: date, last: date, key: str
-) -> dict[tuple[int, date], Facts]:
-    """The current rollups of the vehicles for local days first..last."""
-    rows = await conn.fetch(q.ROLLUPS, vehicle_ids, first, last, key)
-    return {(r["vehicle_id"], r["day"]): Facts.of_row(r) for r in rows}
+async def current(conn: Conn, ctx: Context, first: date, last: date) -> dict[tuple[int, date], Facts]:
+    """The current rollups of the context's vehicles for local days first..last (their bases still hold)."""
+    rows = await conn.fetch(q.ROLLUPS, [v.id for v in ctx.vehicles], first, last)
+    return {(r["vehicle_id"], r["day"]): Facts.of_row(r) for r in rows if ctx.holds(r)}
 
 
 async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, dict[str, Any], str]:
@@ -118,7 +117,7 @@ async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, di
     d0, d1 = day_bounds(day)
     ctx = await load(conn, None, Selection([vehicle_id], None, None), Window(d0, d1, LOCAL_TZ))
     a = await analyze_piece(conn, ctx.vehicles[0], ctx.zones, day, d0, d1, DEFAULT)
-    return facts(a), events.neutral(a), basis(DEFAULT, ctx.generation)
+    return facts(a), events.neutral(a), ctx.vehicles[0].basis(day, ctx.zones, DEFAULT)
 
 
 async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
@@ -149,17 +148,34 @@ async def close_days(conn: Conn, now: datetime) -> date | None:
     return closed
 
 
+async def check_bases(conn: Conn) -> None:
+    """After a registry change, mark the vehicle-days whose rollup no longer matches what they derive from."""
+    generation = await conn.fetchval(q.GENERATION)
+    if await conn.fetchval(q.CHECKED) == generation:
+        return
+    for (vehicle_id,) in await conn.fetch(q.ROLLED_VEHICLES):
+        rows = await conn.fetch(q.ROLLUP_BASES, vehicle_id)
+        first, last = rows[0]["day"], rows[-1]["day"]
+        window = Window(day_bounds(first)[0], day_bounds(last)[1], LOCAL_TZ)
+        try:
+            ctx = await load(conn, None, Selection([vehicle_id], None, None), window)
+        except FieldError:  # the vehicle is gone: its rollups are never read
+            continue
+        outdated = [r["day"] for r in rows if not ctx.holds({**r, "vehicle_id": vehicle_id})]
+        if outdated:
+            await conn.execute(q.MARK_DAYS, vehicle_id, outdated)
+    await conn.execute(q.SET_CHECKED, generation)
+
+
 async def refresh(pool: Pool, limit: int = BATCH, now: datetime | None = None) -> int:
-    """Close days, then recompute up to `limit` stale or outdated rollups, one process at a time; how many."""
+    """Close days, check bases, then recompute up to `limit` stale rollups, one process at a time; how many."""
     async with pool.acquire() as conn:
         if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", REFRESH_LOCK):
             return 0
         try:
             await close_days(conn, now or datetime.now(UTC))
+            await check_bases(conn)
             todo = [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.STALE_MARKS, limit)]
-            if len(todo) < limit:
-                key = basis(DEFAULT, await conn.fetchval(q.GENERATION))
-                todo += [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.STALE_ROLLUPS, key, limit - len(todo))]
             for vehicle_id, day in todo:
                 await refresh_one(conn, vehicle_id, day)
             return len(todo)

@@ -389,3 +389,30 @@ async def test_idle_days_of_a_registered_vehicle_are_rolled_up_too(
     params = {"vehicle_id": str(t.vehicle_id), "from": "2026-11-20", "to": "2026-11-26"}
     r = await client.get("/api/v1/reports/km", params=params, headers=people.auth("auditor"))
     assert orjson.loads(r.content)["vehicle_days"] == {"from_rollups": 7, "computed_live": 0}
+
+
+async def test_a_registry_edit_outdates_only_the_vehicle_days_it_can_change(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    other = await _register(conn, people, _run(7, tracker=TrackerParams(loss_per_hour=0.0)), "GGG7G77", "sim-other")
+    while await rollup.refresh(pool):
+        pass
+    route_id = await conn.fetchval("SELECT route_id FROM route_assignments WHERE vehicle_id = $1", t.vehicle_id)
+    # Next school year's assignment changes no past day; the other vehicle's route changes not ours.
+    await conn.execute(
+        "INSERT INTO route_assignments (route_id, vehicle_id, valid_from) VALUES ($1, $2, '2027-02-01')",
+        route_id, t.vehicle_id,
+    )  # fmt: skip
+    await conn.execute(
+        "UPDATE routes SET deviation_tolerance_m = 150 WHERE id = (SELECT route_id FROM route_assignments"
+        " WHERE vehicle_id = $1)",
+        other.vehicle_id,
+    )
+    assert (await _km(client, people, t.vehicle_id))["vehicle_days"] == {"from_rollups": 1, "computed_live": 0}
+    assert await rollup.refresh(pool) == 0  # the other vehicle had no fixes, so no rollup to redo either
+    # Our route's speed limit is an input of our day: that rollup is outdated, computed live, then redone.
+    await conn.execute("UPDATE routes SET speed_limit_kmh = 50 WHERE id = $1", route_id)
+    assert (await _km(client, people, t.vehicle_id))["vehicle_days"] == {"from_rollups": 0, "computed_live": 1}
+    assert await rollup.refresh(pool) == 1
+    assert (await _km(client, people, t.vehicle_id))["vehicle_days"] == {"from_rollups": 1, "computed_live": 0}
