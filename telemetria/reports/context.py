@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import orjson
@@ -82,31 +82,47 @@ class Vehicle:
                 seen.setdefault(a.route.id, a.route)
         return list(seen.values())
 
-    def basis(self, day: date, zones: Sequence[SpeedZone], params: ReportParams) -> str:
+    def basis(self, day: date, zones_digest: str, params: ReportParams) -> str:
         """What the vehicle's figures of local day `day` derive from besides its fixes: a rollup is current
         while this is unchanged, so a registry edit outdates only the vehicle-days it can change."""
-        routes = sorted(r.digest for r in self.routes_on(day))
-        zoned = [(z.limit_kmh, z.geometry) for z in zones]
-        return params.fingerprint() + ":" + _digest((self.limit_kmh, routes, zoned))
+        routes = tuple(sorted(r.digest for r in self.routes_on(day)))
+        return _basis(params.fingerprint(), self.limit_kmh, routes, zones_digest)
 
     def label(self) -> dict[str, Any]:
         """What every report row carries to say which vehicle it is about."""
         return {"vehicle_id": self.id, "plate": self.plate}
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, eq=False)  # no slots: the properties below are cached in the instance
 class Context:
     vehicles: list[Vehicle]
     zones: list[SpeedZone]
     generation: int
 
+    @cached_property
+    def _by_id(self) -> dict[int, Vehicle]:
+        return {v.id: v for v in self.vehicles}
+
+    @cached_property
+    def zones_digest(self) -> str:
+        return _digest([(z.limit_kmh, z.geometry) for z in self.zones])
+
     def vehicle(self, vehicle_id: int) -> Vehicle | None:
-        return next((v for v in self.vehicles if v.id == vehicle_id), None)
+        return self._by_id.get(vehicle_id)
+
+    def basis(self, vehicle: Vehicle, day: date) -> str:
+        """The basis a rollup of `vehicle` on local day `day` computed with the default knobs has now."""
+        return vehicle.basis(day, self.zones_digest, DEFAULT)
 
     def holds(self, rollup: Mapping[str, Any]) -> bool:
         """Whether a rollup row's basis is the one the registry gives its vehicle and day now."""
         vehicle = self.vehicle(rollup["vehicle_id"])
-        return vehicle is not None and rollup["basis"] == vehicle.basis(rollup["day"], self.zones, DEFAULT)
+        return vehicle is not None and rollup["basis"] == self.basis(vehicle, rollup["day"])
+
+
+@lru_cache(maxsize=4096)
+def _basis(fingerprint: str, limit_kmh: float | None, routes: tuple[str, ...], zones: str) -> str:
+    return fingerprint + ":" + _digest((limit_kmh, routes, zones))
 
 
 def _digest(value: Any) -> str:

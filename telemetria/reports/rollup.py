@@ -117,7 +117,7 @@ async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, di
     d0, d1 = day_bounds(day)
     ctx = await load(conn, None, Selection([vehicle_id], None, None), Window(d0, d1, LOCAL_TZ))
     a = await analyze_piece(conn, ctx.vehicles[0], ctx.zones, day, d0, d1, DEFAULT)
-    return facts(a), events.neutral(a), ctx.vehicles[0].basis(day, ctx.zones, DEFAULT)
+    return facts(a), events.neutral(a), ctx.basis(ctx.vehicles[0], day)
 
 
 async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
