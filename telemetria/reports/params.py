@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,12 @@ class ReportParams:
 
     def fingerprint(self) -> str:
         """Changes whenever any knob does: stored with rollups so that old ones are recognized as stale."""
-        return hashlib.sha256(repr(sorted(asdict(self).items())).encode()).hexdigest()[:16]
+        return _fingerprint(self)
 
 
 DEFAULT = ReportParams()
+
+
+@lru_cache(maxsize=64)
+def _fingerprint(params: ReportParams) -> str:
+    return hashlib.sha256(repr(sorted(asdict(params).items())).encode()).hexdigest()[:16]
