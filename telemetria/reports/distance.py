@@ -63,9 +63,13 @@ class Segments:
 
 
 def segments(
-    track: Track, keep: BoolArray, routes: Sequence[RouteLine], tolerances_m: Sequence[float], params: ReportParams
-) -> Segments:
-    """Length of every segment between consecutive kept fixes, metres, by the rules in the module docstring."""
+    track: Track, keep: BoolArray, routes: Sequence[RouteLine], tolerances_m: Sequence[float], params: ReportParams,
+    still: BoolArray | None = None,
+) -> Segments:  # fmt: skip
+    """Length of every segment between consecutive kept fixes, metres, by the rules in the module docstring.
+
+    still: clean.stationary_mask(track, params, keep) when the caller already has it.
+    """
     if len(routes) != len(tolerances_m):
         raise ValueError("one tolerance per route")
     n = len(track)
@@ -73,7 +77,7 @@ def segments(
     a, b = idx[:-1], idx[1:]
     dt = track.t[b] - track.t[a]
     chord = _chord_m(track, a, b)
-    still = stationary_mask(track, params, keep)
+    still = stationary_mask(track, params, keep) if still is None else still
     radius = np.fmax(params.jitter_floor_m, np.fmax(track.accuracy_m[a], track.accuracy_m[b]))
     jitter = still[a] & still[b] & (chord <= radius)
     linked = dt <= params.max_link_s

@@ -17,7 +17,7 @@ from telemetria.geo.routeline import RouteLine
 from telemetria.reports import clean, distance, episodes, limits, stops
 from telemetria.reports.context import Route, Vehicle
 from telemetria.reports.params import ReportParams
-from telemetria.reports.stops import Classified, Leg, Trip
+from telemetria.reports.stops import Classified, Leg, Stop, Trip
 from telemetria.reports.track import BoolArray, FloatArray, IntArray, Track
 
 
@@ -31,6 +31,7 @@ class Analysis:
     track: Track
     own: BoolArray  # fixes inside the window: the segments it owns
     keep: BoolArray
+    still: BoolArray  # standing still (clean.stationary_mask)
     speed_kmh: FloatArray  # reported, else implied by the segment ending at the fix (trackers without speed)
     seg: distance.Segments
     routes: Sequence[Route]
@@ -39,6 +40,7 @@ class Analysis:
     near: IntArray  # index of that route in `routes`, -1 without routes
     limit_kmh: FloatArray
     stops: list[Classified]  # stops of at least stop_min_s, starting inside
+    short_stops: list[Stop]  # every stop of at least onboard_stop_min_s, context included (legs, schedule)
     trips: list[Trip]
     legs: list[Leg]
     speeding: list[episodes.Speeding]
@@ -103,7 +105,7 @@ def analyze(
     keep = clean.keep_mask(track, params)
     still = clean.stationary_mask(track, params, keep)
     tolerances = [r.tolerance_m for r in routes]
-    seg = distance.segments(track, keep, lines, tolerances, params)
+    seg = distance.segments(track, keep, lines, tolerances, params, still)
     speed = effective_speed(track, seg)
     offset, near = _offsets(track, lines)
     tol = np.array([tolerances[i] if i >= 0 else np.nan for i in near.tolist()], dtype=float)
@@ -140,6 +142,7 @@ def analyze(
         track=track,
         own=(t >= start) & (t < end),
         keep=keep,
+        still=still,
         speed_kmh=speed,
         seg=seg,
         routes=routes,
@@ -148,6 +151,7 @@ def analyze(
         near=near,
         limit_kmh=limit,
         stops=[c for c in classified if inside(c.stop.start) and c.stop.duration_s >= params.stop_min_s],
+        short_stops=short,
         trips=[x for x in trips if inside(x.start)],
         legs=[x for x in legs if inside(x.start)],
         speeding=[x for x in speeding if inside(x.start)],

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from telemetria.db import Conn
-from telemetria.reports import clean
 from telemetria.reports.context import Context
 from telemetria.reports.csvout import DATE, INT, Column, decimal
 from telemetria.reports.engine import Analysis
@@ -46,7 +45,7 @@ class Day:
         """Fold in the figures of one analysis (a day, or a piece of one)."""
         tr = a.track
         idx = np.flatnonzero(a.keep)
-        still = clean.stationary_mask(tr, params, a.keep)
+        still = a.still
         prev, cur = idx[:-1], idx[1:]
         dt = tr.t[cur] - tr.t[prev]
         # Moving: not standing at both ends, or gone somewhere in between (a gap from one stop to the next).

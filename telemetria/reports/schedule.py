@@ -36,7 +36,7 @@ import numpy as np
 from telemetria.db import Conn
 from telemetria.geo.geodesic import distance_m
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import clean, runner, stops
+from telemetria.reports import runner, stops
 from telemetria.reports.context import Context, Point, Route, Vehicle
 from telemetria.reports.csvout import BOOL, DATE, DATETIME, INT, TEXT, Column, decimal
 from telemetria.reports.engine import Analysis
@@ -203,11 +203,7 @@ def evaluate(
 def runs_of(a: Analysis, day: date, params: ReportParams) -> list[tuple[Route, Run]]:
     """Each route assigned in analysis `a` (one local day) with its run, by first scheduled time."""
     tr, keep = a.track, a.keep
-    still = clean.stationary_mask(tr, params, keep)
-    found = stops.find_stops(
-        tr.t, tr.lat, tr.lon, tr.speed_kmh, tr.ignition, keep, params, min_s=params.onboard_stop_min_s, still=still
-    )
-    found = [s for s in found if s.end >= a.start and s.start < a.end]
+    found = [s for s in a.short_stops if s.end >= a.start and s.start < a.end]
     own = keep & (tr.t >= a.start) & (tr.t < a.end)
     path = (tr.t[own], tr.lat[own], tr.lon[own])
     out = [(r, evaluate(r.points, found, day, params.authorized_radius_m, path, params.gap_s, a.end)) for r in a.routes]

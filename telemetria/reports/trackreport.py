@@ -7,7 +7,6 @@ memory. GeoJSON/GPX/KML draw one line per vehicle and day, and the stops and rou
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -150,21 +149,14 @@ async def report(pool: Pool, conn: Conn, ctx: Context, win: Window, params: Repo
             for v in ctx.vehicles:
                 async for a in analyses(c, ctx, v, win, params):
                     pts = [
-                        gf.Position(
-                            datetime.fromtimestamp(r["time"].timestamp(), UTC), r["lat"], r["lon"], r["speed_kmh"]
-                        )
+                        gf.Position(r["time"], r["lat"], r["lon"], r["speed_kmh"])
                         for r in positions(a, win)
                         if r["used"]
                     ]
                     if pts:
                         day = local(a.start, win.tz)
                         segments.append(gf.Segment(f"{v.plate} {day:%d/%m/%Y}", pts))
-                    marks += [
-                        gf.Place(
-                            p["name"], p["kind"], p["lat"], p["lon"], datetime.fromtimestamp(p["time"].timestamp(), UTC)
-                        )
-                        for p in places(a, win)
-                    ]
+                    marks += [gf.Place(p["name"], p["kind"], p["lat"], p["lon"], p["time"]) for p in places(a, win)]
         return segments, marks
 
     def footer() -> dict[str, Any]:
