@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
 
 from telemetria import __version__, metrics
 from telemetria.audit import api as audit_api
@@ -28,6 +29,7 @@ from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
 from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
+from telemetria.live import api as live_api
 from telemetria.logs import RequestIdMiddleware
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
@@ -35,12 +37,14 @@ from telemetria.reports import api as reports_api
 from telemetria.reports import rollup
 from telemetria.reports.queries import last_fixes
 from telemetria.settings import Settings
+from telemetria.web import pages
 
 log = logging.getLogger(__name__)
 
 # Every user-facing API router; each route declares its guard (see auth/guard.py).
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, audit_api.router, reports_api.router,
+    live_api.router,
 )  # fmt: skip
 
 
@@ -101,6 +105,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(RequestIdMiddleware, access=settings.access_log)
     for router in API_ROUTERS:
         app.include_router(router)
+    app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
+    app.mount("/static", StaticFiles(directory=pages.HERE / "static"), name="static")
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -130,8 +136,8 @@ def create_app(settings: Settings) -> FastAPI:
     for exc_type in DB_ERRORS:
         app.add_exception_handler(exc_type, _db_down)  # type: ignore[arg-type]
 
-    @app.get("/", include_in_schema=False)
-    async def root() -> Response:
+    @app.get("/api/v1", include_in_schema=False)
+    async def about() -> Response:
         return json_response(
             {"service": "telemetria", "version": __version__, "ingest": ["/api/v1/fixes", "/osmand"], "docs": "/docs"}
         )

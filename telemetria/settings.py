@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from dotenv import dotenv_values
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -44,6 +44,47 @@ def reachable_dir(path: Path) -> Path:
         return path
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
     return Path("/var/lib/telemetria") / f"{path.parent.name or 'root'}-{digest}"
+
+
+class MapLayer(BaseModel):
+    """A base layer of the web map: its name in the layer menu, tile URL templates and attribution."""
+
+    name: str = Field(min_length=1, max_length=60)
+    tiles: list[str] = Field(min_length=1, max_length=4)
+    attribution: str = Field(default="", max_length=300)
+    max_zoom: int = Field(default=19, ge=1, le=24)
+
+    @field_validator("tiles")
+    @classmethod
+    def _tile_urls(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            if not url.startswith(("https://", "http://", "/")) or "{z}" not in url:
+                raise ValueError(f"{url!r}: a tile URL starts with https://, http:// or / and has {{z}}, {{x}}, {{y}}")
+        return urls
+
+
+ESRI = "https://server.arcgisonline.com/ArcGIS/rest/services"
+DEFAULT_MAP_LAYERS = (
+    MapLayer(
+        name="Mapa de ruas",
+        tiles=["https://tile.openstreetmap.org/{z}/{x}/{y}.png"],
+        attribution="© colaboradores do OpenStreetMap",
+    ),
+    MapLayer(
+        name="Satélite",
+        tiles=[f"{ESRI}/World_Imagery/MapServer/tile/{{z}}/{{y}}/{{x}}"],
+        attribution="Imagens © Esri, Maxar, Earthstar Geographics",
+    ),
+    MapLayer(
+        name="Híbrido",
+        tiles=[
+            f"{ESRI}/World_Imagery/MapServer/tile/{{z}}/{{y}}/{{x}}",
+            f"{ESRI}/Reference/World_Transportation/MapServer/tile/{{z}}/{{y}}/{{x}}",
+            f"{ESRI}/Reference/World_Boundaries_and_Places/MapServer/tile/{{z}}/{{y}}/{{x}}",
+        ],
+        attribution="Imagens e rótulos © Esri, Maxar, Earthstar Geographics",
+    ),
+)
 
 
 class Settings(BaseSettings):
@@ -101,6 +142,17 @@ class Settings(BaseSettings):
     login_lockout_s: float = Field(default=15 * 60, ge=0)
     login_attempts_per_min: int = Field(default=30, ge=1)
     cookie_secure: Literal["auto", "always", "never"] = "auto"
+
+    # Web map. The base layers offered (street, satellite, hybrid: Art. 15 §4 "mapa cartográfico,
+    # fotográfico ou híbrido"); each is one or more tile URLs drawn in order, so a hybrid is imagery
+    # plus a labels layer. A municipality that may not use some provider sets its own as JSON in
+    # TELEMETRIA_MAP_LAYERS. "Sem mapa de fundo" is always offered: the pages work with no tiles.
+    map_layers: list[MapLayer] = Field(default_factory=lambda: list(DEFAULT_MAP_LAYERS))
+    # Live map: a vehicle is "online" while its newest fix is at most `live_online_s` old (§2: a fix
+    # every 30 s, plus upload time), "late" up to `live_offline_s`, then "offline".
+    live_online_s: float = Field(default=60.0, gt=0)
+    live_offline_s: float = Field(default=600.0, gt=0)
+    live_poll_s: float = Field(default=5.0, ge=0.5, le=300)  # how often the live map asks for news
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,46 @@
+"""SQL of the live map: the newest fix of each visible vehicle and its recent trail."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from telemetria.db import Conn
+
+# $1 the caller's contractor scope (NULL: every contractor), $2 one vehicle (NULL: all), $3 the
+# service's local date (for the route assigned today). The newest fix comes from the (vehicle_id,
+# ts) index, newest chunk first; the driver is the fix's card, else the assignment (fix_driver).
+LIVE = """
+SELECT v.id AS vehicle_id, v.plate, v.prefix, v.contractor_id, c.name AS contractor,
+       f.ts, extract(epoch FROM now() - f.ts)::float8 AS age_s, f.received_at,
+       f.lat, f.lon, f.speed_kmh, f.heading_deg, f.ignition,
+       d.id AS driver_id, d.name AS driver,
+       (SELECT string_agg(r.code, ', ' ORDER BY r.code)
+          FROM route_assignments a JOIN routes r ON r.id = a.route_id
+         WHERE a.vehicle_id = v.id AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $3)
+           AND extract(isodow FROM $3::date)::smallint = ANY (a.weekdays)) AS routes
+FROM vehicles v
+LEFT JOIN contractors c ON c.id = v.contractor_id
+LEFT JOIN LATERAL (
+    SELECT x.ts, x.received_at, x.lat, x.lon, x.speed_kmh, x.heading_deg, x.ignition, x.driver_id
+    FROM fixes x WHERE x.vehicle_id = v.id AND x.valid ORDER BY x.ts DESC LIMIT 1) f ON true
+LEFT JOIN drivers d ON d.id = fix_driver(v.id, coalesce(f.ts, now()), f.driver_id)
+WHERE v.active AND ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR v.id = $2)
+ORDER BY v.plate"""
+
+# The last positions of the vehicles $1 since $2, oldest first (the trail behind each marker).
+TRAILS = """
+SELECT vehicle_id, array_agg(lat ORDER BY ts) AS lat, array_agg(lon ORDER BY ts) AS lon
+FROM fixes
+WHERE vehicle_id = ANY ($1) AND ts >= $2 AND ts <= now() + interval '5 minutes' AND valid
+GROUP BY vehicle_id"""
+
+
+async def live(conn: Conn, scope: int | None, vehicle_id: int | None, today: Any) -> list[Any]:
+    return list(await conn.fetch(LIVE, scope, vehicle_id, today))
+
+
+async def trails(conn: Conn, vehicle_ids: list[int], since: datetime) -> dict[int, list[list[float]]]:
+    """Each vehicle's positions since `since` as [lat, lon] pairs, oldest first."""
+    rows = await conn.fetch(TRAILS, vehicle_ids, since)
+    return {r["vehicle_id"]: [[la, lo] for la, lo in zip(r["lat"], r["lon"], strict=True)] for r in rows}
