@@ -1,0 +1,61 @@
+"""The pages of the web system, who may open each, and the menu a role sees: one table, used by pages and menu."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from telemetria.auth.roles import Perm, Principal
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    path: str
+    title: str
+    perm: Perm
+    group: str  # the menu heading it sits under ("" for the top level)
+
+
+# Reports: the page's path segment, its API kind and title. The form and columns live in static/js/reports.js.
+REPORTS = {
+    "km": "Km rodados",
+    "summary": "Resumo por veículo",
+    "trips": "Trajetos (trechos)",
+    "speeding": "Excesso de velocidade",
+    "stops": "Paradas",
+    "route-deviation": "Desvios de rota",
+    "track": "Trajetória",
+    "schedule": "Cumprimento de horários",
+    "reporting": "Regularidade de transmissão",
+}
+
+# Registry pages: the path segment and title. What each lists and edits lives in static/js/registry.js.
+REGISTRY = {
+    "veiculos": "Veículos",
+    "rastreadores": "Rastreadores",
+    "condutores": "Condutores",
+    "empresas": "Empresas contratadas",
+    "rotas": "Rotas",
+    "atribuicoes": "Atribuições",
+    "zonas": "Zonas de velocidade",
+}
+
+PAGES: tuple[Page, ...] = (
+    Page("/mapa", "Mapa ao vivo", Perm.READ, ""),
+    Page("/historico", "Histórico do veículo", Perm.READ, ""),
+    *(Page(f"/relatorios/{k}", t, Perm.READ, "Relatórios") for k, t in REPORTS.items()),
+    *(Page(f"/cadastro/{k}", t, Perm.WRITE_REGISTRY, "Cadastro") for k, t in REGISTRY.items()),
+    Page("/usuarios", "Usuários", Perm.MANAGE_USERS, "Administração"),
+    Page("/auditoria", "Registro de auditoria", Perm.READ_AUDIT, "Administração"),
+)
+
+ROLE_NAMES = {"admin": "Administrador", "monitor": "Servidor designado", "auditor": "Controle externo",
+              "contractor": "Empresa contratada"}  # fmt: skip
+
+
+def menu(who: Principal) -> list[tuple[str, list[Page]]]:
+    """The menu groups this principal may open, in order, each with its pages."""
+    groups: dict[str, list[Page]] = {}
+    for page in PAGES:
+        if who.can(page.perm):
+            groups.setdefault(page.group, []).append(page)
+    return list(groups.items())

@@ -1,0 +1,178 @@
+"""The HTML pages: each checks the session (else the login page) and the role (else a 403 page), then renders.
+
+Pages carry no data of their own: the JavaScript of each page reads the same JSON API that
+scripts use, with the session cookie, so what a page shows is exactly what the API allows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from telemetria import __version__
+from telemetria.auth.guard import authenticate
+from telemetria.auth.roles import Perm, Principal
+from telemetria.http import HttpError
+from telemetria.settings import Settings
+from telemetria.web import nav
+
+HERE = Path(__file__).resolve().parent
+templates = Jinja2Templates(directory=HERE / "templates")  # autoescapes .html
+router = APIRouter(include_in_schema=False)
+LOGIN = "/entrar"
+HOME = "/mapa"
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after logging in: a path of this site only (never another host: no open redirect)."""
+    if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
+        return HOME
+    parts = urlsplit(target)
+    return HOME if parts.scheme or parts.netloc or parts.path == LOGIN else target
+
+
+def security_headers(settings: Settings) -> dict[str, str]:
+    """Headers of every page: scripts only from this site, tiles only from the configured map hosts."""
+    hosts = sorted({_origin(url) for layer in settings.map_layers for url in layer.tiles} - {"'self'"})
+    csp = "; ".join(
+        (
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self' 'unsafe-inline'",  # Leaflet positions markers with inline styles
+            f"img-src 'self' data: blob: {' '.join(hosts)}".rstrip(),
+            "connect-src 'self'",
+            "frame-ancestors 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+        )
+    )
+    return {
+        "Content-Security-Policy": csp,
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+        "Cache-Control": "no-store",  # pages show who is logged in
+    }
+
+
+def _origin(url: str) -> str:
+    if url.startswith("/"):
+        return "'self'"
+    parts = urlsplit(url.replace("{s}.", "sub."))
+    host = parts.netloc.replace("sub.", "*.", 1) if "{s}." in url else parts.netloc
+    return f"{parts.scheme}://{host}"
+
+
+def _map_config(settings: Settings) -> dict[str, Any]:
+    return {
+        "layers": [layer.model_dump() for layer in settings.map_layers],
+        "online_s": settings.live_online_s,
+        "offline_s": settings.live_offline_s,
+        "poll_s": settings.live_poll_s,
+    }
+
+
+def render(request: Request, template: str, who: Principal | None, status: int = 200, **ctx: Any) -> Response:
+    settings: Settings = request.app.state.settings
+    context = {
+        "user": who,
+        "role_name": nav.ROLE_NAMES.get(who.role.value, who.role.value) if who else "",
+        "menu": nav.menu(who) if who else [],
+        "current": request.url.path,
+        "version": __version__,
+        **ctx,
+    }
+    context["config"] = {"map": _map_config(settings), **ctx.get("config", {})}
+    if who is not None:
+        context["config"]["user"] = {"username": who.username, "role": who.role.value,
+                                     "contractor_id": who.scope,
+                                     "permissions": sorted(p.value for p in Perm if who.can(p))}  # fmt: skip
+    resp = templates.TemplateResponse(request, template, context, status_code=status)
+    resp.headers.update(security_headers(settings))
+    return resp
+
+
+async def viewer(request: Request) -> Principal | None:
+    """The logged-in principal, or None when there is no valid session."""
+    try:
+        return await authenticate(request)
+    except HttpError as e:
+        if e.status == 401:
+            return None
+        raise
+
+
+async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> Response:
+    who = await viewer(request)
+    if who is None:
+        return RedirectResponse(f"{LOGIN}?next={quote(request.url.path)}", 303)
+    if not who.can(page.perm):
+        role = nav.ROLE_NAMES[who.role.value]
+        message = f"Seu perfil ({role}) não tem acesso a esta página."
+        return render(request, "error.html", who, 403, title="Acesso negado", message=message)
+    return render(request, template, who, title=page.title, **ctx)
+
+
+PAGE = {p.path: p for p in nav.PAGES}
+
+
+@router.get("/")
+async def home(request: Request) -> Response:
+    return RedirectResponse(HOME if await viewer(request) else LOGIN, 303)
+
+
+@router.get(LOGIN)
+async def login_page(request: Request, next: str | None = None) -> Response:
+    target = safe_next(next)
+    if await viewer(request) is not None:
+        return RedirectResponse(target, 303)
+    return render(request, "login.html", None, title="Entrar", config={"next": target})
+
+
+@router.get("/mapa")
+async def live_page(request: Request) -> Response:
+    return await _open(request, PAGE["/mapa"], "live.html")
+
+
+@router.get("/historico")
+async def history_page(request: Request) -> Response:
+    return await _open(request, PAGE["/historico"], "history.html")
+
+
+@router.get("/relatorios/{kind}")
+async def report_page(kind: str, request: Request) -> Response:
+    page = PAGE.get(f"/relatorios/{kind}")
+    if page is None:
+        return await _not_found(request)
+    return await _open(request, page, "report.html", config={"report": kind})
+
+
+@router.get("/cadastro/{entity}")
+async def registry_page(entity: str, request: Request) -> Response:
+    page = PAGE.get(f"/cadastro/{entity}")
+    if page is None:
+        return await _not_found(request)
+    return await _open(request, page, "registry.html", config={"entity": entity})
+
+
+@router.get("/usuarios")
+async def users_page(request: Request) -> Response:
+    return await _open(request, PAGE["/usuarios"], "registry.html", config={"entity": "usuarios"})
+
+
+@router.get("/auditoria")
+async def audit_page(request: Request) -> Response:
+    return await _open(request, PAGE["/auditoria"], "audit.html")
+
+
+async def _not_found(request: Request) -> Response:
+    who = await viewer(request)
+    if who is None:
+        return RedirectResponse(LOGIN, 303)
+    return render(request, "error.html", who, 404, title="Página não encontrada",
+                  message="Esta página não existe. Use o menu para escolher outra.")  # fmt: skip

@@ -1,0 +1,60 @@
+// A Leaflet map with the configured base layers (street, satellite, hybrid, none). The pages work
+// without tiles: vehicles, tracks and routes are vector layers, drawn whether tiles load or not.
+import { config } from "./api.js";
+
+const L = window.L;
+const CHOICE = "telemetria.baselayer";
+// Jaru/RO, the reference municipality, until there is something to fit the view to.
+const START = [-10.4389, -62.4664];
+
+export function makeMap(element) {
+  const map = L.map(element, { zoomControl: true, preferCanvas: false }).setView(START, 12);
+  const bases = {};
+  for (const layer of config.map.layers) {
+    const tiles = layer.tiles.map((url) =>
+      L.tileLayer(url, { maxZoom: layer.max_zoom, attribution: layer.attribution, crossOrigin: false }));
+    bases[layer.name] = tiles.length === 1 ? tiles[0] : L.layerGroup(tiles);
+    for (const t of tiles) t.on("tileerror", () => tileTrouble(element));
+  }
+  bases["Sem mapa de fundo"] = L.layerGroup();
+  const saved = localStorage.getItem(CHOICE);
+  const first = bases[saved] ? saved : Object.keys(bases)[0];
+  bases[first].addTo(map);
+  L.control.layers(bases, {}, { position: "topright" }).addTo(map);
+  L.control.scale({ imperial: false }).addTo(map);
+  map.on("baselayerchange", (e) => localStorage.setItem(CHOICE, e.name));
+  return map;
+}
+
+// Once per page: say that the base map is unreachable, and that everything else still works.
+function tileTrouble(element) {
+  if (element.dataset.tilesFailed) return;
+  element.dataset.tilesFailed = "1";
+  const note = document.createElement("p");
+  note.className = "map-note";
+  note.setAttribute("role", "status");
+  note.textContent = "Mapa de fundo indisponível: veículos e trajetos continuam sendo mostrados. " +
+    "Escolha outra camada no canto do mapa.";
+  element.appendChild(note);
+}
+
+// An arrow marker for a vehicle: its colour says how fresh its position is, it points where it heads.
+export function vehicleIcon(status, heading, label) {
+  const rotate = heading === null || heading === undefined ? "" : `transform:rotate(${Math.round(heading)}deg)`;
+  const arrow = heading === null || heading === undefined ? "●" : "▲";
+  const html = `<span class="vh-arrow" style="${rotate}">${arrow}</span><span class="vh-label"></span>`;
+  const icon = L.divIcon({ className: `vh vh-${status}`, html, iconSize: [22, 22], iconAnchor: [11, 11] });
+  icon.label = label;
+  return icon;
+}
+
+// A coloured circle marker with a title (stops, alerts, points).
+export function dot(latlng, colour, title, radius = 7) {
+  return L.circleMarker(latlng, { radius, color: "#222", weight: 1, fillColor: colour, fillOpacity: 0.9 })
+    .bindTooltip(title);
+}
+
+export const COLOURS = {
+  track: "#1f5fbf", route: "#2e7d32", speeding: "#c62828", deviation: "#ef6c00",
+  stopOk: "#2e7d32", stopBad: "#c62828", point: "#6a1b9a",
+};
