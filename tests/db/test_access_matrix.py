@@ -167,6 +167,7 @@ CASES = [
     Case("GET", "/api/v1/speed-zones", R),
     Case("POST", "/api/v1/speed-zones", W, body=lambda w: {"name": "Escola", "limit_kmh": 30, "geometry": ZONE}),
     Case("PATCH", "/api/v1/speed-zones/{zone_id}", W, {"zone_id": "z1"}, lambda w: {"limit_kmh": 40}),
+    Case("GET", "/api/v1/live", R),
     *(
         Case("GET", f"/api/v1/reports/{kind}", R, query={"from": "2026-03-02", "to": "2026-03-02"})
         for kind in ("km", "summary", "speeding", "trips", "route-deviation", "stops", "track", "reporting", "schedule")

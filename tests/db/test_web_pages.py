@@ -1,0 +1,61 @@
+"""The HTML pages through the real app: login first, then each role gets exactly the pages it may open."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from telemetria.auth.roles import PERMISSIONS, Role
+from telemetria.web import nav
+from tests.db.conftest import People, login
+
+
+async def test_without_a_session_every_page_leads_to_the_login_page(client: httpx.AsyncClient) -> None:
+    r = await client.get("/")
+    assert r.status_code == 303 and r.headers["location"] == "/entrar"
+    for page in nav.PAGES:
+        r = await client.get(page.path)
+        assert r.status_code == 303 and r.headers["location"] == f"/entrar?next={page.path}", page.path
+    r = await client.get("/entrar")
+    assert r.status_code == 200 and "text/html" in r.headers["content-type"]
+    assert 'lang="pt-BR"' in r.text and 'id="login-form"' in r.text
+
+
+@pytest.mark.parametrize("role", list(Role))
+async def test_each_role_opens_exactly_its_pages(client: httpx.AsyncClient, people: People, role: Role) -> None:
+    assert (await login(client, role.value)).status_code == 200
+    for page in nav.PAGES:
+        r = await client.get(page.path)
+        allowed = page.perm in PERMISSIONS[role]
+        assert r.status_code == (200 if allowed else 403), (role, page.path)
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+        assert r.headers["cache-control"] == "no-store" and r.headers["x-frame-options"] == "DENY"
+        if allowed:
+            assert f"<title>{page.title} · Telemetria</title>" in r.text
+        else:
+            assert "Acesso negado" in r.text
+    # Logged in, the login page and the front door lead on to the map.
+    assert (await client.get("/")).headers["location"] == "/mapa"
+    assert (await client.get("/entrar?next=/historico")).headers["location"] == "/historico"
+
+
+async def test_unknown_pages_say_so_in_portuguese(client: httpx.AsyncClient, people: People) -> None:
+    await login(client, "admin")
+    for path in ("/relatorios/nada", "/cadastro/nada"):
+        r = await client.get(path)
+        assert r.status_code == 404 and "Página não encontrada" in r.text
+
+
+async def test_the_page_names_its_user_and_not_the_password(client: httpx.AsyncClient, people: People) -> None:
+    await login(client, "contractor")
+    r = await client.get("/mapa")
+    assert '"role": "contractor"' in r.text and "Empresa contratada" in r.text
+    assert "correct horse battery" not in r.text and client.cookies.get("telemetria_session", "") not in r.text
+
+
+async def test_leaflet_and_the_scripts_are_served_by_the_app(client: httpx.AsyncClient) -> None:
+    for path in ("/static/vendor/leaflet/leaflet.js", "/static/vendor/leaflet/leaflet.css", "/static/js/live.js",
+                 "/static/app.css", "/static/vendor/leaflet/LICENSE"):  # fmt: skip
+        r = await client.get(path)
+        assert r.status_code == 200 and r.content, path
+    assert (await client.get("/api/v1")).json()["service"] == "telemetria"
