@@ -228,7 +228,7 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
             return
         await asyncio.sleep(0.05)
     url = f"http://{host}:{port}"
-    print(f"\nTelemetria is running at {url}  (API docs: {url}/docs)", flush=True)
+    print(f"\nTelemetria is running: open {url}/ in a browser (the login page; API docs: {url}/docs)", flush=True)
     if admin:
         print(f"Log in as {admin[0]} / {admin[1]}  (kept in {settings.data_dir / 'demo-admin.txt'})", flush=True)
     print(
