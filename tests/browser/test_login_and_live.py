@@ -123,3 +123,36 @@ async def test_the_map_works_with_tiles_unreachable(tab: Tab) -> None:
     await page.get_by_label("Sem mapa de fundo").check()
     await expect(page.locator(".leaflet-tile")).to_have_count(0)
     await expect(page.locator(f'.leaflet-marker-icon[data-vehicle="{LIVE_PLATES[0]}"]')).to_be_visible()
+
+
+async def test_on_a_phone_the_menu_folds_and_the_map_and_list_fit(tab: Tab) -> None:
+    page = tab.page
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await tab.login("monitor")
+    menu = page.get_by_role("navigation", name="Menu principal")
+    await expect(menu).to_be_hidden()
+    toggle = page.get_by_role("button", name="Menu")
+    await toggle.click()
+    await expect(menu).to_be_visible()
+    await expect(toggle).to_have_attribute("aria-expanded", "true")
+    await toggle.click()
+    await expect(page.locator(f'.leaflet-marker-icon[data-vehicle="{LIVE_PLATES[0]}"]')).to_be_visible()
+    await expect(page.locator(f'#vehicle-list button[data-vehicle="{LIVE_PLATES[0]}"]')).to_be_visible()
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px screen"
+    await tab.shot("live-map-phone")
+
+
+async def test_the_pages_can_be_used_from_the_keyboard(tab: Tab) -> None:
+    await tab.open("/entrar")
+    page = tab.page
+    await page.keyboard.type("auditor")  # the user field has the focus on arrival
+    await page.keyboard.press("Tab")
+    await page.keyboard.type("correct horse battery")
+    await page.keyboard.press("Enter")
+    await expect(page).to_have_url(re.compile("/mapa$"))
+    # The first Tab reaches the skip link, which jumps over the menu to the content.
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Pular para o conteúdo")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#conteudo")).to_be_focused()

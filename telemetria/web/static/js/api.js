@@ -128,7 +128,11 @@ export const fmt = {
     if (m) return `${m} min ${String(sec).padStart(2, "0")} s`;
     return `${sec} s`;
   },
-  age: (s) => (s === null || s === undefined ? "nunca transmitiu" : "há " + fmt.duration(s)),
+  age: (s) => {
+    if (s === null || s === undefined) return "nunca transmitiu";
+    if (s >= 2 * 86400) return `há ${Math.floor(s / 86400)} dias`;
+    return "há " + fmt.duration(s);
+  },
 };
 
 // Small DOM helper: el("td", {class: "x"}, "text", child, ...). Text is always text, never HTML.
