@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -33,11 +33,13 @@ from bench.csvexport import COUNT_POSITIONS
 from bench.fleetgen import Days
 from bench.reports_table import Figure, Memory, render
 from telemetria.db import Conn, create_pool
+from telemetria.live import queries as live_queries
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports import events, fetch, rollup
 from telemetria.reports.context import load
 from telemetria.reports.km import km
 from telemetria.reports.params import DEFAULT
+from telemetria.reports.queries import LAST_FIXES
 from telemetria.reports.request import Selection, Window
 from telemetria.reports.runner import analyze_piece, day_bounds
 from telemetria.settings import Settings
@@ -235,6 +237,14 @@ async def _report_figures(
     )
     _progress(f"track: best {track_t.best_ms:.1f} ms, count(*) {day_base.best_ms:.1f} ms")
 
+    # The live map's poll: every vehicle's newest fix with driver and route of the day, plus trails; against
+    # the /metrics query that only finds each newest fix time (the same lateral lookup, nothing joined).
+    today = datetime.now(LOCAL_TZ).date()
+    poll_t, polled = await timed(lambda: _live_poll(conn, ids, today), plan.reps * 2)
+    newest_t, _ = await timed(lambda: conn.fetch(LAST_FIXES), plan.reps * 2)
+    assert polled == plan.vehicles, polled
+    _progress(f"live poll: best {poll_t.best_ms:.1f} ms, newest-fix times only {newest_t.best_ms:.1f} ms")
+
     trips_t, n_trips = await timed(lambda: trips_report(conn, ids[:1], win, live=True), live_reps)
     fleet_t, fleet_trips = await timed(lambda: trips_report(conn, ids, win), plan.reps)
     notes.append(f"trips: vehicle {ids[0]}, {n_days} days: {n_trips} trips; the fleet: {fleet_trips} trips")
@@ -248,7 +258,14 @@ async def _report_figures(
         Figure("  of which fetch.track", day_fixes, fetch_t, day_base, None),
         Figure(f"trips report, {plan.vehicles} vehicles × {n_days} days (rollups)", fixes, fleet_t, all_base, None),
         Figure(f"trips report, 1 vehicle × {n_days} days (live)", one_fixes, trips_t, one_base, None),
+        Figure(f"live map poll, {plan.vehicles} vehicles (/api/v1/live)", fixes, poll_t, newest_t, 200),
     ]
+
+
+async def _live_poll(conn: Conn, ids: list[int], today: date) -> int:
+    rows = await live_queries.live(conn, None, None, today)
+    await live_queries.trails(conn, ids, datetime.now(LOCAL_TZ) - timedelta(minutes=10))
+    return sum(r["ts"] is not None for r in rows)
 
 
 def _split(footer: dict[str, Any]) -> str:

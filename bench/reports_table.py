@@ -49,7 +49,8 @@ def render(figures: list[Figure], memory: list[Memory], notes: list[str], reps: 
     head = (
         f"telemetria reports bench   {now}   nproc {os.cpu_count()}   best and median of {reps} runs after a "
         "warm-up (live km: fewer runs, no warm-up; CSV: no warm-up, fresh process, 3 runs of the larger size)\n"
-        "baseline = SELECT count(*) over the same fixes (same vehicles, same [from, to)), warm"
+        "baseline = SELECT count(*) over the same fixes (same vehicles, same [from, to)), warm; for the live "
+        "map poll, the /metrics query that finds each vehicle's newest fix time and nothing else"
     )
     parts = [head, *notes, "", "TIMES", _times(figures), "", "CSV EXPORT MEMORY (fresh process per size)"]
     parts += [_memory(memory), "", "TARGETS", _targets(figures, memory), ""]
