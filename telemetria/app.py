@@ -17,7 +17,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
-from fastapi.staticfiles import StaticFiles
 
 from telemetria import __version__, metrics
 from telemetria.audit import api as audit_api
@@ -106,7 +105,7 @@ def create_app(settings: Settings) -> FastAPI:
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
-    app.mount("/static", StaticFiles(directory=pages.HERE / "static"), name="static")
+    app.mount("/static", pages.Static(directory=pages.HERE / "static"), name="static")
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

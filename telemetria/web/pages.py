@@ -6,12 +6,15 @@ scripts use, with the session cookie, so what a page shows is exactly what the A
 
 from __future__ import annotations
 
+import hashlib
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from telemetria import __version__
@@ -77,6 +80,31 @@ def _map_config(settings: Settings) -> dict[str, Any]:
     }
 
 
+class Static(StaticFiles):
+    """Static files that browsers revalidate (ETag → 304) before each use.
+
+    Page scripts are ES modules importing one another by plain relative URLs, so a version in the
+    page's own links would not reach them; revalidating costs a 304 and never runs an old script.
+    """
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        resp = super().file_response(*args, **kwargs)
+        resp.headers["Cache-Control"] = "no-cache"
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        return resp
+
+
+@cache
+def asset_version() -> str:
+    """A digest of the static files: their URLs change when they do, so no browser keeps an old script."""
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted((HERE / "static").rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(HERE).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def render(request: Request, template: str, who: Principal | None, status: int = 200, **ctx: Any) -> Response:
     settings: Settings = request.app.state.settings
     context = {
@@ -84,7 +112,7 @@ def render(request: Request, template: str, who: Principal | None, status: int =
         "role_name": nav.ROLE_NAMES.get(who.role.value, who.role.value) if who else "",
         "menu": nav.menu(who) if who else [],
         "current": request.url.path,
-        "version": __version__,
+        "version": asset_version(),
         **ctx,
     }
     context["config"] = {"map": _map_config(settings), **ctx.get("config", {})}

@@ -58,4 +58,7 @@ async def test_leaflet_and_the_scripts_are_served_by_the_app(client: httpx.Async
                  "/static/app.css", "/static/vendor/leaflet/LICENSE"):  # fmt: skip
         r = await client.get(path)
         assert r.status_code == 200 and r.content, path
+        assert r.headers["cache-control"] == "no-cache"  # revalidated: an upgrade never runs an old script
+        again = await client.get(path, headers={"If-None-Match": r.headers["etag"]})
+        assert again.status_code == 304
     assert (await client.get("/api/v1")).json()["service"] == "telemetria"
