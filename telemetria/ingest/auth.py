@@ -2,7 +2,10 @@
 
 A lookup per request would double the database round trips of a single-fix post. The cache only
 maps a credential to a tracker id; whether the tracker is still active is checked again inside
-the writer's transaction, so deactivating a tracker takes effect at once for storage.
+the writer's transaction, so deactivating a tracker takes effect at once for storage. A rotated
+token must stop working too: every change to trackers bumps `registry_epoch`, and the cache is
+dropped when, read at most once per `epoch_check_s`, it has moved (so within about a second, in
+every worker process, for one tiny query per second).
 """
 
 from __future__ import annotations
@@ -20,11 +23,16 @@ _MAX_ENTRIES = 100_000
 
 
 class TrackerAuth:
-    def __init__(self, pool: Pool, ttl_s: float = 30.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, pool: Pool, ttl_s: float = 30.0, clock: Callable[[], float] = time.monotonic, epoch_check_s: float = 1.0
+    ):
         self._pool = pool
         self._ttl = ttl_s
         self._clock = clock
         self._cache: dict[tuple[str, str], tuple[int | None, float]] = {}
+        self._epoch_check_s = epoch_check_s
+        self._epoch: int | None = None
+        self._epoch_read_at = -float("inf")
 
     async def by_token(self, token: str) -> int | None:
         """The active tracker holding this bearer token, or None."""
@@ -35,8 +43,19 @@ class TrackerAuth:
         """The active tracker with this unique id (IMEI or the id an OsmAnd client is set to), or None."""
         return await self._lookup(("uid", unique_id), q.TRACKER_BY_UNIQUE_ID, unique_id)
 
+    async def _current(self, now: float) -> None:
+        """Forget every cached credential once the registry changed (a token rotated, a tracker moved)."""
+        if now - self._epoch_read_at < self._epoch_check_s:
+            return
+        self._epoch_read_at = now  # before the await: concurrent requests do not all read it
+        epoch = await self._pool.fetchval(q.REGISTRY_EPOCH)
+        if epoch != self._epoch:
+            self._cache.clear()
+            self._epoch = epoch
+
     async def _lookup(self, key: tuple[str, str], sql: str, arg: bytes | str) -> int | None:
         now = self._clock()
+        await self._current(now)
         hit = self._cache.get(key)
         if hit is not None and hit[1] > now:
             return hit[0]

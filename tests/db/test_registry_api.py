@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -149,6 +150,22 @@ async def test_a_tracker_registered_through_the_api_can_post_fixes(client: httpx
     assert posted.status_code == 200 and posted.json()["accepted"] == 1
     listed = (await client.get(f"/api/v1/trackers?vehicle_id={world['v2']}", headers=h)).json()["items"]
     assert all("token" not in t for t in listed)
+
+
+async def test_a_rotated_token_stops_working_within_a_second(client: httpx.AsyncClient, world: World) -> None:
+    h = world.people.auth("monitor")
+    old = (await client.post(f"/api/v1/trackers/{world['t2']}/token", headers=h)).json()["token"]
+
+    async def post(token: str, seconds_ago: int) -> int:
+        fix = {"ts": (datetime.now(UTC) - timedelta(seconds=seconds_ago)).isoformat(), "lat": -10.44, "lon": -62.47}
+        r = await client.post("/api/v1/fixes", json=fix, headers={"Authorization": f"Bearer {token}"})
+        return r.status_code
+
+    assert await post(old, 30) == 200  # now cached as tracker t2's
+    new = (await client.post(f"/api/v1/trackers/{world['t2']}/token", headers=h)).json()["token"]
+    await asyncio.sleep(1.1)  # the cache reads the registry epoch at most once a second
+    assert await post(old, 20) == 401
+    assert await post(new, 10) == 200
 
 
 async def test_driver_of_a_fix_is_its_card_else_the_assignment(
