@@ -1,0 +1,182 @@
+// What each report shows: its table's columns and labels, what its map draws, and its sentence on the page.
+// Every figure comes from the reports API as is.
+import { config, el, fmt } from "../api.js";
+import { COLOURS } from "../mapbase.js";
+import { TIER, badge, cell, col, dec, head, int, num, pct, tcol, text, time, until, wcol, word, yes } from "./format.js";
+
+export const KIND = config.report;
+
+const PLATE = tcol("Placa", "plate", text);
+const SPAN = [tcol("Início", "start"), tcol("Fim", until("end"), text), num("Duração", "duration_s", fmt.duration)];
+
+const flags = (r) => {
+  const out = [];
+  if (r.over_2h) out.push(badge("mais de 2 h a bordo", "bad"), " ");
+  if (r.deviation) out.push(badge("desvio de rota", "warn"), " ");
+  if (r.speeding) out.push(badge("excesso de velocidade", "bad"));
+  return out.length ? out : "—";
+};
+
+const REPORTS = {
+  km: {
+    about: "Quilômetros rodados por veículo (ou por veículo e dia) no período, com o total do grupo e como " +
+      "foram medidos: ao longo da rota ou em linha reta entre posições.",
+    week: true, key: "vehicles",
+    noun: (d) => (d.by === "day" ? ["dia de veículo", "dias de veículo"] : ["veículo", "veículos"]),
+    columns: (d) => [
+      PLATE, col("Prefixo", "prefix"), col("Contratada", "contractor"),
+      ...(d.by === "day" ? [tcol("Data", "date", time)] : []),
+      num("Km", "km", dec(2)), col("Método", "method", word), num("Km pela rota", "route_km", dec(2)),
+      num("Km em linha reta", "chord_km", dec(2)), num("Km em lacunas de sinal", "gap_km", dec(2)),
+      num("Km do odômetro", "odometer_km", dec(2)), num("Posições recebidas", "fixes", int),
+      num("Posições usadas", "fixes_used", int), num("Tempo em movimento", "driving_s", fmt.duration),
+      num("Vel. máxima (km/h)", "max_kmh"), tcol("Primeira posição", "first_fix", time),
+      tcol("Última posição", "last_fix", time),
+    ],
+    totals: (d) => ({ km: d.total_km, route_km: d.total_route_km, chord_km: d.total_chord_km, gap_km: d.total_gap_km }),
+  },
+  summary: {
+    about: "Por veículo: km, tempo em movimento, trechos, velocidades, paradas, alertas e condutores do período.",
+    week: true, key: "vehicles", noun: ["veículo", "veículos"],
+    columns: () => [
+      PLATE, col("Prefixo", "prefix"), col("Contratada", "contractor"), num("Km", "km", dec(2)),
+      col("Método", "method", word), num("Km em lacunas de sinal", "gap_km", dec(2)),
+      num("Tempo em movimento", "driving_s", fmt.duration), num("Trechos", "trips", int),
+      num("Vel. máxima (km/h)", "max_kmh"), num("Vel. média (km/h)", "avg_kmh"), num("Paradas", "stops", int),
+      num("Paradas fora de ponto autorizado", "unauthorized_stops", int), num("Excessos de velocidade", "speeding", int),
+      num("Desvios de rota", "deviations", int), col("Condutores", (r) => r.drivers.join(", ")),
+      col("Com posições", "active", yes),
+    ],
+  },
+  trips: {
+    about: "Cada trecho percorrido entre duas paradas: início e fim, locais, km, velocidades, condutor e rota. " +
+      "No mapa, o início (azul) e o fim (roxo) de cada trecho.",
+    key: "trips", noun: ["trecho", "trechos"],
+    columns: () => [
+      PLATE, ...SPAN, wcol("Local inicial", "start_place"), wcol("Local final", "end_place"), num("Km", "km", dec(2)),
+      num("Vel. média (km/h)", "avg_kmh"), num("Vel. máxima (km/h)", "max_kmh"), col("Condutor", "driver"),
+      tcol("Rota", "route", text), col("Ocorrências", (r) => r, flags),
+    ],
+    marks: (r) => [
+      { lat: r.start_lat, lon: r.start_lon, colour: COLOURS.track, title: `${r.plate}: início ${fmt.time(r.start)}` },
+      { lat: r.end_lat, lon: r.end_lon, colour: COLOURS.point, title: `${r.plate}: fim ${fmt.time(r.end)}`, small: true },
+    ],
+  },
+  speeding: {
+    about: "Episódios acima do limite que vale em cada lugar (zona de velocidade, rota, veículo ou o limite geral), " +
+      "com a gravidade do CTB Art. 218. O mapa marca o ponto de velocidade máxima de cada episódio.",
+    key: "episodes", noun: ["episódio", "episódios"],
+    columns: () => [
+      PLATE, ...SPAN, num("Vel. máxima (km/h)", "max_kmh"), num("Limite (km/h)", "limit_kmh"),
+      num("Excesso (%)", "excess_pct"), col("Gravidade", "tier", (t) => badge(word(t), TIER[t])),
+      num("Posições acima do limite", "fixes", int), wcol("Local", "place"),
+    ],
+    marks: (r) => [{ lat: r.lat, lon: r.lon, colour: COLOURS.speeding,
+      title: `${r.plate}: ${fmt.time(r.start)} · ${fmt.kmh(r.max_kmh)} (limite ${fmt.kmh(r.limit_kmh)})` }],
+  },
+  stops: {
+    about: "Paradas do período e se foram num ponto autorizado da rota (verde no mapa) ou fora dele (vermelho).",
+    key: "stops", noun: ["parada", "paradas"],
+    columns: () => [
+      PLATE, ...SPAN,
+      col("Ponto autorizado", "authorized", (a) => badge(a ? "Sim" : "Não", a ? "ok" : "bad")),
+      col("Ponto", "point"), col("Tipo do ponto", "point_kind", word), col("Ponto mais próximo", "nearest_point"),
+      num("Distância ao ponto (m)", "nearest_point_m", int), col("Ignição desligada", "ignition_off", yes),
+    ],
+    marks: (r) => [{ lat: r.lat, lon: r.lon, colour: r.authorized ? COLOURS.stopOk : COLOURS.stopBad,
+      title: `${r.plate}: ${fmt.time(r.start)} · ${fmt.duration(r.duration_s)}` +
+        (r.authorized ? ` em ${r.point}` : " fora de ponto autorizado") }],
+  },
+  "route-deviation": {
+    about: "Saídas da rota atribuída além da sua tolerância. No mapa, o ponto mais distante de cada desvio e, " +
+      "menores, onde o veículo saiu e onde voltou à rota.",
+    key: "episodes", noun: ["desvio", "desvios"],
+    columns: () => [
+      PLATE, ...SPAN, tcol("Rota", "route", text), num("Distância máxima da rota (m)", "max_distance_m", int),
+      num("Km fora da rota", "km_off_route", dec(2)), num("Posições fora da rota", "fixes", int),
+      col("Voltou à rota", "rejoined", yes),
+    ],
+    marks: (r) => [
+      { lat: r.far_lat, lon: r.far_lon, colour: COLOURS.deviation,
+        title: `${r.plate}: ${fmt.time(r.start)} · ${int(r.max_distance_m)} m da rota ${r.route}` },
+      { lat: r.left_lat, lon: r.left_lon, colour: COLOURS.deviation, title: `${r.plate}: saída da rota`, small: true },
+      ...(r.rejoined ? [{ lat: r.rejoined_lat, lon: r.rejoined_lon, colour: COLOURS.deviation,
+        title: `${r.plate}: volta à rota`, small: true }] : []),
+    ],
+  },
+  track: {
+    about: "Todas as posições do período com velocidade e distância, as paradas e os pontos de rota passados, " +
+      "e os totais. Também em GeoJSON, GPX e KML para programas de mapas.",
+    key: "positions", noun: ["posição", "posições"], gis: true, track: true,
+    columns: () => [
+      PLATE, tcol("Data e hora", "time", time), num("Latitude", "lat", dec(6)), num("Longitude", "lon", dec(6)),
+      num("Velocidade (km/h)", "speed_kmh"), num("Direção (graus)", "heading_deg", int), col("Ignição", "ignition"),
+      num("Km desde a anterior", "step_km", dec(3)), num("Km acumulado", "km", dec(2)), col("Método", "method", word),
+      col("Usada", "used", yes), num("Atraso de envio", "delay_s", fmt.duration),
+    ],
+    marks: (r) => [{ lat: r.lat, lon: r.lon, colour: COLOURS.speeding, title: `${r.plate}: ${fmt.time(r.time)}` }],
+    lazyMarks: true,
+  },
+  schedule: {
+    about: "Cada viagem programada das rotas atribuídas: saída e chegada à escola comparadas ao horário, pontos " +
+      "atendidos, passados sem parar e pulados, e as viagens não realizadas.",
+    key: "runs", noun: ["viagem programada", "viagens programadas"],
+    columns: () => [
+      PLATE, tcol("Data", "date", time), tcol("Rota", (r) => `${r.route_code}${r.route_name !== r.route_code ? " · " +
+        r.route_name : ""}`),
+      col("Realizada", "made", (m) => m === null ? badge("pendente", "warn") : badge(m ? "Sim" : "Não", m ? "ok" : "bad")),
+      num("Pontos atendidos", (r) => `${r.points_served} de ${r.points_total}`, text),
+      num("Passados sem parar", "points_passed", int), num("Pulados", "points_skipped", int),
+      col("Pontos", (r) => r, pointsButton),
+      tcol("Saída prevista", "scheduled_departure", fmt.clock), tcol("Saída", "departure", fmt.clock),
+      num("Atraso na saída (min)", "delay_departure_min"),
+      tcol("Chegada prevista à escola", "scheduled_school", fmt.clock), tcol("Chegada à escola", "school_arrival", fmt.clock),
+      num("Atraso na escola (min)", "delay_school_min"), tcol("Chegada ao fim", "end_arrival", fmt.clock),
+    ],
+    figures: (d) => [["Viagens programadas", d.scheduled], ["Realizadas", d.made], ["Não realizadas", d.not_made],
+      ["Pendentes (hoje)", d.pending]],
+  },
+  reporting: {
+    about: "Por veículo e dia: posições recebidas, cobertura a cada 30 s em serviço, lacunas em movimento e " +
+      "posições enviadas com atraso (mais de 1 minuto).",
+    key: "days", noun: ["dia de veículo", "dias de veículo"],
+    columns: () => [
+      PLATE, tcol("Data", "date", time), num("Posições recebidas", "fixes", int), num("Posições usadas", "fixes_used", int),
+      num("Tempo em serviço", "in_service_s", fmt.duration), num("Cobertura a cada 30 s", "coverage", pct),
+      num("Lacunas acima de 30 s em movimento", "gaps_over_30s", int),
+      num("Maior lacuna em movimento", "max_gap_s", fmt.duration),
+      num("Posições enviadas com atraso", "late_fixes", int), num("Maior atraso de envio", "max_delay_s", fmt.duration),
+    ],
+  },
+};
+
+// The report on this page.
+export const R = REPORTS[KIND];
+
+// The track report's extra tables: the totals per vehicle, and the stops and route points passed.
+export const TRACK_TOTALS = [PLATE, num("Km", "km", dec(2)), num("Posições", "fixes", int),
+  num("Vel. máxima (km/h)", "max_kmh"), num("Tempo em movimento", "moving_s", fmt.duration),
+  num("Vel. média (km/h)", "avg_kmh")];
+export const TRACK_PLACES = [PLATE, tcol("Data e hora", "time", time), col("O quê", "kind", word), col("Nome", "name"),
+  col("Autorizado", "authorized", yes), num("Duração", "duration_s", fmt.duration)];
+
+// Schedule: the points of one run, opened under its row.
+function pointsButton(r) {
+  return el("button", { type: "button", class: "link", "aria-expanded": "false",
+    onclick: (e) => togglePoints(e.currentTarget, r) }, `Ver ${r.points.length} pontos`);
+}
+
+function togglePoints(button, r) {
+  const tr = button.closest("tr");
+  const open = button.getAttribute("aria-expanded") === "true";
+  button.setAttribute("aria-expanded", String(!open));
+  if (open) { tr.nextElementSibling?.remove(); return; }
+  const cols = [num("Ordem", "seq", int), col("Ponto", "name"), col("Tipo", "kind", word),
+    col("Situação", "status", (s) => badge(word(s), s === "served" ? "ok" : s === "skipped" ? "bad" : "warn")),
+    tcol("Previsto", "scheduled", fmt.clock), tcol("Chegada", "arrival", fmt.clock), tcol("Saída", "departure", fmt.clock),
+    num("Atraso (min)", "delay_min"), num("Distância (m)", "distance_m", int)];
+  const inner = el("table", { class: "data compact" },
+    el("caption", { class: "sr-only" }, `Pontos da rota ${r.route_code} em ${fmt.time(r.date)}`),
+    head(cols), el("tbody", {}, r.points.map((p) => el("tr", {}, cols.map((c) => cell(c, p))))));
+  tr.after(el("tr", { class: "points" }, el("td", { colspan: tr.children.length }, inner)));
+}

@@ -1,0 +1,46 @@
+// How a value is written in a report's cells (pt-BR), and the column builders every report's table uses.
+import { el, fmt } from "../api.js";
+
+// --- formatting -------------------------------------------------------------------------------
+const NF = {};
+export const dec = (d) => (x) => (x === null || x === undefined ? "—" : (NF[d] ||= new Intl.NumberFormat("pt-BR",
+  { minimumFractionDigits: d, maximumFractionDigits: d })).format(x));
+export const int = dec(0);
+export const text = (x) => (x === null || x === undefined || x === "" ? "—" : String(x));
+export const yes = (x) => (x === null || x === undefined ? "—" : x ? "Sim" : "Não");
+export const pct = (x) => (x === null || x === undefined ? "—" : dec(1)(x * 100) + " %");
+export const bytes = (n) => (n < 1024 ? `${n} bytes` : n < 1048576 ? `${dec(1)(n / 1024)} kB`
+  : `${dec(1)(n / 1048576)} MB`);
+
+// The codes the API carries, as people read them (the CSV's words: telemetria/reports/output.py).
+const WORDS = {
+  route: "rota", chord: "linha reta", "route+chord": "rota e linha reta", none: "sem deslocamento",
+  media: "média", grave: "grave", gravissima: "gravíssima",
+  boarding: "embarque", school: "escola", garage: "garagem", stop: "parada",
+  served: "atendido", passed: "passou sem parar", skipped: "pulado",
+};
+export const word = (x) => (x === null || x === undefined ? "—" : WORDS[x] || String(x));
+export const badge = (label, kind = "") => el("span", { class: `badge ${kind}`.trim() }, label);
+export const TIER = { media: "warn", grave: "bad", gravissima: "bad" };
+
+// A time as written by the API (the report's zone); the end of a span shows the clock only on the same day.
+export const time = (x) => fmt.time(x);
+export const until = (key) => (r) => (r.start && r[key] && r.start.slice(0, 10) === r[key].slice(0, 10)
+  ? fmt.clock(r[key]) : fmt.time(r[key]));
+
+// --- columns ------------------------------------------------------------------------------------
+// A column: header, value getter (key or function of the row), formatter, numeric (right-aligned).
+export const col = (h, get, f = text, n = false) => ({ h, key: typeof get === "string" ? get : null,
+  get: typeof get === "function" ? get : (r) => r[get], f, n, cls: n ? "n" : null });
+export const tcol = (h, get, f = time) => ({ ...col(h, get, f), cls: "nw" }); // dates, times, codes: never wrapped
+export const wcol = (h, get, f = text) => ({ ...col(h, get, f), cls: "w" }); // a place: room to be read
+export const num = (h, get, f = dec(1)) => col(h, get, f, true);
+
+// One row's cell in a column, and the header row of a set of columns.
+export function cell(c, r) {
+  const value = c.f(c.get(r), r);
+  return el("td", { class: c.cls }, value);
+}
+
+export const head = (cols) => el("thead", {}, el("tr", {}, cols.map((c) => el("th", { scope: "col", class: c.n ? "n" : null },
+  c.h))));
