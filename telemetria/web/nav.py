@@ -15,7 +15,7 @@ class Page:
     group: str  # the menu heading it sits under ("" for the top level)
 
 
-# Reports: the page's path segment, its API kind and title. The form and columns live in static/js/reports.js.
+# Reports: the page's path segment, its API kind and title. The form and columns live in static/js/reports/.
 REPORTS = {
     "km": "Km rodados",
     "summary": "Resumo por veículo",

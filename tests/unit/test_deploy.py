@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import re
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -30,3 +32,17 @@ def test_dockerfile_names_real_settings_and_endpoints() -> None:
     names = set(re.findall(r"\bTELEMETRIA_[A-Z_]+", text))
     assert names and names <= FIELDS, names - FIELDS
     assert "/healthz" in text and "USER telemetria" in text and "postgresql-client-15" in text
+
+
+def test_the_package_data_carries_every_web_file() -> None:
+    """The Docker image installs a wheel: a page script or template the package-data globs miss is a broken page."""
+    package = ROOT / "telemetria"
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["telemetria"]
+    # Expanded the way setuptools does: a glob relative to the package, `*` never crossing a folder.
+    shipped = {Path(p) for pattern in patterns for p in glob.glob(pattern, root_dir=package)}
+    web = {
+        p.relative_to(package)
+        for p in (package / "web").rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    }
+    assert web - shipped == set()
