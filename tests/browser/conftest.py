@@ -39,7 +39,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 TILES = "http://tiles.invalid/{z}/{x}/{y}.png"  # never reachable: the pages must work without tiles
 # As the environment's probe found: without these flags Chromium keeps trying hosts this closed network refuses.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]  # fmt: skip
+                 "--disable-component-update", "--disable-sync", "--lang=pt-BR"]  # fmt: skip
 LIVE_FLEET = "WEB"
 LIVE_PLATES = ("WEB1A00", "WEB1A01", "WEB1A02")  # the simulator's plates: two of contractor 1, one of contractor 2
 
