@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -52,18 +52,22 @@ def zone(name: str) -> ZoneInfo:
 
 
 def instant(text: str, tz: ZoneInfo, field: str, *, end: bool = False) -> datetime:
-    """An RFC 3339 instant, a local date-time, or a date (its start; as `end`, the start of the next day)."""
+    """An RFC 3339 instant, a local date-time, or a date (its start; as `end`, the start of the next day), in UTC.
+
+    In UTC because Python compares and subtracts two datetimes of the same zone by their wall
+    clocks: in a zone with daylight saving, a 23 h day would measure 24 h.
+    """
     text = text.strip()
     try:
         if len(text) <= 10:
             d = date.fromisoformat(text)
-            return datetime.combine(d + timedelta(days=1 if end else 0), time(), tz)
+            return datetime.combine(d + timedelta(days=1 if end else 0), time(), tz).astimezone(UTC)
         value = datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:
         raise FieldError(
             f"{field}: {text!r} is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM)", field
         ) from None
-    return value if value.tzinfo else value.replace(tzinfo=tz)
+    return (value if value.tzinfo else value.replace(tzinfo=tz)).astimezone(UTC)
 
 
 def window(start: str, end: str, tz_name: str) -> Window:
