@@ -163,7 +163,8 @@ async def _osmand(request: Request) -> Response:
             raise HttpError(413, f"{len(decoded.items)} positions, at most {settings.max_batch_fixes} per request")
         tracker_id = await _authenticate(request.app.state.tracker_auth.by_unique_id(decoded.unique_id))
         if tracker_id is None:
-            raise HttpError(403, f"device id {decoded.unique_id[:64]!r} is not a registered, active tracker")
+            # The id is not repeated: error messages end up in device and proxy logs.
+            raise HttpError(403, "device id: not a registered, active tracker (check the id set in the device)")
         try:
             result = await _ingest(service, tracker_id, decoded.items, "osmand")
         except Unstorable as e:

@@ -32,30 +32,35 @@ def _check_digit(chars: str, weights: Sequence[int]) -> str:
     return "0" if r < 2 else str(11 - r)
 
 
-def _validate(field: str, text: str, pattern: re.Pattern[str], n: int, weights: Sequence[int]) -> str:
+def _validate(
+    field: str, text: str, pattern: re.Pattern[str], n: int, weights: Sequence[int], personal: bool = False
+) -> str:
+    """The document's characters, or DocumentError; a `personal` one (a CPF) is never repeated in the message."""
     if not isinstance(text, str):
         raise DocumentError(field, f"expected text, got {type(text).__name__}")
     raw = text.strip()
+    shown = "the value" if personal else repr(raw)  # error messages end up in logs (LGPD)
     if not pattern.fullmatch(raw):
         if pattern.fullmatch(raw.upper()):
-            raise DocumentError(field, f"{raw!r}: letters must be uppercase (IN RFB 2.229/2024)")
-        raise DocumentError(field, f"{raw!r} is not a {field.upper()} ({n} characters, optionally punctuated)")
+            raise DocumentError(field, f"{shown}: letters must be uppercase (IN RFB 2.229/2024)")
+        raise DocumentError(field, f"{shown} is not a {field.upper()} ({n} characters, optionally punctuated)")
     value = re.sub(r"[./-]", "", raw)
     if len(set(value)) == 1:
         raise DocumentError(
-            field, f"{raw!r} repeats one digit; such numbers pass the check digits but are never issued"
+            field, f"{shown} repeats one digit; such numbers pass the check digits but are never issued"
         )
     body = value[:-2]
     first = _check_digit(body, weights)
     second = _check_digit(body + first, (weights[0] + 1, *weights))
     if value[-2:] != first + second:
-        raise DocumentError(field, f"{raw!r} has wrong check digits (expected {first}{second})")
+        expected = "" if personal else f" (expected {first}{second})"
+        raise DocumentError(field, f"{shown} has wrong check digits{expected}")
     return value
 
 
 def normalize_cpf(text: str) -> str:
     """The 11 digits of a valid CPF given as '123.456.789-09' or '12345678909'; DocumentError otherwise."""
-    return _validate("cpf", text, _CPF, 11, _CPF_WEIGHTS)
+    return _validate("cpf", text, _CPF, 11, _CPF_WEIGHTS, personal=True)
 
 
 def format_cpf(digits: str) -> str:

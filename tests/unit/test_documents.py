@@ -59,7 +59,7 @@ def test_valid_cpf(text: str, digits: str) -> None:
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("529.982.247-24", "check digits (expected 25)"),
+        ("529.982.247-24", "the value has wrong check digits"),  # neither the CPF nor its right digits repeated
         ("529.982.247-15", "check digits"),
         ("111.111.111-11", "repeats one digit"),
         ("000.000.000-00", "repeats one digit"),
