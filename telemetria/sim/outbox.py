@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from itertools import islice
@@ -145,3 +145,50 @@ class Outbox:
             self.buffer.ack(sent)  # a single fix that is too large will never fit
         else:
             self.retry_at = now + self.backoff.failed(outcome.retry_after_s)
+
+
+Key = tuple[str, datetime]  # (tracker unique_id, fix time to the millisecond)
+
+
+def fix_key(unique_id: str, ts: datetime) -> Key:
+    """The key a tracker's fix is stored under: its unique_id and its time cut to the ms, as the wire carries it."""
+    ts = ts.astimezone(UTC)
+    return unique_id, ts.replace(microsecond=ts.microsecond // 1000 * 1000)
+
+
+@dataclass
+class KeyLedger:
+    """Which fix keys a fleet sent, which a 2xx acknowledged, and which rode in a request that got none.
+
+    For checking a run against the database key by key: every acknowledged key must be stored, every
+    stored key must have been sent, and a stored key never acknowledged must have been in a request
+    whose answer was lost (or was not a 2xx).
+    """
+
+    sent: set[Key] = field(default_factory=set)
+    acked: set[Key] = field(default_factory=set)
+    unanswered: set[Key] = field(default_factory=set)
+    # Fixes a 2xx called duplicates that had never been acknowledged: an earlier request stored them
+    # but got no 2xx (the process died after the commit, the link dropped, or the database went
+    # away between committing and confirming it, which the service can only answer with a 503).
+    stored_unanswered: int = 0
+
+    def sending(self, unique_id: str, batch: Sequence[Fix]) -> list[Key]:
+        """Record a request about to be posted; returns its keys in request order."""
+        keys = [fix_key(unique_id, f.ts) for f in batch]
+        self.sent.update(keys)
+        return keys
+
+    def answered(self, keys: Sequence[Key], duplicates: int, rejected: Iterable[int] = ()) -> None:
+        """Record a 2xx: all keys but the rejected positions are stored; `duplicates` is the answer's count."""
+        bad = set(rejected)
+        ok = [k for i, k in enumerate(keys) if i not in bad]
+        distinct = set(ok)
+        # Duplicates a client can explain: keys acknowledged before, and repeats within the batch.
+        known = len(distinct & self.acked) + len(ok) - len(distinct)
+        self.stored_unanswered += max(0, duplicates - known)
+        self.acked |= distinct
+
+    def failed(self, keys: Sequence[Key]) -> None:
+        """Record a request that got no 2xx (an error status or no answer at all)."""
+        self.unanswered.update(keys)

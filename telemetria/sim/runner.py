@@ -16,7 +16,7 @@ import orjson
 
 from telemetria.ingest.model import Fix
 from telemetria.sim import wire
-from telemetria.sim.outbox import Backoff, Outbox, Outcome, classify
+from telemetria.sim.outbox import Backoff, Key, KeyLedger, Outbox, Outcome, classify
 from telemetria.sim.roads import Grid, make_grid
 from telemetria.sim.tracker import TrackerParams
 from telemetria.sim.vehicle import simulate_vehicle, vehicle_route
@@ -101,6 +101,8 @@ class _Fleet:
     seed: int
     grid: Grid
     tracker: TrackerParams = field(default_factory=TrackerParams)
+    ledger: KeyLedger | None = None
+    drain_s: float = 0.0
 
     async def sleep_until(self, wall: float) -> bool:
         """Sleep until loop time `wall`; False if the fleet was told to stop meanwhile."""
@@ -122,11 +124,15 @@ async def run_fleet(
     start: datetime | None = None,
     stats: FleetStats | None = None,
     stop: asyncio.Event | None = None,
+    drain_s: float = 0.0,
+    ledger: KeyLedger | None = None,
 ) -> FleetStats:
     """Drive one simulated vehicle per (unique_id, token) and post its fixes to {url}/api/v1/fixes.
 
     Runs until `stop` is set or `duration_s` wall seconds pass. Simulated time starts at `start` (default:
     now, or early enough that a sped-up run of known duration ends now) and runs `speedup` times faster.
+    Once stopped, each tracker keeps posting what it has buffered for up to `drain_s` wall seconds (retrying
+    as usual); `ledger`, if given, records every fix key sent and what became of it.
     """
     if speedup <= 0:
         raise ValueError("speedup must be positive")
@@ -153,6 +159,8 @@ async def run_fleet(
             interval_s=max(1, round(interval_s)),
             seed=seed,
             grid=make_grid(seed),
+            ledger=ledger,
+            drain_s=drain_s,
         )
         reporter = asyncio.create_task(_report(fleet))
         try:
@@ -208,7 +216,7 @@ async def _vehicle(fleet: _Fleet, index: int, unique_id: str, token: str) -> Non
         for up in sim.uploads:
             if up.sent_at < fleet.clock.start:
                 continue  # before the simulation began: this tracker was not reporting yet
-            if not await _wait_sending(fleet, outbox, headers, fleet.clock.wall(up.sent_at)):
+            if not await _wait_sending(fleet, outbox, headers, fleet.clock.wall(up.sent_at), unique_id):
                 break
             fleet.stats.generated += len(up.fixes) - up.resent
             fleet.stats.resent += up.resent
@@ -216,28 +224,42 @@ async def _vehicle(fleet: _Fleet, index: int, unique_id: str, token: str) -> Non
             lost = outbox.add(up.fixes)
             fleet.stats.dropped += lost
             fleet.stats.pending -= lost
-            await _flush(fleet, outbox, headers)
+            await _flush(fleet, outbox, headers, unique_id)
         odometer += sim.truth.distance_m
         run_start = sim.truth.time(sim.truth.duration_s + 1.0)
         run += 1
+    await _drain(fleet, outbox, headers, unique_id)
     if len(outbox):
         log.debug("%s: %d fixes still buffered at stop", unique_id, len(outbox))
 
 
-async def _wait_sending(fleet: _Fleet, outbox: Outbox, headers: dict[str, str], until: float) -> bool:
+async def _wait_sending(fleet: _Fleet, outbox: Outbox, headers: dict[str, str], until: float, unique_id: str) -> bool:
     """Wait until wall time `until`, retrying buffered fixes when their backoff ends; False on stop."""
     while len(outbox) and outbox.retry_at < until:
         if not await fleet.sleep_until(outbox.retry_at):
             return False
-        await _flush(fleet, outbox, headers)
+        await _flush(fleet, outbox, headers, unique_id)
     return await fleet.sleep_until(until)
 
 
-async def _flush(fleet: _Fleet, outbox: Outbox, headers: dict[str, str]) -> None:
+async def _drain(fleet: _Fleet, outbox: Outbox, headers: dict[str, str], unique_id: str) -> None:
+    """After the stop: post what is still buffered, honouring backoffs, for up to fleet.drain_s wall seconds."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + fleet.drain_s
+    while len(outbox) and loop.time() < until:
+        if (wait := min(outbox.retry_at, until) - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        if loop.time() >= outbox.retry_at:
+            await _flush(fleet, outbox, headers, unique_id)
+
+
+async def _flush(fleet: _Fleet, outbox: Outbox, headers: dict[str, str], unique_id: str) -> None:
     """Post buffered fixes in batches until the buffer is empty or a failure starts a backoff."""
     loop = asyncio.get_running_loop()
     stats = fleet.stats
+    ledger = fleet.ledger
     while batch := outbox.batch(loop.time()):
+        keys: list[Key] = ledger.sending(unique_id, batch) if ledger is not None else []
         stats.requests += 1
         stats.sent += len(batch)
         stats.retries += outbox.backoff.failures > 0
@@ -248,7 +270,11 @@ async def _flush(fleet: _Fleet, outbox: Outbox, headers: dict[str, str]) -> None
         else:
             outcome, key, detail = classify(r.status_code, r.headers.get("retry-after")), str(r.status_code), r.text
             if outcome.action == "ack":
-                _count_answer(stats, r.content, batch)
+                duplicates, rejected = _count_answer(stats, r.content, batch)
+                if ledger is not None:
+                    ledger.answered(keys, duplicates, rejected)
+        if ledger is not None and outcome.action != "ack":
+            ledger.failed(keys)
         stats.by_status[key] += 1
         if outcome.action != "ack":
             stats.http_errors += 1
@@ -260,8 +286,11 @@ async def _flush(fleet: _Fleet, outbox: Outbox, headers: dict[str, str]) -> None
             stats.dropped += before - len(outbox)
 
 
-def _count_answer(stats: FleetStats, content: bytes, batch: list[Fix]) -> None:
-    """Add a 2xx answer's counts; a body without them counts the whole batch as accepted."""
+def _count_answer(stats: FleetStats, content: bytes, batch: list[Fix]) -> tuple[int, list[int]]:
+    """Add a 2xx answer's counts; a body without them counts the whole batch as accepted.
+
+    Returns the answer's duplicates and the request positions it rejected.
+    """
     try:
         answer = orjson.loads(content) if content else {}
     except orjson.JSONDecodeError:
@@ -275,3 +304,5 @@ def _count_answer(stats: FleetStats, content: bytes, batch: list[Fix]) -> None:
     stats.duplicates += duplicates
     stats.acknowledged += accepted + duplicates
     stats.rejected += len(rejected)
+    positions = [int(r["index"]) for r in rejected if isinstance(r, dict) and isinstance(r.get("index"), int)]
+    return duplicates, positions

@@ -12,7 +12,7 @@ from telemetria.ingest.decode import decode_items, parse_body
 from telemetria.ingest.model import Fix
 from telemetria.ingest.validate import Limits, validate
 from telemetria.sim import Backoff, FleetStats, Outbox, Outcome, SimClock, TrackerBuffer, classify, simulate_vehicle
-from telemetria.sim.outbox import parse_retry_after
+from telemetria.sim.outbox import KeyLedger, fix_key, parse_retry_after
 from telemetria.sim.runner import HORIZON_S, _count_answer, default_start
 from telemetria.sim.wire import body, fix_json, rfc3339
 
@@ -163,8 +163,30 @@ def test_wire_format_is_what_the_service_decodes() -> None:
 
 def test_fleet_stats_count_answers() -> None:
     stats = FleetStats(vehicles=2)
-    _count_answer(stats, b'{"accepted": 3, "duplicates": 2, "rejected": [{"index": 4, "error": "x"}]}', fixes(6))
-    _count_answer(stats, b"", fixes(2))  # a 2xx without counts: all taken
+    answer = b'{"accepted": 3, "duplicates": 2, "rejected": [{"index": 4, "error": "x"}]}'
+    assert _count_answer(stats, answer, fixes(6)) == (2, [4])
+    assert _count_answer(stats, b"", fixes(2)) == (0, [])  # a 2xx without counts: all taken
     assert (stats.accepted, stats.duplicates, stats.rejected, stats.acknowledged) == (5, 2, 1, 7)
     line = stats.summary()
     assert "accepted=5" in line and "dup=2" in line and "\n" not in line
+
+
+def test_fix_key_is_the_wire_precision() -> None:
+    late = T0.replace(microsecond=123_987)
+    assert fix_key("a", late) == ("a", T0.replace(microsecond=123_000)) == fix_key("a", late.astimezone())
+
+
+def test_key_ledger_tells_stored_without_an_answer_from_known_duplicates() -> None:
+    ledger = KeyLedger()
+    first = ledger.sending("t1", fixes(3))
+    ledger.failed(first)  # the process died: maybe committed, maybe not
+    again = ledger.sending("t1", fixes(5))  # the retry carries the same 3 and 2 new ones
+    ledger.answered(again, duplicates=3)  # the 3 had been committed before the crash
+    assert ledger.stored_unanswered == 3
+    assert ledger.sent == ledger.acked == set(again) and ledger.unanswered == set(first)
+    # A re-sent copy of an acknowledged fix, a repeat within the batch and a rejected item explain
+    # their duplicates themselves.
+    batch = ledger.sending("t1", [*fixes(1), *fixes(1, first=5), *fixes(2, first=5)])  # keys 0, 5, 5, 6
+    ledger.answered(batch, duplicates=2, rejected=[3])
+    assert ledger.stored_unanswered == 3
+    assert batch[1] in ledger.acked and batch[3] in ledger.sent and batch[3] not in ledger.acked
