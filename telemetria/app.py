@@ -22,6 +22,7 @@ from telemetria import __version__, metrics
 from telemetria.audit import api as audit_api
 from telemetria.auth import api as auth_api
 from telemetria.auth.throttle import LoginThrottle
+from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
 from telemetria.http import FieldError, HttpError, bearer_token, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
@@ -101,7 +102,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.router.routes.extend(ingest_api.ROUTES)
-    app.add_middleware(RequestIdMiddleware, access=settings.access_log)
+    app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing
+    app.add_middleware(RequestIdMiddleware, access=settings.access_log)  # added last: outermost
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
