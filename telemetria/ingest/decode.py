@@ -8,12 +8,14 @@ from typing import Any
 import orjson
 
 from telemetria.ingest.model import DecodeError, Fix, Rejected
+from telemetria.ingest.storable import json_problem, text_problem
 from telemetria.ingest.timeparse import parse_time
 
 _FLOAT_FIELDS = ("speed_kmh", "heading_deg", "altitude_m", "accuracy_m", "hdop", "odometer_m")
 _BOOL_FIELDS = ("ignition", "valid")
 KNOWN_FIELDS = frozenset(("ts", "lat", "lon", "satellites", "driver_id", "attributes", *_FLOAT_FIELDS, *_BOOL_FIELDS))
 MAX_ATTRIBUTES = 64
+MAX_ATTRIBUTE_DEPTH = 16  # the attributes object itself is level 1; trackers send flat ones
 MAX_DRIVER_ID = 64
 
 
@@ -140,8 +142,8 @@ def _driver(value: Any) -> str | None:
     if not isinstance(value, str):
         raise DecodeError(f"driver_id: expected text, got {_kind(value)}")
     value = value.strip()
-    if "\x00" in value:
-        raise DecodeError("driver_id: contains a NUL character")
+    if problem := text_problem(value):
+        raise DecodeError(f"driver_id: {problem}")
     if len(value) > MAX_DRIVER_ID:
         raise DecodeError(f"driver_id: longer than {MAX_DRIVER_ID} characters")
     return value or None
@@ -157,9 +159,8 @@ def _attributes(obj: dict[str, Any]) -> dict[str, Any] | None:
     merged = {**extra, **(attrs or {})}
     if len(merged) > MAX_ATTRIBUTES:
         raise DecodeError(f"attributes: more than {MAX_ATTRIBUTES} keys")
-    if any("\x00" in k or (isinstance(v, str) and "\x00" in v) for k, v in merged.items()):
-        # PostgreSQL's jsonb cannot hold U+0000.
-        raise DecodeError("attributes: text contains a NUL character")
+    if problem := json_problem(merged, MAX_ATTRIBUTE_DEPTH):
+        raise DecodeError(f"attributes: {problem}")
     return merged
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from telemetria.ingest.model import DecodeError, Fix, Rejected
+from telemetria.ingest.storable import text_problem
 from telemetria.ingest.timeparse import parse_time
 
 KNOT_KMH = 1.852  # query/form `speed` is in knots (Traccar Client: m/s × 1.943844)
@@ -64,9 +65,7 @@ def decode_osmand(
     fields: dict[str, Any] = dict(params)
     for key, value in _first_values(parse_qsl(text, keep_blank_values=True)).items():
         fields.setdefault(key, value)
-    unique_id = _device_id(fields)
-    if unique_id is None:
-        raise DecodeError("missing device id (id or deviceid)")
+    unique_id = _required_id(_device_id(fields))
     return OsmAndRequest(unique_id, _collect([partial(_flat_fix, fields, now, False, _text_attr)]))
 
 
@@ -91,9 +90,15 @@ def _decode_json(body: bytes, params: Mapping[str, str], now: datetime) -> OsmAn
             builders = [partial(_flat_fix, root, now, False, _json_attr)]
     else:
         raise DecodeError(f"body is JSON {type(root).__name__}, expected an object or an array")
+    return OsmAndRequest(_required_id(unique_id), _collect(builders))
+
+
+def _required_id(unique_id: str | None) -> str:
     if unique_id is None:
         raise DecodeError("missing device id (id or deviceid)")
-    return OsmAndRequest(unique_id, _collect(builders))
+    if problem := text_problem(unique_id):  # (the id itself is not repeated: answers end up in device logs)
+        raise DecodeError(f"device id: {problem}")
+    return unique_id
 
 
 def _collect(builders: Sequence[Callable[[], Fix]]) -> list[Fix | Rejected]:
@@ -150,7 +155,7 @@ def _flat_fix(fields: Mapping[str, Any], now: datetime, batch: bool, attr: Attr)
     for key, raw in fields.items():
         if key not in FLAT_KEYS and (value := attr(raw)) is not None:
             attributes[key] = value
-    fix.attributes = attributes or None
+    fix.attributes = _storable(attributes)
     return fix
 
 
@@ -195,7 +200,7 @@ def _location_fix(location: Any, now: datetime, batch: bool) -> Fix:
             fix.driver_id = _text(raw, "driverUniqueId")
         elif (value := _json_attr(raw)) is not None:
             attributes[key] = value
-    fix.attributes = attributes or None
+    fix.attributes = _storable(attributes)
     return fix
 
 
@@ -261,6 +266,8 @@ def _text(value: Any, field: str) -> str | None:
     if not _present(value):
         return None
     if isinstance(value, str):
+        if problem := text_problem(value):
+            raise DecodeError(f"{field}: {problem}")
         return value.strip()
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -285,6 +292,12 @@ def _text_attr(value: Any) -> Any:
     if _ATTR_FLOAT.fullmatch(text) and math.isfinite(number := float(text)):
         return number
     return _json_attr(value)
+
+
+def _storable(attributes: dict[str, Any]) -> dict[str, Any] | None:
+    """The attributes jsonb can hold: a key or text with a NUL or a lone surrogate is dropped, not the fix."""
+    kept = {k: v for k, v in attributes.items() if not text_problem(k) and not (isinstance(v, str) and text_problem(v))}
+    return kept or None
 
 
 def _json_attr(value: Any) -> Any:

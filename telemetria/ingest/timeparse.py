@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 
 from telemetria.ingest.model import DecodeError
@@ -12,6 +13,11 @@ from telemetria.ingest.model import DecodeError
 MS_THRESHOLD = 100_000_000_000
 _MIN_EPOCH_S = 0.0
 _MAX_EPOCH_S = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+# A leap second is refused, not moved onto 23:59:59 or the next 00:00:00: fixes are keyed by (vehicle, time),
+# so a moved fix could be dropped as a duplicate of the one really taken in that second.
+_LEAP_SECOND = re.compile(r"\d\d:\d\d:60(?!\d)")
+# Epoch text is plain ASCII decimal: float() would also take "nan", "inf", "1_000" and non-ASCII digits.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def from_epoch(value: float, field: str = "ts") -> datetime:
@@ -37,6 +43,8 @@ def from_text(value: str, field: str = "ts", *, naive_is_utc: bool = False) -> d
     try:
         parsed = datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:
+        if _LEAP_SECOND.search(text):
+            raise DecodeError(f"{field}: {value[:40]!r} is a leap second (second 60), which is not accepted") from None
         raise DecodeError(f"{field}: {value[:40]!r} is not an RFC 3339 time or epoch number") from None
     if parsed.tzinfo is None:
         if not naive_is_utc:
@@ -73,8 +81,4 @@ def parse_time(value: object, field: str = "ts", *, naive_is_utc: bool = False) 
 
 
 def _looks_numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return not text.lower().lstrip("+-").startswith(("nan", "inf"))
+    return _DECIMAL.fullmatch(text) is not None

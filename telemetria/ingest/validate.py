@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 
 from telemetria.ingest.model import Fix, Rejected
 
+REAL_MAX = 3.4028234663852886e38  # the largest PostgreSQL real (accuracy_m and hdop are real columns)
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -49,6 +51,10 @@ def quality(fix: Fix, now: datetime, limits: Limits) -> str | None:
         value = getattr(fix, name)
         if value is not None and not value >= 0.0:
             return f"{name}: {value} is negative"
+    for name in ("accuracy_m", "hdop"):
+        value = getattr(fix, name)
+        if value is not None and value > REAL_MAX:
+            return f"{name}: {value} is too large to store"
     if fix.satellites is not None and not 0 <= fix.satellites <= 255:
         return f"satellites: {fix.satellites} outside 0..255"
     if fix.altitude_m is not None and not -1000.0 <= fix.altitude_m <= 20000.0:

@@ -128,10 +128,10 @@ async def test_invalid_position_is_200_and_not_stored(client, tracker, conn, bad
     assert await stored(conn) == []
 
 
-async def test_position_the_database_refuses_is_200_and_not_stored(client, tracker, conn) -> None:
-    # U+0000 cannot be stored in jsonb: the OsmAnd client must still get 200, or it would
-    # re-send this position forever.
+async def test_an_attribute_the_database_cannot_hold_is_dropped_not_the_position(client, tracker, conn) -> None:
+    # U+0000 cannot be stored in jsonb: the attribute goes, the position is kept and the client gets 200.
     params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH), "note": "a\x00b"}
-    r = await client.get("/osmand", params=params)
+    r = await client.get("/osmand", params={**params, "batt": "80"})
     assert r.status_code == 200
-    assert await stored(conn) == []
+    [row] = await stored(conn)
+    assert row["attributes"] == {"batt": 80}
