@@ -34,10 +34,12 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _geojson_parts(obj: object) -> tuple[list[list[Coord]], str | None]:
+def _geojson_parts(obj: object, depth: int = 0) -> tuple[list[list[Coord]], str | None]:
     if not isinstance(obj, dict):
         raise RouteFileError("geometry", f"expected a GeoJSON object, got {show(obj)}")
     kind = obj.get("type")
+    if depth > 2 or (depth and kind == "FeatureCollection"):  # else Features nested 1000 deep exhaust the stack
+        raise RouteFileError("geometry", "nested too deeply: a FeatureCollection holds Features, a Feature a geometry")
     if kind == "FeatureCollection":
         feats = obj.get("features")
         if not isinstance(feats, list):
@@ -50,12 +52,12 @@ def _geojson_parts(obj: object) -> tuple[list[list[Coord]], str | None]:
             raise RouteFileError(
                 "geometry", f"the FeatureCollection holds {len(lines)} line features (found: {found}); expected one"
             )
-        parts, name = _geojson_parts(lines[0])
+        parts, name = _geojson_parts(lines[0], depth + 1)
         return parts, name or (obj["name"] if isinstance(obj.get("name"), str) else None)
     if kind == "Feature":
         props = obj.get("properties")
         name = props.get("name") if isinstance(props, dict) else None
-        return _geojson_parts(obj.get("geometry"))[0], name if isinstance(name, str) else None
+        return _geojson_parts(obj.get("geometry"), depth + 1)[0], name if isinstance(name, str) else None
     coords = obj.get("coordinates")
     if kind == "LineString":
         return [points(coords, "coordinates")], None

@@ -19,6 +19,8 @@ def _xml(body: bytes, root_tag: str) -> Element:
         raise RouteFileError("file", why) from None
     except ParseError as e:
         raise RouteFileError("file", f"not well-formed XML: {e}") from None
+    except (LookupError, ValueError) as e:  # expat refuses an unknown or multi-byte encoding declaration
+        raise RouteFileError("file", f"unreadable XML encoding: {e}; save the file as UTF-8") from None
     for el in root.iter():  # GPX 1.0/1.1 and KML 2.2 with or without namespace read alike
         if isinstance(el.tag, str):
             el.tag = el.tag.rpartition("}")[2]
