@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -115,6 +115,11 @@ class Settings(BaseSettings):
 
     # Ingest limits and validation.
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    # In-flight budget, per process: ingest requests being read, decoded or written at once, and the
+    # body bytes they hold (decoded, a body takes a few times its size). A request that does not fit
+    # is answered 503 + Retry-After before its body is read, so memory stays bounded under overload.
+    ingest_max_inflight_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    ingest_max_inflight_requests: int = Field(default=1024, ge=1)
     max_batch_fixes: int = Field(default=10_000, ge=1)
     max_future_s: float = Field(default=300.0, ge=0)
     max_speed_kmh: float = Field(default=300.0, gt=0)
@@ -169,6 +174,14 @@ class Settings(BaseSettings):
             return init_settings, env_settings, file_secret_settings
         env_file = settings_file(Path(path), set(settings_cls.model_fields))
         return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
+
+    @field_validator("ingest_max_inflight_bytes")
+    @classmethod
+    def _one_body_fits(cls, v: int, info: ValidationInfo) -> int:
+        body = info.data.get("max_body_bytes")
+        if body is not None and v < body:
+            raise ValueError(f"must be at least TELEMETRIA_MAX_BODY_BYTES ({body}): a largest body would never fit")
+        return v
 
     @field_validator("retention_days")
     @classmethod

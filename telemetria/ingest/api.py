@@ -12,7 +12,18 @@ from starlette.routing import Route
 
 from telemetria import metrics
 from telemetria.db import DB_ERRORS, is_unavailable
-from telemetria.http import HttpError, bearer_token, error_response, json_response, read_body, unavailable
+from telemetria.http import (
+    Hold,
+    HttpError,
+    InflightBudget,
+    bearer_token,
+    declared_length,
+    error_response,
+    json_response,
+    overloaded,
+    read_body,
+    unavailable,
+)
 from telemetria.ingest.decode import BodyError, decode_items, parse_body
 from telemetria.ingest.model import DecodeError, Rejected
 from telemetria.ingest.osmand import decode_osmand
@@ -74,7 +85,10 @@ _FIXES_OPERATION = {
         "200": {"description": "the accepted fixes are committed; rejected items are listed by index"},
         "401": {"description": "unknown or inactive tracker token"},
         "413": {"description": "body or batch too large"},
-        "503": {"description": "database unavailable; nothing was stored; retry after Retry-After"},
+        "503": {
+            "description": "database unavailable or overloaded; nothing acknowledged; retry after Retry-After "
+            "(safe: a fix already stored is answered as a duplicate)"
+        },
     },
 }
 
@@ -90,7 +104,7 @@ _OSMAND_OPERATION = {
         "200": {"description": "stored, or a position that failed validation (logged, not stored)"},
         "400": {"description": "not decodable: no device id or no coordinates"},
         "403": {"description": "unknown or inactive device id"},
-        "503": {"description": "database unavailable; nothing stored"},
+        "503": {"description": "database unavailable or overloaded; nothing acknowledged; retry after Retry-After"},
     },
 }
 
@@ -108,14 +122,15 @@ OPENAPI_SECURITY = {"trackerToken": {"type": "http", "scheme": "bearer", "descri
 
 async def post_fixes(request: Request) -> Response:
     try:
-        response = json_response((await _post_fixes(request)).as_json())
+        with admit(request) as hold:
+            response = json_response((await _post_fixes(request, hold)).as_json())
     except HttpError as e:
         response = error_response(e)
     metrics.observe_request("json", response.status_code)
     return response
 
 
-async def _post_fixes(request: Request) -> IngestResult:
+async def _post_fixes(request: Request, hold: Hold) -> IngestResult:
     settings = request.app.state.settings
     token = bearer_token(request)
     if token is None:
@@ -126,7 +141,7 @@ async def _post_fixes(request: Request) -> IngestResult:
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype.startswith(_FORM_TYPES) or (ctype and "json" not in ctype and ctype != "text/plain"):
         raise HttpError(415, f"Content-Type must be application/json, not {ctype}")
-    body = await read_body(request, settings.max_body_bytes)
+    body = await read_body(request, settings.max_body_bytes, hold)
     try:
         items, batch = parse_body(body, settings.max_batch_fixes)
     except BodyError as e:
@@ -143,16 +158,20 @@ async def _post_fixes(request: Request) -> IngestResult:
 
 
 async def osmand(request: Request) -> Response:
-    response = await _osmand(request)
+    try:
+        with admit(request) as hold:
+            response = await _osmand(request, hold)
+    except HttpError as e:
+        response = error_response(e)
     metrics.observe_request("osmand", response.status_code)
     return response
 
 
-async def _osmand(request: Request) -> Response:
+async def _osmand(request: Request, hold: Hold) -> Response:
     settings = request.app.state.settings
     service: IngestService = request.app.state.ingest
     try:
-        body = await read_body(request, settings.max_body_bytes)
+        body = await read_body(request, settings.max_body_bytes, hold)
         try:
             decoded = decode_osmand(
                 request.method, request.query_params, request.headers.get("content-type"), body, now=service.now()
@@ -186,6 +205,18 @@ ROUTES = [
 ]
 
 
+def admit(request: Request) -> Hold:
+    """A claim on this process's ingest budget, taken before the body is read; 503 at once when the
+    budget is spent or the writer's queue is full (a body read and decoded then would be refused)."""
+    settings = request.app.state.settings
+    declared = declared_length(request, settings.max_body_bytes)
+    waiting = request.app.state.ingest.waiting_rows
+    if waiting >= settings.writer_max_pending_rows:
+        raise overloaded(f"{waiting} fixes waiting for the database")
+    budget: InflightBudget = request.app.state.ingest_budget
+    return budget.hold(declared)
+
+
 async def _authenticate(lookup: Awaitable[int | None]) -> int | None:
     try:
         return await lookup
@@ -206,6 +237,8 @@ async def _ingest(service: IngestService, tracker_id: int, items: Any, protocol:
     except Overloaded as e:
         raise unavailable(f"overloaded, retry later: {e}") from None
     except Unavailable as e:
-        raise unavailable(f"database unavailable, nothing stored, retry later: {e}") from None
+        raise unavailable(
+            f"database unavailable, not acknowledged, retry later (safe: stored fixes count as duplicates): {e}"
+        ) from None
     metrics.observe_ingest(protocol, len(items), result)
     return result

@@ -29,10 +29,17 @@ class IngestService:
         self.writer = writer
         self.limits = limits
         self.now = now
+        # Fixes handed to the writer and not yet answered: lets the HTTP edge turn requests away
+        # before reading their bodies while the writer's queue is full.
+        self.waiting_rows = 0
 
     async def ingest(self, tracker_id: int, items: Sequence[Fix | Rejected]) -> IngestResult:
         """Store a request's decoded items; raises writer.Unavailable when nothing could be committed."""
         indexes, fixes, rejected = validate(items, self.now(), self.limits)
-        result = await self.writer.write(tracker_id, indexes, fixes)
+        self.waiting_rows += len(fixes)
+        try:
+            result = await self.writer.write(tracker_id, indexes, fixes)
+        finally:
+            self.waiting_rows -= len(fixes)
         result.rejected = sorted(rejected + result.rejected, key=lambda r: r.index)
         return result

@@ -37,7 +37,12 @@ SMALL_FLUSH_ROWS = 64
 
 
 class Unavailable(Exception):
-    """Nothing of the request was committed; the client should retry later."""
+    """The request is not acknowledged; the client should retry later.
+
+    Usually nothing was committed, but when the connection drops while COMMIT is under way the
+    outcome is unknown and the fixes may be stored (bench.chaos sees it under PostgreSQL restarts):
+    a retry is still safe, since a fix already stored is answered as a duplicate.
+    """
 
 
 class Overloaded(Unavailable):

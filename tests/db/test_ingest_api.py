@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
@@ -359,3 +360,144 @@ async def test_overload_sheds_with_503_and_stores_nothing(test_db, tracker, conn
             assert "overloaded" in r.json()["detail"]
             assert (await post(c, tracker, {"fixes": [fix(i) for i in range(10)]})).json()["accepted"] == 10
     assert await count(conn) == 10
+
+
+def batch_body(first: int, n: int) -> bytes:
+    """n fixes one second apart going back from T0 (never in the future), as a JSON batch."""
+    return orjson.dumps(
+        {"fixes": [fix(i, ts=(T0 - timedelta(seconds=i)).isoformat()) for i in range(first, first + n)]}
+    )
+
+
+async def trickle(*chunks: bytes, gate: asyncio.Event | None = None, started: list[bool] | None = None):
+    """A request body that arrives only once `gate` opens (a client still uploading)."""
+    if started is not None:
+        started.append(True)
+    if gate is not None:
+        await gate.wait()
+    for chunk in chunks:
+        yield chunk
+
+
+async def holding(app, nbytes: int, requests: int = 1) -> None:
+    """Wait until the app's in-flight budget holds exactly this much."""
+    for _ in range(500):
+        budget = getattr(app.state, "ingest_budget", None)
+        if budget is not None and (budget.bytes, budget.requests) == (nbytes, requests):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"budget never held {nbytes} bytes in {requests} requests")
+
+
+async def test_inflight_budget_sheds_before_reading_and_is_always_released(test_db, tracker, conn) -> None:
+    """A request whose declared body does not fit the bytes in flight gets 503 + Retry-After at once,
+    before its body is read, and stores nothing; every request gives its share back when it ends,
+    whether it succeeded, failed on its body, was shed mid-upload, hit the writer's limit or died."""
+    kib = 1024
+    settings = test_db.settings(
+        max_body_bytes=64 * kib, ingest_max_inflight_bytes=64 * kib, writer_max_pending_rows=790
+    )
+    app = create_app(settings)
+    json_auth = {**tracker.auth, "Content-Type": "application/json"}
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            slow, gate = batch_body(0, 300), asyncio.Event()
+            assert 20 * kib < len(slow) < 40 * kib
+            held = asyncio.create_task(
+                c.post(
+                    "/api/v1/fixes",
+                    content=trickle(slow, gate=gate),
+                    headers={**json_auth, "Content-Length": str(len(slow))},
+                )
+            )
+            await holding(app, len(slow))
+
+            big, started = batch_body(300, 600), list[bool]()
+            assert len(big) + len(slow) > 64 * kib
+            r = await c.post(
+                "/api/v1/fixes",
+                content=trickle(big, started=started),
+                headers={**json_auth, "Content-Length": str(len(big))},
+            )
+            assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+            assert "overloaded" in r.json()["detail"] and not started  # answered without reading the body
+            # Undeclared (chunked) bodies are counted as they arrive: shed once they no longer fit.
+            r = await c.post("/api/v1/fixes", content=trickle(big[: 20 * kib], big[20 * kib :]), headers=json_auth)
+            assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+            # A small request still fits beside the held one: the budget is bytes, not a lock.
+            r = await post(c, tracker, {"fixes": [fix(0, ts=(T0 + timedelta(seconds=1)).isoformat())]})
+            assert r.status_code == 200 and r.json()["accepted"] == 1
+            await holding(app, len(slow))
+            assert await count(conn) == 1
+
+            gate.set()
+            assert (await held).json()["accepted"] == 300
+            await holding(app, 0, 0)
+
+            # Failures of every kind give their share back.
+            r = await c.post("/api/v1/fixes", content=b"{" + b" " * 60 * kib, headers=json_auth)
+            assert r.status_code == 400
+            r = await c.post("/api/v1/fixes", content=trickle(b" " * 40 * kib, b" " * 40 * kib), headers=json_auth)
+            assert r.status_code == 413
+            r = await c.post("/api/v1/fixes", content=batch_body(1000, 791), headers=json_auth)
+            assert r.status_code == 503 and "overloaded" in r.json()["detail"]  # the writer's pending limit
+            r = await c.post("/api/v1/fixes", content=batch_body(0, 1), headers={"Authorization": "Bearer wrong"})
+            assert r.status_code == 401
+
+            class Gone(Exception):
+                pass
+
+            async def dies() -> AsyncIterator[bytes]:
+                yield b'{"fixes": ['
+                raise Gone("the upload broke off")  # raised inside the app, as it reads the body
+
+            with pytest.raises(Gone):
+                await c.post("/api/v1/fixes", content=dies(), headers={**json_auth, "Content-Length": str(30 * kib)})
+            await holding(app, 0, 0)
+
+            whole = batch_body(2000, 780)  # needs nearly the whole budget: nothing may be left held
+            assert len(whole) > 60 * kib
+            r = await c.post("/api/v1/fixes", content=whole, headers=json_auth)
+            assert r.status_code == 200 and r.json()["accepted"] == 780
+    assert await count(conn) == 1 + 300 + 780
+
+
+async def test_inflight_request_cap_sheds_osmand_too(test_db, tracker, conn) -> None:
+    app = create_app(test_db.settings(ingest_max_inflight_requests=1))
+    position = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(int(T0.timestamp()) + 1)}
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            slow, gate = batch_body(0, 5), asyncio.Event()
+            headers = {**tracker.auth, "Content-Type": "application/json", "Content-Length": str(len(slow))}
+            held = asyncio.create_task(c.post("/api/v1/fixes", content=trickle(slow, gate=gate), headers=headers))
+            await holding(app, len(slow))
+            r = await c.get("/osmand", params=position)
+            assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+            assert await count(conn) == 0
+            gate.set()
+            assert (await held).json()["accepted"] == 5
+            assert (await c.get("/osmand", params=position)).status_code == 200
+    assert await count(conn) == 6
+
+
+async def test_a_full_writer_queue_sheds_before_reading(test_db, tracker, conn) -> None:
+    """While the writer's queue is full (here: the database stalls it), new requests get 503 +
+    Retry-After before their bodies are read, and what was queued is stored once it can be."""
+    app = create_app(test_db.settings(writer_max_pending_rows=10))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            async with conn.transaction():
+                await conn.execute("LOCK TABLE fixes IN EXCLUSIVE MODE")  # inserts wait
+                queued = asyncio.create_task(post(c, tracker, {"fixes": [fix(i) for i in range(10)]}))
+                for _ in range(500):
+                    if app.state.ingest.waiting_rows == 10:
+                        break
+                    await asyncio.sleep(0.01)
+                body, started = batch_body(100, 1), list[bool]()
+                headers = {**tracker.auth, "Content-Type": "application/json", "Content-Length": str(len(body))}
+                r = await c.post("/api/v1/fixes", content=trickle(body, started=started), headers=headers)
+                assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+                assert "10 fixes waiting" in r.json()["detail"] and not started
+            assert (await queued).json()["accepted"] == 10
+            assert (await c.post("/api/v1/fixes", content=body, headers=headers)).json()["accepted"] == 1
+    assert await count(conn) == 11
