@@ -1,4 +1,4 @@
-"""Servers under test as subprocesses (own process group, always stopped), and CPU time from /proc."""
+"""Servers under test as subprocesses (own process group, always stopped), and CPU time and memory from /proc."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 _TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def free_port() -> int:
@@ -122,6 +123,18 @@ def tree_cpu(root: int) -> dict[int, float]:
 def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
     """CPU seconds spent between two tree_cpu() snapshots; processes born in between count whole."""
     return sum(t - before.get(pid, 0.0) for pid, t in after.items())
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of `root` and all its descendants, summed (a page shared by two counts twice)."""
+    return sum(_rss(pid) for pid in tree_cpu(root))
+
+
+def _rss(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0  # exited in between
 
 
 def machine_busy() -> tuple[float, float]:

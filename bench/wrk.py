@@ -130,7 +130,8 @@ def parse(out: str) -> WrkResult:
         elif f[:2] == ["BENCH", "latency_us"]:
             r.max_ms = int(f[5]) / 1000
     # The percentiles as wrk --latency prints them ("Latency Distribution").
-    dist = dict(re.findall(r"^\s+(50|90|99)%\s+(\S+)$", out, re.MULTILINE))
+    # wrk pads latencies of a second or more with a trailing blank ("1.52s "): allow trailing spaces.
+    dist = dict(re.findall(r"^\s+(50|90|99)%\s+(\S+)\s*$", out, re.MULTILINE))
     r.p50_ms, r.p90_ms, r.p99_ms = (_ms(dist.get(p, "0us")) for p in ("50", "90", "99"))
     if sum(r.statuses.values()) != r.requests:
         raise RuntimeError(f"wrk answered {r.requests} requests but the script saw {sum(r.statuses.values())}")
