@@ -181,9 +181,12 @@ def _speeding_plan(
         if hold < p.speeding_s[0]:
             break
         need = ramp + hold * v + brake + 100.0
-        fits = [g for g in gaps if g[1] - g[0] >= need]
+        # A hold cut to fit the widest gap needs exactly that gap, which rounding can make miss by a hair.
+        fits = [g for g in gaps if g[1] - g[0] >= need - 1e-6]
+        if not fits:
+            break
         a, b = fits[int(rng.integers(len(fits)))]
-        s0 = a + 50.0 + float(rng.uniform(0.0, b - a - need))
+        s0 = a + 50.0 + float(rng.uniform(0.0, max(0.0, b - a - need)))
         s1 = s0 + ramp + hold * v
         out.append(_Zone(s0, s1, v))
         gaps.remove((a, b))

@@ -310,3 +310,9 @@ def test_silent_gap_and_outlier() -> None:
     )
     (far,) = np.flatnonzero(d > 100)
     assert 800 <= d[far] <= 3000 and offsets[far] == sim.log.outlier_t_s
+
+
+def test_a_speeding_stretch_cut_to_the_widest_gap_still_fits() -> None:
+    """Vehicle 172 of seed 1 once crashed the fleet: its hold, cut to fit, missed the gap by rounding."""
+    run = simulate_vehicle(1, datetime(2026, 11, 23, 10, tzinfo=UTC), 30, vehicle=172)
+    assert run.truth.duration_s > 0 and run.uploads
