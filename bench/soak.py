@@ -1,6 +1,6 @@
 """Memory under sustained overload: the real service driven beyond capacity, its RSS read from /proc.
 
-    .venv/bin/python -m bench.soak [--minutes 10] [--connections 512] [--quick] [--no-jam]
+    .venv/bin/python -m bench.soak [--minutes 10] [--connections 512] [--quick] [--no-jam] [--fix-step-ms 1]
 
 Creates its own database (telemetria_bench_<pid>), registers a fleet, runs `telemetria serve` with
 its default settings and drives it with wrk posting 1,000-fix batches on many connections, far more
@@ -8,6 +8,11 @@ than one process decodes and commits. Clients ignore Retry-After and re-send at 
 case). Every `--jam-every` seconds a side connection locks `fixes` for `--jam-for` seconds, so the
 writer backs up as well. Prints one row per interval and a verdict; exits 1 when a 5xx other than
 503 appears, a 503 lacks Retry-After, an acknowledged fix is missing, or memory grows past the bound.
+
+The fixes are late (their days are closed), so the service's rollup refresher recomputes every
+vehicle-day each minute from all of that day's fixes. With the default 1 ms between a tracker's
+fixes a vehicle-day never fills and the refresher's working set, hence RSS, keeps rising slowly;
+with `--fix-step-ms 50` days fill (~70,000 fixes, close to one a second) and RSS levels off.
 """
 
 from __future__ import annotations
@@ -158,13 +163,14 @@ class Plan:
     connections: int
     jam_every_s: float  # 0: no jams
     jam_for_s: float
+    fix_step_ms: int = 1  # time between one tracker's consecutive fixes
 
 
 def plan_for(args: argparse.Namespace) -> Plan:
     jam_every = 0.0 if args.no_jam else args.jam_every
     if args.quick:
-        return Plan(args.minutes or 1.5, 10.0, args.connections, jam_every, args.jam_for)
-    return Plan(args.minutes or 10.0, 60.0, args.connections, jam_every, args.jam_for)
+        return Plan(args.minutes or 1.5, 10.0, args.connections, jam_every, args.jam_for, args.fix_step_ms)
+    return Plan(args.minutes or 10.0, 60.0, args.connections, jam_every, args.jam_for, args.fix_step_ms)
 
 
 async def jam(db: BenchDb, every_s: float, for_s: float, stop: asyncio.Event, held: list[float]) -> None:
@@ -197,9 +203,15 @@ class Load:
     @classmethod
     async def start(cls, wrk: str, script: Path, url: str, plan: Plan, tokens: Path) -> Load:
         # Fix times start 20 h back, 1 ms apart per tracker: even a million requests stay in the past.
-        base_ms = int((datetime.now(UTC) - timedelta(hours=20)).timestamp() * 1000)
+        # wrk builds a new request (the tracker's next fixes) for every attempt, 503s included, so a
+        # tracker's fix times advance about 250,000 steps a minute here; further apart than 1 ms they
+        # start earlier by twice that, so that they stay in the past too.
+        steps = 500_000 * plan.minutes * (plan.fix_step_ms - 1)
+        back = timedelta(hours=20) + timedelta(milliseconds=steps)
+        base_ms = int((datetime.now(UTC) - back).timestamp() * 1000)
         args = [wrk, "-t1", f"-c{plan.connections}", f"-d{round(plan.minutes * 60)}s", "--timeout", "30s"]
-        args += ["--latency", "-s", str(script), url, "--", str(tokens), str(BATCH_FIXES), str(base_ms), "1", "1"]
+        args += ["--latency", "-s", str(script), url, "--", str(tokens), str(BATCH_FIXES), str(base_ms)]
+        args += [str(plan.fix_step_ms), "1"]
         pipe = asyncio.subprocess.PIPE
         return cls(await asyncio.create_subprocess_exec(*args, stdout=pipe, stderr=pipe))
 
@@ -327,7 +339,7 @@ def verdict(
         f" {settings.ingest_max_inflight_requests} requests, writer {settings.writer_max_pending_rows:,} pending fixes,"
         f" bodies up to {settings.max_body_bytes / MIB:g} MiB; RSS = the service's process tree",
         f"load: wrk, {plan.connections} connections, {BATCH_FIXES:,}-fix batches (~{BATCH_FIXES * 170 // 1024} KiB),"
-        f" re-sent at once (Retry-After ignored); {jams}",
+        f" re-sent at once (Retry-After ignored); each tracker's fixes {plan.fix_step_ms:,} ms apart; {jams}",
         "counts are cumulative; 503 (Retry-After): all 503 answers (those with the header), then why: before the body"
         " was read, the in-flight budget was spent (budget) or the writer's queue full (queue); after reading and"
         " decoding it, the writer's queue had filled (late)",
@@ -359,6 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jam-every", type=float, default=30.0, help="seconds between DB lock jams (default 30)")
     p.add_argument("--jam-for", type=float, default=5.0, help="seconds each jam holds the lock (default 5)")
     p.add_argument("--no-jam", action="store_true", help="no DB-side back-pressure")
+    p.add_argument(
+        "--fix-step-ms", type=int, default=1, help="ms between one tracker's fixes (default 1: vehicle-days never fill)"
+    )
     args = p.parse_args(argv)
     plan = plan_for(args)
     signal.signal(signal.SIGTERM, _exit_on_signal)  # unwind: stop the service, drop the database
