@@ -26,8 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -53,6 +51,17 @@ FAULTS = {"kill": "service SIGKILL", "fast": "PostgreSQL fast", "immediate": "Po
 PREFIXES = {"kill": "KIL", "fast": "PGF", "immediate": "PGI"}
 PG_DOWN_S = 1.5  # how long PostgreSQL stays stopped at each restart
 DRAIN_S = 60.0  # how long trackers may keep retrying their buffers once the load stops
+
+
+async def stored_keys(dsn: str, unique_ids: list[str]) -> tuple[list[Key], int]:
+    """Every stored fix of these trackers as a key (repeats kept), and the (vehicle, ts) keys stored twice."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = await conn.fetch(STORED_KEYS, unique_ids)
+        doubled = int(await conn.fetchval(DOUBLED_KEYS, unique_ids))
+    finally:
+        await conn.close()
+    return [fix_key(r["unique_id"], r["ts"]) for r in rows], doubled
 
 
 @dataclass(frozen=True)
@@ -86,16 +95,7 @@ class Service:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                with urllib.request.urlopen(self.url + "/readyz", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"service not ready; see {self.log}")
+        procs.wait_ready(procs.Server("service", self.proc, self.url, self.log), 30)
 
     def kill(self) -> None:
         """SIGKILL to the supervisor and every worker at once: no graceful anything."""
@@ -202,13 +202,8 @@ async def run_scenario(kind: str, plan: Plan, db: BenchDb, service: Service, clu
     await fleet
     took = f"warm-up {t0 - t_start:.1f} s, load {t_stop - t0:.1f} s, drain {time.monotonic() - t_stop:.1f} s"
     print(f"  {took}\n  {stats.summary()}", file=sys.stderr, flush=True)
-    conn = await asyncpg.connect(db.dsn)
-    try:
-        ids = [u for u, _ in creds]
-        stored = [fix_key(r["unique_id"], r["ts"]) for r in await conn.fetch(STORED_KEYS, ids)]
-        doubled = int(await conn.fetchval(DOUBLED_KEYS, ids)) + len(stored) - len(set(stored))
-    finally:
-        await conn.close()
+    stored, doubled = await stored_keys(db.dsn, [u for u, _ in creds])
+    doubled += len(stored) - len(set(stored))
     return Row(FAULTS[kind], plan.faults, stats, ledger, set(stored), doubled, rate)
 
 

@@ -70,14 +70,14 @@ def _start(name: str, cmd: list[str], env: dict[str, str], port: int, log: Path)
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     server = Server(name, proc, f"http://127.0.0.1:{port}", log)
     try:
-        _wait_ready(server, timeout_s=30)
+        wait_ready(server, timeout_s=30)
     except BaseException:
         server.stop()
         raise
     return server
 
 
-def _wait_ready(server: Server, timeout_s: float) -> None:
+def wait_ready(server: Server, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.proc.poll() is not None:

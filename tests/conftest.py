@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -39,11 +40,11 @@ def base_settings() -> Settings:
     return settings
 
 
-@pytest.fixture(scope="session")
-async def test_db(base_settings: Settings) -> AsyncIterator[ScratchDb]:
-    """A database of its own for this run (several runs may share the cluster), dropped at the end."""
+@asynccontextmanager
+async def scratch_database(base_settings: Settings, prefix: str) -> AsyncIterator[ScratchDb]:
+    """A migrated database named `<prefix>_<pid>` (several runs may share the cluster), dropped afterwards."""
     admin_dsn = _with_dbname(base_settings.dsn(), "postgres")
-    name = f"telemetria_test_{os.getpid()}"
+    name = f"{prefix}_{os.getpid()}"
     admin = await asyncpg.connect(admin_dsn)
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -56,12 +57,21 @@ async def test_db(base_settings: Settings) -> AsyncIterator[ScratchDb]:
         await migrate(conn)
     finally:
         await conn.close()
-    yield db
-    admin = await asyncpg.connect(admin_dsn)
     try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        yield db
     finally:
-        await admin.close()
+        admin = await asyncpg.connect(admin_dsn)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def test_db(base_settings: Settings) -> AsyncIterator[ScratchDb]:
+    """A database of its own for this run, dropped at the end."""
+    async with scratch_database(base_settings, "telemetria_test") as db:
+        yield db
 
 
 @pytest.fixture(scope="session")

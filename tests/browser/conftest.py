@@ -27,9 +27,9 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from telemetria.db import init_connection, migrate
+from telemetria.db import init_connection
 from telemetria.settings import Settings
-from tests.conftest import ScratchDb, _with_dbname
+from tests.conftest import ScratchDb, scratch_database
 from tests.db.conftest import PASSWORD, People, make_people
 from tests.db.test_reports_accuracy import DAY, _register, _run
 from tests.e2e.conftest import CLI, ROOT, serve
@@ -61,22 +61,8 @@ class Site:
 @pytest.fixture(scope="session")
 async def web_db(base_settings: Settings) -> AsyncIterator[ScratchDb]:
     """A database of the browser tests' own, so other tests' clean-ups never pull data from under a page."""
-    admin_dsn = _with_dbname(base_settings.dsn(), "postgres")
-    name = f"telemetria_web_{os.getpid()}"
-    admin = await asyncpg.connect(admin_dsn)
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    await admin.close()
-    db = ScratchDb(_with_dbname(base_settings.dsn(), name), admin_dsn, name)
-    conn = await asyncpg.connect(db.dsn)
-    try:
-        await migrate(conn)
-    finally:
-        await conn.close()
-    yield db
-    admin = await asyncpg.connect(admin_dsn)
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.close()
+    async with scratch_database(base_settings, "telemetria_web") as db:
+        yield db
 
 
 @pytest.fixture(scope="session")

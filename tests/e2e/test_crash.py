@@ -13,29 +13,12 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
+from bench.chaos import stored_keys
 from telemetria.demo import ensure_fleet
 from telemetria.settings import Settings
-from telemetria.sim.outbox import Key, KeyLedger, fix_key
+from telemetria.sim.outbox import Key, KeyLedger
 from telemetria.sim.runner import FleetStats, run_fleet
 from tests.e2e.conftest import serve
-
-STORED_KEYS = """
-SELECT t.unique_id, f.ts FROM fixes f JOIN trackers t ON t.id = f.tracker_id WHERE t.unique_id = ANY($1::text[])"""
-DOUBLED_KEYS = """
-SELECT count(*) FROM (
-    SELECT 1 FROM fixes f JOIN trackers t ON t.id = f.tracker_id WHERE t.unique_id = ANY($1::text[])
-    GROUP BY f.vehicle_id, f.ts HAVING count(*) > 1) d"""
-
-
-async def stored_keys(dsn: str, unique_ids: list[str]) -> tuple[list[Key], int]:
-    """Every stored fix of these trackers as a key (repeats kept), and the (vehicle, ts) keys stored twice."""
-    conn = await asyncpg.connect(dsn)
-    try:
-        rows = await conn.fetch(STORED_KEYS, unique_ids)
-        doubled = int(await conn.fetchval(DOUBLED_KEYS, unique_ids))
-    finally:
-        await conn.close()
-    return [fix_key(r["unique_id"], r["ts"]) for r in rows], doubled
 
 
 def assert_stored_once(ledger: KeyLedger, stats: FleetStats, rows: list[Key], doubled: int) -> None:
