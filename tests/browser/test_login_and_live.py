@@ -146,7 +146,10 @@ async def test_on_a_phone_the_menu_folds_and_the_map_and_list_fit(tab: Tab) -> N
 async def test_the_pages_can_be_used_from_the_keyboard(tab: Tab) -> None:
     await tab.open("/entrar")
     page = tab.page
-    await page.keyboard.type("auditor")  # the user field has the focus on arrival
+    # The user field has the focus on arrival (autofocus applies once the page has loaded: wait for it,
+    # or the first keystrokes can go nowhere).
+    await expect(page.get_by_label("Usuário")).to_be_focused()
+    await page.keyboard.type("auditor")
     await page.keyboard.press("Tab")
     await page.keyboard.type("correct horse battery")
     await page.keyboard.press("Enter")
