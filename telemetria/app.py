@@ -24,6 +24,7 @@ from telemetria.auth import api as auth_api
 from telemetria.auth.throttle import LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
+from telemetria.forwarded import ForwardedMiddleware
 from telemetria.http import (
     FieldError,
     HttpError,
@@ -112,7 +113,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.ingest_budget = InflightBudget(settings.ingest_max_inflight_bytes, settings.ingest_max_inflight_requests)
     app.router.routes.extend(ingest_api.ROUTES)
     app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing
-    app.add_middleware(RequestIdMiddleware, access=settings.access_log)  # added last: outermost
+    app.add_middleware(RequestIdMiddleware, access=settings.access_log)
+    # Added last: outermost, so everything inside sees the client's address, not the proxy's.
+    app.add_middleware(ForwardedMiddleware, trusted=settings.trusted_proxies)
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)

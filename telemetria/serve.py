@@ -36,16 +36,17 @@ APP = "telemetria.app:build"
 def uvicorn_config(app: Any = APP, settings: Settings | None = None, **kw: Any) -> uvicorn.Config:
     """The server settings every way of running the service shares (uvloop, httptools, graceful stop).
 
-    Our own middleware writes the access log (without client addresses), so uvicorn's stays off.
+    Our own middleware writes the access log (without client addresses), so uvicorn's stays off;
+    and ours reads X-Forwarded-For (telemetria/forwarded.py), so uvicorn's proxy headers stay off.
     """
     settings = settings or Settings()
     kw.setdefault("factory", app is APP)
     kw.setdefault("log_level", settings.log_level)
     kw.setdefault("log_config", log_config(settings.log_format, kw["log_level"]))
-    kw.setdefault("forwarded_allow_ips", settings.forwarded_allow_ips)
     kw.pop("access_log", None)
+    kw.pop("proxy_headers", None)
     return uvicorn.Config(
-        app, loop="uvloop", http="httptools", timeout_graceful_shutdown=10, access_log=False, proxy_headers=True, **kw
+        app, loop="uvloop", http="httptools", timeout_graceful_shutdown=10, access_log=False, proxy_headers=False, **kw
     )
 
 

@@ -16,6 +16,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from telemetria.forwarded import Network, parse_trusted
+
 # Lei 3.588/2023 (Jaru/RO), Art. 15 §6: records kept for no less than 2 years.
 MIN_RETENTION_DAYS = 730
 # An optional file of TELEMETRIA_*=value lines; variables set in the environment win over it.
@@ -106,7 +108,8 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     workers: int = Field(default=1, ge=1)
     access_log: bool = False
-    # Behind a reverse proxy: the proxies whose X-Forwarded-For/-Proto are believed (uvicorn's setting).
+    # Behind a reverse proxy: the addresses or networks (comma-separated) of the proxies whose
+    # X-Forwarded-For/-Proto are believed; "" for none. See telemetria/forwarded.py.
     forwarded_allow_ips: str = "127.0.0.1"
     log_format: Literal["json", "text"] = "json"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -183,6 +186,12 @@ class Settings(BaseSettings):
             raise ValueError(f"must be at least TELEMETRIA_MAX_BODY_BYTES ({body}): a largest body would never fit")
         return v
 
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _proxy_addresses(cls, v: str) -> str:
+        parse_trusted(v)
+        return v
+
     @field_validator("retention_days")
     @classmethod
     def _at_least_two_years(cls, v: int) -> int:
@@ -192,6 +201,10 @@ class Settings(BaseSettings):
                 "records to be kept for no less than 2 years"
             )
         return v
+
+    @property
+    def trusted_proxies(self) -> tuple[Network, ...]:
+        return parse_trusted(self.forwarded_allow_ips)
 
     @property
     def cluster_dir(self) -> Path:

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import yaml
 
+from telemetria.forwarded import parse_trusted
+from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
+from tests.deployment import compose_app_env, compose_gateway, nginx_forwarded_for_variable
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = {f"TELEMETRIA_{name.upper()}" for name in Settings.model_fields}
@@ -25,6 +28,19 @@ def test_compose_runs_the_service_on_timescaledb_2_19_pg15() -> None:
     assert not unknown, unknown
     assert app["environment"]["TELEMETRIA_DATABASE_URL"].endswith("@db:5432/telemetria")
     assert all(p.startswith("127.0.0.1:") for p in app["ports"])  # only a local reverse proxy reaches it
+
+
+def test_compose_believes_forwarded_headers_from_the_host_proxy_only() -> None:
+    """Connections through the published port arrive from the network's gateway: that address, nothing wider."""
+    trusted = parse_trusted(compose_app_env()["TELEMETRIA_FORWARDED_ALLOW_IPS"])
+    assert trusted == parse_trusted(compose_gateway())
+    assert all(net.num_addresses == 1 for net in trusted)
+    assert nginx_forwarded_for_variable() in ("$remote_addr", "$proxy_add_x_forwarded_for")
+
+
+def test_uvicorn_does_not_rewrite_the_client_address_before_the_app_does() -> None:
+    """uvicorn's proxy headers take the leftmost X-Forwarded-For when all is trusted; forwarded.py decides."""
+    assert uvicorn_config(settings=Settings(), log_config=None).proxy_headers is False
 
 
 def test_dockerfile_names_real_settings_and_endpoints() -> None:
