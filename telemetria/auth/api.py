@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from telemetria.audit.log import record
-from telemetria.auth import store
+from telemetria.auth import limits, store
 from telemetria.auth.guard import CSRF_COOKIE, SESSION_COOKIE, authenticate, client_ip, require
 from telemetria.auth.roles import Perm, Principal, Role
 from telemetria.http import HttpError, json_response
@@ -59,11 +59,16 @@ async def login(body: Login, request: Request) -> Response:
     """Check username and password; on success a new session cookie (and a CSRF token to echo)."""
     settings = request.app.state.settings
     ip = client_ip(request)
+    # This process's count first, so a flood from one address is turned away without the database;
+    # then the count of every process, from the audit log.
     wait = request.app.state.login_throttle.retry_after(ip or "?")
     if wait:
-        raise HttpError(429, "too many login attempts from this address", {"Retry-After": str(math.ceil(wait))})
+        raise _too_many(wait)
     pool = request.app.state.pool
     async with pool.acquire() as conn:
+        wait = (await limits.login_limits(conn, ip)).address_wait_s(settings.login_attempts_per_min)
+        if wait:
+            raise _too_many(wait)
         result = await store.check_login(
             conn, body.username, body.password, settings.login_max_failures, settings.login_lockout_s,
             settings.session_idle_s, settings.session_max_s,
@@ -87,6 +92,10 @@ async def login(body: Login, request: Request) -> Response:
     resp.set_cookie(SESSION_COOKIE, session_id, max_age=max_age, httponly=True, secure=secure, samesite="lax")
     resp.set_cookie(CSRF_COOKIE, csrf, max_age=max_age, httponly=False, secure=secure, samesite="strict")
     return resp
+
+
+def _too_many(wait_s: float) -> HttpError:
+    return HttpError(429, "too many login attempts from this address", {"Retry-After": str(math.ceil(wait_s))})
 
 
 def _safe(body: Login) -> str | None:

@@ -42,6 +42,15 @@ UPDATE users SET
     locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + make_interval(secs => $3) ELSE locked_until END
 WHERE id = $1 RETURNING failed_logins, locked_until"""
 
+# Logins tried from address $1 in the last $2 seconds, by any process (see auth/limits.py).
+LOGIN_LIMITS = """
+SELECT array(
+    SELECT at FROM audit_log
+    WHERE at > now() - make_interval(secs => $2) AND action IN ('auth.login', 'auth.login_failed')
+      AND ip IS NOT DISTINCT FROM $1::inet
+    ORDER BY at
+) AS attempts, now() AS now"""
+
 LOGIN_SUCCEEDED = """
 UPDATE users SET failed_logins = 0, locked_until = NULL, last_login_at = now(),
     password_hash = coalesce($2, password_hash)

@@ -1,7 +1,7 @@
 """Per-address login throttle: at most `limit` attempts per `window_s`, in this process's memory.
 
-Account lockout (in the database) stops guessing one user's password from many addresses;
-this stops one address from spraying many usernames.
+The limit that holds across processes is counted in the audit log (auth/limits.py); this one
+turns a flood from one address away before it costs a database query.
 """
 
 from __future__ import annotations
