@@ -21,7 +21,7 @@ from fastapi.responses import Response
 from telemetria import __version__, metrics
 from telemetria.audit import api as audit_api
 from telemetria.auth import api as auth_api
-from telemetria.auth.throttle import LoginThrottle
+from telemetria.auth.throttle import KeyedLocks, LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
 from telemetria.forwarded import ForwardedMiddleware
@@ -110,6 +110,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
+    app.state.login_locks = KeyedLocks()
     app.state.ingest_budget = InflightBudget(settings.ingest_max_inflight_bytes, settings.ingest_max_inflight_requests)
     app.router.routes.extend(ingest_api.ROUTES)
     app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing

@@ -141,9 +141,10 @@ class Settings(BaseSettings):
     auth_cache_ttl_s: float = Field(default=30.0, ge=0)
 
     # Users: browser sessions end after `session_idle_s` without use and `session_max_s` after login;
-    # `login_max_failures` wrong passwords in a row lock the account for `login_lockout_s`; one
-    # address may try `login_attempts_per_min` logins a minute. Cookies get `Secure` on https
-    # ("auto"; behind a TLS proxy that forwards the scheme), always, or never.
+    # `login_max_failures` failed logins of an account from one address within `login_lockout_s`
+    # lock that address out of that account; one address may try `login_attempts_per_min` logins a
+    # minute (auth/limits.py). Cookies get `Secure` on https ("auto"; behind a TLS proxy that
+    # forwards the scheme), always, or never.
     session_idle_s: float = Field(default=30 * 60, gt=0)
     session_max_s: float = Field(default=12 * 3600, gt=0)
     login_max_failures: int = Field(default=5, ge=1)

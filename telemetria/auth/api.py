@@ -56,30 +56,37 @@ def _me(p: Principal) -> dict[str, Any]:
 
 @router.post("/auth/login")
 async def login(body: Login, request: Request) -> Response:
-    """Check username and password; on success a new session cookie (and a CSRF token to echo)."""
+    """Check username and password; on success a new session cookie (and a CSRF token to echo).
+
+    The limits (auth/limits.py) treat every username alike, existing or not: 401 for a wrong
+    password, unknown or inactive user; 429 for an address over its limit or locked out of the
+    account by its own failures.
+    """
     settings = request.app.state.settings
     ip = client_ip(request)
-    # This process's count first, so a flood from one address is turned away without the database;
-    # then the count of every process, from the audit log.
+    name = _safe(body)
+    # This process's count first, so a flood from one address is turned away without the database.
     wait = request.app.state.login_throttle.retry_after(ip or "?")
     if wait:
         raise _too_many(wait)
-    pool = request.app.state.pool
-    async with pool.acquire() as conn:
-        wait = (await limits.login_limits(conn, ip)).address_wait_s(settings.login_attempts_per_min)
+    async with request.app.state.login_locks.hold((name, ip)), request.app.state.pool.acquire() as conn:
+        counts = await limits.login_limits(conn, name, ip, settings.login_max_failures, settings.login_lockout_s)
+        wait = counts.address_wait_s(settings.login_attempts_per_min)
         if wait:
             raise _too_many(wait)
+        wait = counts.lockout_wait_s(settings.login_max_failures, settings.login_lockout_s)
+        if wait:
+            await store.spend_a_check(body.password)
+            await record(conn, "auth.login_failed", None, ip, detail={"reason": "locked"}, username=name)
+            raise _locked_out(wait)
         result = await store.check_login(
-            conn, body.username, body.password, settings.login_max_failures, settings.login_lockout_s,
-            settings.session_idle_s, settings.session_max_s,
-        )  # fmt: skip
+            conn, body.username, body.password, settings.session_idle_s, settings.session_max_s
+        )
         if result.principal is None:
-            await record(conn, "auth.login_failed", None, ip, detail={"reason": result.reason}, username=_safe(body))
-            if result.reason == "locked" and result.locked_until is not None:
-                retry = max(1, math.ceil((result.locked_until - await conn.fetchval("SELECT now()")).total_seconds()))
-                raise HttpError(
-                    429, "account locked after repeated failed logins; try again later", {"Retry-After": str(retry)}
-                )
+            await record(conn, "auth.login_failed", None, ip, detail={"reason": result.reason}, username=name)
+            wait = counts.lockout_wait_s(settings.login_max_failures, settings.login_lockout_s, failing_now=True)
+            if wait:
+                raise _locked_out(wait)
             raise HttpError(401, "wrong username or password")
         old = request.cookies.get(SESSION_COOKIE)
         if old:  # no session fixation: a login never keeps a session id it was handed
@@ -98,8 +105,15 @@ def _too_many(wait_s: float) -> HttpError:
     return HttpError(429, "too many login attempts from this address", {"Retry-After": str(math.ceil(wait_s))})
 
 
+def _locked_out(wait_s: int) -> HttpError:
+    return HttpError(
+        429, "too many failed logins for this user from this address; try again later", {"Retry-After": str(wait_s)}
+    )
+
+
 def _safe(body: Login) -> str | None:
-    """The attempted username for the audit log, only if it looks like one (never a pasted password)."""
+    """The attempted username, only if it looks like one (never a pasted password): for the audit log and the
+    limits. Anything else cannot be a username, so nothing is to be learned or locked about it."""
     name = store.normalize_username(body.username)
     return name if name.replace(".", "").replace("_", "").replace("@", "").replace("-", "").isalnum() else None
 

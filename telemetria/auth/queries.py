@@ -11,8 +11,7 @@ INSERT INTO users AS u (username, full_name, password_hash, role, contractor_id)
 VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"""
 
 USER_FOR_LOGIN = """
-SELECT id, username, password_hash, role, contractor_id, active, failed_logins, locked_until, now() AS now
-FROM users WHERE username = $1"""
+SELECT id, username, password_hash, role, contractor_id, active FROM users WHERE username = $1"""
 
 USER_BY_ID = f"SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1"
 
@@ -35,21 +34,32 @@ UPDATE users AS u SET
     locked_until  = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN NULL ELSE u.locked_until END
 WHERE u.id = $1 RETURNING {USER_COLUMNS}"""
 
-# After `max_failures` failed attempts in a row the account locks for `lockout` seconds.
-LOGIN_FAILED = """
-UPDATE users SET
-    failed_logins = failed_logins + 1,
-    locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + make_interval(secs => $3) ELSE locked_until END
-WHERE id = $1 RETURNING failed_logins, locked_until"""
-
-# Logins tried from address $1 in the last $2 seconds, by any process (see auth/limits.py).
+# What auth/limits.py decides from, in one pass over the audit log's last minutes (every process
+# writes it; there is no index but time, so one scan, no materialized intermediate): $1 is the
+# attempted username (NULL: it could not be one), $2 the client's address; the last $3 seconds
+# count for the address, the last $4 for the account from that address.
+#  - attempts: logins tried from the address, oldest first;
+#  - failures: the account's wrong or refused logins from the address, newest first;
+#  - last_login: the account's last login from the address; unlocked: the last time an admin lifted
+#    its lockouts (a new password or active flag set for the user).
 LOGIN_LIMITS = """
-SELECT array(
-    SELECT at FROM audit_log
-    WHERE at > now() - make_interval(secs => $2) AND action IN ('auth.login', 'auth.login_failed')
-      AND ip IS NOT DISTINCT FROM $1::inet
-    ORDER BY at
-) AS attempts, now() AS now"""
+WITH account AS (SELECT 'user:' || id AS target FROM users WHERE username = $1)
+SELECT
+    coalesce(array_agg(at ORDER BY at) FILTER (
+        WHERE at > now() - make_interval(secs => $3::float8) AND action IN ('auth.login', 'auth.login_failed')
+          AND ip IS NOT DISTINCT FROM $2::inet), '{}') AS attempts,
+    coalesce(array_agg(at ORDER BY at DESC) FILTER (
+        WHERE action = 'auth.login_failed' AND username = $1 AND ip IS NOT DISTINCT FROM $2::inet
+          AND detail ->> 'reason' <> 'locked'), '{}') AS failures,
+    max(at) FILTER (WHERE action = 'auth.login' AND username = $1 AND ip IS NOT DISTINCT FROM $2::inet) AS last_login,
+    max(at) FILTER (
+        WHERE target = (SELECT target FROM account)
+          AND (action = 'auth.unlock' OR detail -> 'fields' ?| array['password', 'active'])) AS unlocked,
+    now() AS now
+FROM audit_log
+WHERE at > now() - make_interval(secs => greatest($3::float8, $4::float8))
+  AND action IN ('auth.login', 'auth.login_failed', 'auth.unlock', 'user.update')
+  AND (ip IS NOT DISTINCT FROM $2::inet OR username = $1 OR target = (SELECT target FROM account))"""
 
 LOGIN_SUCCEEDED = """
 UPDATE users SET failed_logins = 0, locked_until = NULL, last_login_at = now(),

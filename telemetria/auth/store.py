@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -117,32 +116,30 @@ async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict
 @dataclass(frozen=True, slots=True)
 class LoginResult:
     principal: Principal | None
-    reason: str  # "ok", "unknown", "inactive", "locked", "bad_password"
-    locked_until: datetime | None = None
+    reason: str  # "ok", "unknown", "inactive", "bad_password"
 
 
-async def check_login(
-    conn: Conn, username: str, password: str, max_failures: int, lockout_s: float, idle_s: float, max_age_s: float
-) -> LoginResult:
-    """Verify a password, counting failures and locking the account after `max_failures` in a row."""
+async def check_login(conn: Conn, username: str, password: str, idle_s: float, max_age_s: float) -> LoginResult:
+    """Verify a password; the limits on trying (auth/limits.py) are checked before this."""
     row = await conn.fetchrow(q.USER_FOR_LOGIN, normalize_username(username))
     # Always spend an argon2 verification, so the answer time does not tell which usernames exist.
     # argon2 costs tens of milliseconds of CPU: off the event loop.
     ok = await asyncio.to_thread(passwords.verify, row["password_hash"] if row else None, password)
     if row is None:
         return LoginResult(None, "unknown")
-    if row["locked_until"] is not None and row["locked_until"] > row["now"]:
-        return LoginResult(None, "locked", row["locked_until"])
     if not row["active"]:
         return LoginResult(None, "inactive")
     if not ok:
-        failed = await conn.fetchrow(q.LOGIN_FAILED, row["id"], max_failures, lockout_s)
-        locked = failed["locked_until"] if failed["failed_logins"] >= max_failures else None
-        return LoginResult(None, "locked" if locked else "bad_password", locked)
+        return LoginResult(None, "bad_password")
     rehash = await _hash(password) if passwords.needs_rehash(row["password_hash"]) else None
     await conn.execute(q.LOGIN_SUCCEEDED, row["id"], rehash)
     await conn.execute(q.DELETE_EXPIRED_SESSIONS, idle_s, max_age_s)  # housekeeping, at a moment that is rare
     return LoginResult(Principal(row["id"], row["username"], Role(row["role"]), row["contractor_id"], "session"), "ok")
+
+
+async def spend_a_check(password: str) -> None:
+    """The work of a password check, for an answer that is already decided: it takes as long as the others."""
+    await asyncio.to_thread(passwords.verify, None, password)
 
 
 async def create_session(conn: Conn, user_id: int, ip: str | None) -> tuple[str, str]:

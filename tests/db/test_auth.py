@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import asyncpg
 import httpx
 
+from telemetria.app import create_app
+from tests.conftest import ScratchDb
 from tests.db.conftest import PASSWORD, People, login
+
+
+@asynccontextmanager
+async def app_client(test_db: ScratchDb, **settings: object) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(test_db.settings(rollup_interval_s=0, **settings))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            yield c
 
 
 async def test_login_sets_a_hardened_session_cookie_and_me_answers(client: httpx.AsyncClient, people: People) -> None:
@@ -208,3 +222,81 @@ async def test_the_last_admin_cannot_be_demoted_or_deactivated(client: httpx.Asy
     r = await client.patch(f"/api/v1/users/{people.ids['monitor']}", json={"role": "admin"}, headers=h)
     assert r.status_code == 200
     assert (await client.patch(f"/api/v1/users/{me}", json={"role": "monitor"}, headers=h)).status_code == 200
+
+
+# --- lockout: per account and address, the same for every username (issue 13, item 4) ---------
+# The in-process client connects from 127.0.0.1, the default trusted proxy, so X-Forwarded-For
+# sets the client's address as a reverse proxy on the host would.
+
+
+async def attempt(client: httpx.AsyncClient, username: str, password: str, address: str) -> httpx.Response:
+    client.cookies.clear()
+    return await client.post(
+        "/api/v1/auth/login", json={"username": username, "password": password}, headers={"X-Forwarded-For": address}
+    )
+
+
+async def answers(client: httpx.AsyncClient, username: str, address: str, n: int = 6) -> list[tuple[int, str, bool]]:
+    out = []
+    for _ in range(n):
+        r = await attempt(client, username, "guess guess guess", address)
+        retry = int(r.headers.get("Retry-After", "0"))
+        assert retry == 0 or 800 < retry <= 900, retry
+        out.append((r.status_code, r.json()["detail"], retry > 0))
+    return out
+
+
+async def test_unknown_inactive_and_real_usernames_get_the_same_answers_lockout_included(
+    client: httpx.AsyncClient, people: People, conn: asyncpg.Connection
+) -> None:
+    await conn.execute("UPDATE users SET active = false WHERE username = 'monitor'")
+    real = await answers(client, "auditor", "198.51.100.1")
+    unknown = await answers(client, "nobody", "198.51.100.2")
+    inactive = await answers(client, "monitor", "198.51.100.3")
+    assert real == unknown == inactive
+    assert [status for status, _, _ in real] == [401] * 4 + [429] * 2
+
+
+async def test_failures_from_other_addresses_cannot_lock_the_owner_out(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    for i in range(3):  # an attacker rotating addresses, each until it is locked out
+        assert [s for s, _, _ in await answers(client, "admin", f"203.0.113.{i}")] == [401] * 4 + [429] * 2
+    # The attacker's addresses stay locked out of this account, even with the right password...
+    assert (await attempt(client, "admin", PASSWORD, "203.0.113.1")).status_code == 429
+    # ...and the owner, from an address that has not failed, gets in.
+    assert (await attempt(client, "admin", PASSWORD, "198.51.100.7")).status_code == 200
+
+
+async def test_a_login_resets_the_count_of_its_address(client: httpx.AsyncClient, people: People) -> None:
+    assert [s for s, _, _ in await answers(client, "auditor", "198.51.100.1", 4)] == [401] * 4
+    assert (await attempt(client, "auditor", PASSWORD, "198.51.100.1")).status_code == 200
+    assert [s for s, _, _ in await answers(client, "auditor", "198.51.100.1", 4)] == [401] * 4
+
+
+async def test_the_lockout_ends_when_the_failures_are_older_than_its_window(
+    client: httpx.AsyncClient, people: People, conn: asyncpg.Connection
+) -> None:
+    async def failed(address: str, minutes_ago: range) -> None:
+        await conn.executemany(
+            "INSERT INTO audit_log (at, username, action, detail, ip) VALUES (now() - make_interval(mins => $1),"
+            " 'auditor', 'auth.login_failed', '{\"reason\": \"bad_password\"}', $2)",
+            [(m, address) for m in minutes_ago],
+        )
+
+    await failed("198.51.100.1", range(10, 15))  # five failures, the oldest 14 minutes ago: one more minute
+    r = await attempt(client, "auditor", PASSWORD, "198.51.100.1")
+    assert r.status_code == 429 and 50 < int(r.headers["Retry-After"]) <= 60
+    await failed("198.51.100.2", range(16, 21))  # all older than 15 minutes
+    assert (await attempt(client, "auditor", PASSWORD, "198.51.100.2")).status_code == 200
+
+
+async def test_concurrent_guesses_cannot_outrun_the_lockout(client: httpx.AsyncClient, people: People) -> None:
+    """Attempts from one address for one account are checked one at a time, so a burst gets no extra guesses."""
+    for _ in range(4):
+        assert (await attempt(client, "admin", "guess guess guess", "203.0.113.9")).status_code == 401
+    wrong = [asyncio.create_task(attempt(client, "admin", "guess guess guess", "203.0.113.9")) for _ in range(5)]
+    await asyncio.sleep(0.05)  # the burst is in flight: the right password comes after a fifth wrong one
+    right = await attempt(client, "admin", PASSWORD, "203.0.113.9")
+    assert sorted(r.status_code for r in await asyncio.gather(*wrong)) == [429] * 5
+    assert right.status_code == 429
