@@ -221,6 +221,9 @@ def cmd_user(settings: Settings, args: argparse.Namespace) -> None:
                 await record(conn, "user.create", None, None, f"user:{user['id']}", {"role": args.role, "via": "cli"})
             return user
         row = await _user(conn, args.username)
+        if args.action == "unlock":  # lifting the lockouts is an audit entry: the limits are counted there
+            await record(conn, "auth.unlock", None, None, f"user:{row['id']}", {"via": "cli"})
+            return dict(row)
         changes: dict[str, Any] = {"active": args.action == "activate"} if args.action != "passwd" else {}
         if args.action == "passwd":
             changes["password"] = _password()
@@ -406,6 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     usub.add_parser("list")
     for action in ("deactivate", "activate", "passwd"):
         usub.add_parser(action).add_argument("--username", required=True)
+    unlock = usub.add_parser("unlock", help="let every address try this user's password again (see auth/limits.py)")
+    unlock.add_argument("--username", required=True)
     usr.set_defaults(func=cmd_user)
 
     tok = sub.add_parser("token", help="personal API tokens (Authorization: Bearer) for scripts")

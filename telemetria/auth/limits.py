@@ -7,7 +7,7 @@ which usernames do (an unknown or inactive user is counted like a wrong password
   then that address is locked out of that account until the oldest of those failures is that
   old. Other addresses are not: whoever guesses from addresses of their own cannot lock the
   owner out, and the owner, elsewhere, still logs in. A login from an address clears its count;
-  an admin clears all of an account's by setting a new password.
+  an admin clears all of an account's (`telemetria user unlock`, or a new password).
 
 Every login that reaches a password check is in the audit log with the attempted username and
 the client's address (see telemetria/forwarded.py), and all processes, on one host or several,

@@ -41,7 +41,7 @@ WHERE u.id = $1 RETURNING {USER_COLUMNS}"""
 #  - attempts: logins tried from the address, oldest first;
 #  - failures: the account's wrong or refused logins from the address, newest first;
 #  - last_login: the account's last login from the address; unlocked: the last time an admin lifted
-#    its lockouts (a new password or active flag set for the user).
+#    its lockouts (`telemetria user unlock`, or a new password or active flag set for the user).
 LOGIN_LIMITS = """
 WITH account AS (SELECT 'user:' || id AS target FROM users WHERE username = $1)
 SELECT

@@ -112,6 +112,24 @@ def test_first_admin_tokens_and_route_import(db_env: dict[str, str], server: str
     assert httpx.get(f"{server}/api/v1/routes", headers={"Authorization": f"Bearer {token}"}).status_code == 401
 
 
+def test_an_admin_lifts_a_lockout_from_the_command_line(db_env: dict[str, str], clean: None, server: str) -> None:
+    """The way back in for an owner who locked their own address out (or shares it with the attacker)."""
+    env = {**db_env, "TELEMETRIA_PASSWORD": "uma senha comprida"}
+    cli(env, "user", "add", "--username", "secretaria", "--role", "admin")
+
+    def login(password: str) -> int:
+        r = httpx.post(f"{server}/api/v1/auth/login", json={"username": "secretaria", "password": password})
+        return r.status_code
+
+    assert [login("not the password") for _ in range(5)] == [401] * 4 + [429]
+    assert login("uma senha comprida") == 429
+    unlocked = json.loads(cli(env, "user", "unlock", "--username", "secretaria").stdout)
+    assert unlocked["username"] == "secretaria"
+    assert login("uma senha comprida") == 200
+    unknown = cli(env, "user", "unlock", "--username", "ninguem", check=False)
+    assert unknown.returncode == 1 and "no user 'ninguem'" in unknown.stderr
+
+
 def test_retention_command_names_its_cutoff_and_refuses_under_two_years(db_env: dict[str, str]) -> None:
     out = json.loads(cli(db_env, "retention", "run", "--dry-run").stdout)
     assert out["dry_run"] is True and out["retention_days"] == 731 and out["cutoff"]
