@@ -233,9 +233,12 @@ def iter_csv_chunks(
         yield tail
 
 
-def export_filename(stem: str, start: date | None = None, end: date | None = None, ext: str = "csv") -> str:
-    """ASCII-safe download name: `km_2026-03-01_2026-03-31.csv` (dates as given, inclusive as people read them)."""
-    parts = [stem, *(f"{d:%Y-%m-%d}" for d in (start, end) if d is not None)]
+def export_filename(stem: str, start: date | str | None = None, end: date | str | None = None, ext: str = "csv") -> str:
+    """ASCII-safe download name: `km_2026-03-01_2026-03-31.csv` (dates as given, inclusive as people read them).
+
+    Ends given as text (`2026-03-01T08:00`) keep their digits: `2026-03-01T0800`.
+    """
+    parts = [stem, *(d.replace(":", "") if isinstance(d, str) else f"{d:%Y-%m-%d}" for d in (start, end) if d)]
     return _ascii_safe("_".join(parts)) + "." + _ascii_safe(ext)
 
 

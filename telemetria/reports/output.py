@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import orjson
 from fastapi.responses import StreamingResponse
 
+from telemetria.period import last_included
 from telemetria.reports import csvout
 from telemetria.reports.csvout import Column, as_async
 from telemetria.reports.request import Window
@@ -83,10 +84,9 @@ def json_stream(report: Report) -> StreamingResponse:
 
 
 def filename(report: Report, ext: str) -> str:
-    """`km_2026-03-01_2026-03-31.csv`: the dates people asked for, the last one inclusive."""
+    """`km_2026-03-01_2026-03-31.csv`: the period as people asked for it, the last day (or minute) included."""
     w = report.window
-    last = (w.end - timedelta(microseconds=1)).astimezone(w.tz).date()
-    return csvout.export_filename(report.kind, w.start.astimezone(w.tz).date(), last, ext)
+    return csvout.export_filename(report.kind, *last_included(w.start, w.end, w.tz), ext)
 
 
 async def _with_totals(report: Report) -> AsyncIterator[dict[str, Any]]:

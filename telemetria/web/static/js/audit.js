@@ -71,13 +71,6 @@ function detail(d) {
   }).join("; ");
 }
 
-// A local calendar day (America/Porto_Velho, UTC−4) as the instant its midnight is, plus `days`.
-function midnight(date, days = 0) {
-  const d = new Date(`${date}T00:00:00-04:00`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString();
-}
-
 const root = document.getElementById("audit");
 const field = (id, label, input, help) => el("div", { class: "field" },
   el("label", { for: id }, label), input,
@@ -120,8 +113,8 @@ const view = listView(root, {
   endpoint: "/api/v1/audit",
   pageSize: 50,
   query: () => ({
-    from: from.value ? midnight(from.value) : null,
-    to: to.value ? midnight(to.value, 1) : null,
+    from: from.value || null, // local dates: the API includes the whole last day
+    to: to.value || null,
     action: act.value,
     username: who.value.trim().toLowerCase(),
   }),

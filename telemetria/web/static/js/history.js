@@ -63,7 +63,7 @@ form.addEventListener("submit", async (event) => {
   if (!vehicle) return fieldError("vehicle_id", "Escolha o veículo.");
   if (!from) return fieldError("from", "Informe o início do período.");
   if (!to) return fieldError("to", "Informe o fim do período.");
-  if (to <= from) return fieldError("to", "O fim do período deve ser depois do início.");
+  if (to < from) return fieldError("to", "O fim do período deve ser depois do início.");
   fieldError(null);
   history.replaceState(null, "", `?vehicle_id=${vehicle}&from=${from}&to=${to}`);
   await show(vehicle, from, to);

@@ -1,6 +1,7 @@
 // A report on screen: its table (with totals and figures), and a map of its rows' places or of the track.
 // A row chosen in the table shows its place on the map, and a marker clicked on the map marks its row.
 import { el, fmt } from "../api.js";
+import { period as periodText } from "../formats.js";
 import { COLOURS, dot, makeMap } from "../mapbase.js";
 import { R, TRACK_PLACES, TRACK_TOTALS } from "./columns.js";
 import { cell, head, int, word } from "./format.js";
@@ -45,7 +46,7 @@ export function render(data) {
   const columns = R.columns(data);
   const nouns = typeof R.noun === "function" ? R.noun(data) : R.noun;
   const noun = nouns[rows.length === 1 ? 0 : 1];
-  const period = periodText(data.from, data.to);
+  const period = periodText(data.from, data.to); // the last day or minute included
   if (!rows.length) {
     say(`Nenhum registro no período (${period}).`, "empty");
     return;
@@ -82,14 +83,6 @@ export function render(data) {
   if (R.track) drawTrack(rows, data.places || []);
   say(`Relatório gerado: ${int(rows.length)} ${noun}.`, "done");
   document.body.dataset.reportLoaded = String(Date.now());
-}
-
-// The window as people asked for it: whole days as dates (the last one inclusive), else the instants.
-function periodText(from, to) {
-  const midnight = (iso) => /T00:00:00/.test(iso);
-  if (!(midnight(from) && midnight(to))) return `${fmt.time(from).slice(0, 16)} a ${fmt.time(to).slice(0, 16)}`;
-  const last = new Date(Date.parse(to.slice(0, 10)) - 86400000).toISOString().slice(0, 10);
-  return last === from.slice(0, 10) ? fmt.time(last) : `${fmt.time(from.slice(0, 10))} a ${fmt.time(last)}`;
 }
 
 function figures(pairs) {
