@@ -34,3 +34,45 @@ async def test_the_audit_log_shows_exports_in_portuguese_with_local_dates_and_pl
     # Only exports are listed under that filter.
     await expect(rows.locator("td:nth-child(4)").filter(has_not_text="Exportação:")).to_have_count(0)
     await tab.shot("audit-exports")
+
+
+async def _headers(tab: Tab) -> list[str]:
+    return [h.strip() for h in await tab.page.locator("#report-table thead th").all_inner_texts()]
+
+
+async def test_wide_reports_show_their_key_columns_first_and_the_rest_on_demand(tab: Tab) -> None:
+    site, page = tab.site, tab.page
+    day = site.history_day
+    await tab.login("auditor")
+    await tab.open(f"/relatorios/km?vehicle_id={site.history_vehicle_id}&from={day}&to={day}&by=day")
+    await expect(page.locator("#report-table tbody tr")).to_have_count(1)
+    first = ["Placa", "Data", "Km", "Método", "Tempo em movimento", "Vel. máxima (km/h)", "Contratada"]
+    assert await _headers(tab) == first
+    box = page.locator("#report-table").locator("xpath=..")
+    fits = await box.evaluate("b => b.scrollWidth <= b.clientWidth")
+    assert fits, "the km table's first columns should fit a desktop screen"
+    # The rest on demand; the choice is kept for the next visit.
+    await page.get_by_text("Mais colunas").click()
+    await page.get_by_label("Km do odômetro").check()
+    await expect(page.locator("#report-table thead th")).to_have_count(len(first) + 1)
+    await tab.page.reload()
+    await expect(page.locator("#report-table tbody tr")).to_have_count(1)
+    assert "Km do odômetro" in await _headers(tab)
+    await page.get_by_text("Mais colunas").click()
+    await page.get_by_label("Km do odômetro").uncheck()
+    # The CSV keeps every column whatever the table shows.
+    async with httpx.AsyncClient(base_url=site.url, timeout=60) as client:
+        params = {"vehicle_id": str(site.history_vehicle_id), "from": day, "to": day, "by": "day", "format": "csv"}
+        r = await client.get("/api/v1/reports/km", params=params, headers=site.token("auditor"))
+    header = r.content.decode("utf-8-sig").splitlines()[0].split(";")
+    assert len(header) == 17 and "Km do odômetro (conferência)" in header
+
+    # On a phone the summary starts with the plate, the km and the drivers.
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await tab.open(f"/relatorios/summary?vehicle_id={site.history_vehicle_id}&from={day}&to={day}")
+    await expect(page.locator("#report-table tbody tr")).to_have_count(1)
+    assert (await _headers(tab))[:3] == ["Placa", "Km", "Condutores"]
+    km = page.locator("#report-table tbody td").nth(1)
+    right = await km.evaluate("td => td.getBoundingClientRect().right")
+    assert right <= 390, f"the km cell ends at {right} px, off a 390 px screen"
+    await tab.shot("report-summary-phone")
