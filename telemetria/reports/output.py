@@ -21,7 +21,7 @@ WORDS = {
     "route": "rota", "chord": "linha reta", "route+chord": "rota e linha reta", "none": "sem deslocamento",
     "media": "média", "grave": "grave", "gravissima": "gravíssima",
     "boarding": "embarque", "school": "escola", "garage": "garagem",
-    "served": "atendido", "passed": "passou sem parar", "skipped": "pulado",
+    "served": "atendido", "passed": "passou sem parar", "skipped": "pulado", "pending": "pendente",
 }  # fmt: skip
 
 

@@ -127,7 +127,8 @@ const REPORTS = {
   },
   schedule: {
     about: "Cada viagem programada das rotas atribuídas: saída e chegada à escola comparadas ao horário, pontos " +
-      "atendidos, passados sem parar e pulados, e as viagens não realizadas.",
+      "atendidos, passados sem parar e pulados, e as viagens não realizadas. Numa viagem de hoje ainda em curso, " +
+      "os pontos que faltam estão pendentes, não pulados.",
     key: "runs", noun: ["viagem programada", "viagens programadas"],
     columns: () => [
       PLATE, tcol("Data", "date", time), tcol("Rota", (r) => `${r.route_code}${r.route_name !== r.route_code ? " · " +
@@ -137,7 +138,7 @@ const REPORTS = {
       num("Pulados", "points_skipped", int), col("Pontos", (r) => r, pointsButton),
       tcol("Saída", "departure", fmt.clock), num("Atraso na saída (min)", "delay_departure_min"),
       tcol("Chegada à escola", "school_arrival", fmt.clock), num("Atraso na escola (min)", "delay_school_min"),
-      more(num("Passados sem parar", "points_passed", int)),
+      more(num("Passados sem parar", "points_passed", int)), more(num("Pendentes", "points_pending", int)),
       more(tcol("Saída prevista", "scheduled_departure", fmt.clock)),
       more(tcol("Chegada prevista à escola", "scheduled_school", fmt.clock)),
       more(tcol("Chegada ao fim", "end_arrival", fmt.clock)),

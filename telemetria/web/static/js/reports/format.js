@@ -17,7 +17,7 @@ const WORDS = {
   route: "rota", chord: "linha reta", "route+chord": "rota e linha reta", none: "sem deslocamento",
   media: "média", grave: "grave", gravissima: "gravíssima",
   boarding: "embarque", school: "escola", garage: "garagem", stop: "parada",
-  served: "atendido", passed: "passou sem parar", skipped: "pulado",
+  served: "atendido", passed: "passou sem parar", skipped: "pulado", pending: "pendente",
 };
 export const word = (x) => (x === null || x === undefined ? "—" : WORDS[x] || String(x));
 export const badge = (label, kind = "") => el("span", { class: `badge ${kind}`.trim() }, label);
