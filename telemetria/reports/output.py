@@ -19,6 +19,7 @@ from telemetria.reports.request import Window
 # The codes JSON carries (for scripts), as a pt-BR CSV shows them (for people).
 WORDS = {
     "route": "rota", "chord": "linha reta", "route+chord": "rota e linha reta", "none": "sem deslocamento",
+    "no_fixes": "sem posições",
     "media": "média", "grave": "grave", "gravissima": "gravíssima",
     "boarding": "embarque", "school": "escola", "garage": "garagem",
     "served": "atendido", "passed": "passou sem parar", "skipped": "pulado", "pending": "pendente",

@@ -9,7 +9,7 @@ than LATE_S after they were taken: the store-and-forward evidence of §3.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
@@ -97,12 +97,17 @@ COLUMNS = [
 ]
 
 
-async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
-    """One row per vehicle and day of the window (days of the report's zone)."""
+async def report(
+    conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None
+) -> Report:
+    """One row per vehicle and day of the window (days of the report's zone) that has begun by `now`."""
+    now = now or datetime.now(UTC)
     rows = []
     for v in ctx.vehicles:
         days: dict[date, Day] = {}
         async for a in analyses(conn, ctx, v, win, params):
+            if a.start > now.timestamp():
+                break  # days that have not begun are not rows
             days.setdefault(datetime.fromtimestamp(a.start, win.tz).date(), Day()).add(a, params)
         rows += [{**v.label(), "date": d, **day.row()} for d, day in days.items()]
     return Report("reporting", win, "days", rows, COLUMNS)

@@ -167,7 +167,7 @@ function figures(totals, trips, speeding, stops, deviations) {
   const items = [
     ["Veículo", select.options[select.selectedIndex]?.text || "—"],
     ["Condutor(es)", drivers.length ? drivers.join(", ") : "não identificado"],
-    ["Distância", fmt.km(totals ? totals.km : 0)],
+    ["Distância", positions.length ? fmt.km(totals ? totals.km : 0) : "sem posições no período"],
     ["Velocidade máxima", fmt.kmh(totals ? totals.max_kmh : null)],
     ["Velocidade média em movimento", fmt.kmh(totals ? totals.avg_kmh : null)],
     ["Tempo em movimento", fmt.duration(totals ? totals.moving_s : null)],

@@ -2,7 +2,7 @@
 // Every figure comes from the reports API as is.
 import { config, el, fmt } from "../api.js";
 import { COLOURS } from "../mapbase.js";
-import { TIER, badge, cell, col, dec, head, int, num, pct, tcol, text, time, until, wcol, word, yes } from "./format.js";
+import { TIER, badge, cell, col, dec, head, int, km, num, pct, tcol, text, time, until, wcol, word, yes } from "./format.js";
 
 export const KIND = config.report;
 
@@ -28,10 +28,10 @@ const REPORTS = {
     noun: (d) => (d.by === "day" ? ["dia de veículo", "dias de veículo"] : ["veículo", "veículos"]),
     columns: (d) => [
       PLATE, ...(d.by === "day" ? [tcol("Data", "date", time)] : []),
-      num("Km", "km", dec(2)), col("Método", "method", word), num("Tempo em movimento", "driving_s", fmt.duration),
+      num("Km", "km", km), col("Método", "method", word), num("Tempo em movimento", "driving_s", fmt.duration),
       num("Vel. máxima (km/h)", "max_kmh"), col("Contratada", "contractor"),
-      more(col("Prefixo", "prefix")), more(num("Km pela rota", "route_km", dec(2))),
-      more(num("Km em linha reta", "chord_km", dec(2))), more(num("Km em lacunas de sinal", "gap_km", dec(2))),
+      more(col("Prefixo", "prefix")), more(num("Km pela rota", "route_km", km)),
+      more(num("Km em linha reta", "chord_km", km)), more(num("Km em lacunas de sinal", "gap_km", km)),
       more(num("Km do odômetro", "odometer_km", dec(2))), more(num("Posições recebidas", "fixes", int)),
       more(num("Posições usadas", "fixes_used", int)), more(tcol("Primeira posição", "first_fix", time)),
       more(tcol("Última posição", "last_fix", time)),
@@ -42,12 +42,12 @@ const REPORTS = {
     about: "Por veículo: km, tempo em movimento, trechos, velocidades, paradas, alertas e condutores do período.",
     week: true, key: "vehicles", noun: ["veículo", "veículos"],
     columns: () => [
-      PLATE, num("Km", "km", dec(2)), col("Condutores", (r) => r.drivers.join(", ") || "—"),
+      PLATE, num("Km", "km", km), col("Condutores", (r) => r.drivers.join(", ") || "—"),
       num("Tempo em movimento", "driving_s", fmt.duration), num("Trechos", "trips", int),
       num("Paradas fora de ponto autorizado", "unauthorized_stops", int), num("Excessos de velocidade", "speeding", int),
       num("Desvios de rota", "deviations", int),
       more(col("Prefixo", "prefix")), more(col("Contratada", "contractor")), more(col("Método", "method", word)),
-      more(num("Km em lacunas de sinal", "gap_km", dec(2))), more(num("Vel. máxima (km/h)", "max_kmh")),
+      more(num("Km em lacunas de sinal", "gap_km", km)), more(num("Vel. máxima (km/h)", "max_kmh")),
       more(num("Vel. média (km/h)", "avg_kmh")), more(num("Paradas", "stops", int)),
       more(col("Com posições", "active", yes)),
     ],
@@ -57,7 +57,7 @@ const REPORTS = {
       "No mapa, o início (azul) e o fim (roxo) de cada trecho.",
     key: "trips", noun: ["trecho", "trechos"],
     columns: () => [
-      PLATE, SPAN[0], SPAN[1], num("Km", "km", dec(2)), col("Condutor", "driver"), tcol("Rota", "route", text),
+      PLATE, SPAN[0], SPAN[1], num("Km", "km", km), col("Condutor", "driver"), tcol("Rota", "route", text),
       col("Ocorrências", (r) => r, flags),
       more(SPAN[2]), more(wcol("Local inicial", "start_place")), more(wcol("Local final", "end_place")),
       more(num("Vel. média (km/h)", "avg_kmh")), more(num("Vel. máxima (km/h)", "max_kmh")),
@@ -116,7 +116,7 @@ const REPORTS = {
       "e os totais. Também em GeoJSON, GPX e KML para programas de mapas.",
     key: "positions", noun: ["posição", "posições"], gis: true, track: true,
     columns: () => [
-      PLATE, tcol("Data e hora", "time", time), num("Velocidade (km/h)", "speed_kmh"), num("Km acumulado", "km", dec(2)),
+      PLATE, tcol("Data e hora", "time", time), num("Velocidade (km/h)", "speed_kmh"), num("Km acumulado", "km", km),
       col("Ignição", "ignition"), num("Latitude", "lat", dec(6)), num("Longitude", "lon", dec(6)),
       more(num("Direção (graus)", "heading_deg", int)), more(num("Km desde a anterior", "step_km", dec(3))),
       more(col("Método", "method", word)), more(col("Usada", "used", yes)),
@@ -165,7 +165,7 @@ const REPORTS = {
 export const R = REPORTS[KIND];
 
 // The track report's extra tables: the totals per vehicle, and the stops and route points passed.
-export const TRACK_TOTALS = [PLATE, num("Km", "km", dec(2)), num("Posições", "fixes", int),
+export const TRACK_TOTALS = [PLATE, num("Km", "km", km), num("Posições", "fixes", int),
   num("Vel. máxima (km/h)", "max_kmh"), num("Tempo em movimento", "moving_s", fmt.duration),
   num("Vel. média (km/h)", "avg_kmh")];
 export const TRACK_PLACES = [PLATE, tcol("Data e hora", "time", time), col("O quê", "kind", word), col("Nome", "name"),

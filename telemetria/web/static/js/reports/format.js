@@ -6,6 +6,8 @@ const NF = {};
 export const dec = (d) => (x) => (x === null || x === undefined ? "—" : (NF[d] ||= new Intl.NumberFormat("pt-BR",
   { minimumFractionDigits: d, maximumFractionDigits: d })).format(x));
 export const int = dec(0);
+// A km figure of a row: blank ("—") when the vehicle sent no position at all, which is not 0 km.
+export const km = (x, r) => (r && r.method === "no_fixes" ? "—" : dec(2)(x));
 export const text = (x) => (x === null || x === undefined || x === "" ? "—" : String(x));
 export const yes = (x) => (x === null || x === undefined ? "—" : x ? "Sim" : "Não");
 export const pct = (x) => (x === null || x === undefined ? "—" : dec(1)(x * 100) + " %");
@@ -15,6 +17,7 @@ export const bytes = (n) => (n < 1024 ? `${n} bytes` : n < 1048576 ? `${dec(1)(n
 // The codes the API carries, as people read them (the CSV's words: telemetria/reports/output.py).
 const WORDS = {
   route: "rota", chord: "linha reta", "route+chord": "rota e linha reta", none: "sem deslocamento",
+  no_fixes: "sem posições",
   media: "média", grave: "grave", gravissima: "gravíssima",
   boarding: "embarque", school: "escola", garage: "garagem", stop: "parada",
   served: "atendido", passed: "passou sem parar", skipped: "pulado", pending: "pendente",
