@@ -169,9 +169,7 @@ SUMMARY_COLUMNS = [
 ]
 
 
-async def summary(
-    conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None
-) -> Report:
+async def summary(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
     """Per vehicle over the period: km, driving time, trips, speeds, counts of each alert, the drivers."""
     per = await daily_facts(conn, ctx, win, params, now)
     rows = []

@@ -97,9 +97,7 @@ COLUMNS = [
 ]
 
 
-async def report(
-    conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None
-) -> Report:
+async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
     """One row per vehicle and day of the window (days of the report's zone) that has begun by `now`."""
     now = now or datetime.now(UTC)
     rows = []
