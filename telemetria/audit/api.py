@@ -17,7 +17,7 @@ router = APIRouter(prefix="/api/v1", tags=["audit"])
 PERIOD = "a local date (America/Porto_Velho), a local date-time, or RFC 3339"
 
 
-@router.get("/audit", summary="Registro de auditoria: quem fez o quê, quando e de onde")
+@router.get("/audit")
 async def audit_log(
     request: Request,
     since: str | None = Query(None, alias="from", max_length=40, description=PERIOD),

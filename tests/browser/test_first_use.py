@@ -76,3 +76,18 @@ async def test_wide_reports_show_their_key_columns_first_and_the_rest_on_demand(
     right = await km.evaluate("td => td.getBoundingClientRect().right")
     assert right <= 390, f"the km cell ends at {right} px, off a 390 px screen"
     await tab.shot("report-summary-phone")
+
+
+async def test_the_api_docs_render_without_the_internet(tab: Tab) -> None:
+    # The tab aborts every request that is not for our server, as on a closed network.
+    page = tab.page
+    offsite: list[str] = []
+    page.on("requestfailed", lambda r: offsite.append(r.url))
+    await tab.open("/docs")
+    await expect(page.locator(".swagger-ui .info .title")).to_contain_text("Telemetria")
+    await expect(page.get_by_text("Relatório: km rodados por veículo", exact=False).first).to_be_visible()
+    assert await page.locator(".opblock").count() >= 50
+    await tab.shot("api-docs")
+    await tab.open("/redoc")
+    await expect(page.get_by_text("Relatório: trajetória", exact=False).first).to_be_attached(timeout=30_000)
+    assert not offsite, f"the docs asked for files off this site: {offsite}"
