@@ -16,7 +16,7 @@ from typing import Any
 from telemetria.db import Conn
 from telemetria.reports import queries as q
 from telemetria.reports.context import Context, Vehicle
-from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, TEXT, Column, decimal
+from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, KM, KMH, PCT, TEXT, Column
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report, local, words
 from telemetria.reports.params import DEFAULT, ReportParams
@@ -58,9 +58,9 @@ def _speeding(a: Analysis) -> list[Row]:
 
 SPEEDING_COLUMNS = [
     *VEHICLE, *SPAN,
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
-    Column("Limite (km/h)", "limit_kmh", decimal(1)),
-    Column("Excesso (%)", "excess_pct", decimal(1)),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
+    Column("Limite (km/h)", "limit_kmh", KMH),
+    Column("Excesso (%)", "excess_pct", PCT),
     Column("Gravidade (CTB Art. 218)", words("tier")),
     Column("Posições acima do limite", "fixes", INT),
     Column("Latitude", "lat", COORD),
@@ -138,9 +138,9 @@ TRIPS_COLUMNS = [
     Column("Latitude final", "end_lat", COORD),
     Column("Longitude final", "end_lon", COORD),
     Column("Local final", "end_place", TEXT),
-    Column("Km", "km", decimal(3)),
-    Column("Velocidade média (km/h)", "avg_kmh", decimal(1)),
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
+    Column("Km", "km", KM),
+    Column("Velocidade média (km/h)", "avg_kmh", KMH),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
     Column("Condutor", "driver", TEXT),
     Column("Rota", "route", TEXT),
     Column("Mais de 2 h a bordo (Art. 9 §1)", "over_2h", BOOL),
@@ -175,7 +175,7 @@ DEVIATION_COLUMNS = [
     *VEHICLE, *SPAN,
     Column("Rota", "route", TEXT),
     Column("Distância máxima da rota (m)", "max_distance_m", INT),
-    Column("Km fora da rota", "km_off_route", decimal(3)),
+    Column("Km fora da rota", "km_off_route", KM),
     Column("Posições fora da rota", "fixes", INT),
     Column("Latitude de saída", "left_lat", COORD),
     Column("Longitude de saída", "left_lon", COORD),

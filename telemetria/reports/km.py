@@ -19,7 +19,7 @@ from telemetria.db import Conn
 from telemetria.reports import queries as q
 from telemetria.reports import rollup
 from telemetria.reports.context import Context, Vehicle
-from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, TEXT, Column, decimal
+from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, KM, KMH, TEXT, Column
 from telemetria.reports.output import VEHICLE, Report, local, words
 from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Window
@@ -97,16 +97,16 @@ KM_COLUMNS = [
     Column("Prefixo", "prefix"),
     Column("Contratada", "contractor"),
     Column("Data", "date", DATE),
-    Column("Km", km_or_blank("km"), decimal(3)),
+    Column("Km", km_or_blank("km"), KM),
     Column("Método", words("method")),
-    Column("Km pela rota", km_or_blank("route_km"), decimal(3)),
-    Column("Km em linha reta", km_or_blank("chord_km"), decimal(3)),
-    Column("Km em lacunas de sinal", km_or_blank("gap_km"), decimal(3)),
-    Column("Km do odômetro (conferência)", "odometer_km", decimal(3)),
+    Column("Km pela rota", km_or_blank("route_km"), KM),
+    Column("Km em linha reta", km_or_blank("chord_km"), KM),
+    Column("Km em lacunas de sinal", km_or_blank("gap_km"), KM),
+    Column("Km do odômetro (conferência)", "odometer_km", KM),
     Column("Posições recebidas", "fixes", INT),
     Column("Posições usadas", "fixes_used", INT),
     Column("Tempo em movimento", "driving_s", HMS),
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
     Column("Primeira posição", "first_fix", DATETIME),
     Column("Última posição", "last_fix", DATETIME),
 ]
@@ -153,13 +153,13 @@ SUMMARY_COLUMNS = [
     *VEHICLE,
     Column("Prefixo", "prefix"),
     Column("Contratada", "contractor"),
-    Column("Km", km_or_blank("km"), decimal(3)),
+    Column("Km", km_or_blank("km"), KM),
     Column("Método", words("method")),
-    Column("Km em lacunas de sinal", km_or_blank("gap_km"), decimal(3)),
+    Column("Km em lacunas de sinal", km_or_blank("gap_km"), KM),
     Column("Tempo em movimento", "driving_s", HMS),
     Column("Trechos", "trips", INT),
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
-    Column("Velocidade média (km/h)", "avg_kmh", decimal(1)),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
+    Column("Velocidade média (km/h)", "avg_kmh", KMH),
     Column("Paradas", "stops", INT),
     Column("Paradas fora de pontos autorizados", "unauthorized_stops", INT),
     Column("Excessos de velocidade", "speeding", INT),

@@ -16,7 +16,7 @@ import numpy as np
 
 from telemetria.db import Conn
 from telemetria.reports.context import Context
-from telemetria.reports.csvout import DATE, INT, Column, decimal
+from telemetria.reports.csvout import DATE, INT, SHARE, Column
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report
 from telemetria.reports.params import ReportParams
@@ -89,7 +89,7 @@ COLUMNS = [
     Column("Posições recebidas", "fixes", INT),
     Column("Posições usadas", "fixes_used", INT),
     Column("Tempo em serviço (s)", "in_service_s", INT),
-    Column("Cobertura a cada 30 s", "coverage", decimal(4)),
+    Column("Cobertura a cada 30 s (%)", "coverage", SHARE),
     Column("Lacunas acima de 30 s em movimento", "gaps_over_30s", INT),
     Column("Maior lacuna em movimento (s)", "max_gap_s", INT),
     Column("Posições enviadas com atraso", "late_fixes", INT),

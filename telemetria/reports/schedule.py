@@ -39,7 +39,7 @@ from telemetria.geo.geodesic import distance_m
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports import runner, stops
 from telemetria.reports.context import Context, Point, Route, Vehicle
-from telemetria.reports.csvout import DATE, DATETIME, INT, TEXT, Column, decimal
+from telemetria.reports.csvout import DATE, DATETIME, INT, MIN, TEXT, Column
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report, local
 from telemetria.reports.params import ReportParams
@@ -280,10 +280,10 @@ COLUMNS = [
     Column("Realizada", lambda r: MADE[r["made"]], TEXT),
     Column("Saída prevista", "scheduled_departure", DATETIME),
     Column("Saída", "departure", DATETIME),
-    Column("Atraso na saída (min)", "delay_departure_min", decimal(1)),
+    Column("Atraso na saída (min)", "delay_departure_min", MIN),
     Column("Chegada prevista à escola", "scheduled_school", DATETIME),
     Column("Chegada à escola", "school_arrival", DATETIME),
-    Column("Atraso na chegada à escola (min)", "delay_school_min", decimal(1)),
+    Column("Atraso na chegada à escola (min)", "delay_school_min", MIN),
     Column("Chegada ao fim da rota", "end_arrival", DATETIME),
     Column("Pontos da rota", "points_total", INT),
     Column("Pontos atendidos", "points_served", INT),

@@ -91,3 +91,31 @@ async def test_the_api_docs_render_without_the_internet(tab: Tab) -> None:
     await tab.open("/redoc")
     await expect(page.get_by_text("Relatório: trajetória", exact=False).first).to_be_attached(timeout=30_000)
     assert not offsite, f"the docs asked for files off this site: {offsite}"
+
+
+# Values that catch the usual differences: exact halves (Python rounds them to even, JS away from zero),
+# binary values just under a half (1.005, 2.675), negative zero, whole numbers, large numbers.
+NUMBERS = [0, -0.0, 42, 41.25, 41.35, 2.5, 0.125, 1.005, 2.675, -0.04, -10.4389125, -62.46640049, 1234567.891, 99.95,
+           0.99995, 0.5, 1, 7.45, -7.45, 1e-7]  # fmt: skip
+
+
+async def test_pages_and_csv_write_the_same_numbers_alike(tab: Tab) -> None:
+    from telemetria.formats import RULES, fmt
+
+    await tab.open("/entrar")
+    got = await tab.page.evaluate(
+        """async ([rules, values]) => {
+            const f = await import("/static/js/formats.js");
+            const out = {};
+            for (const r of rules) out[r] = values.map((x) => f.format(r, x));
+            return { out, rules: f.RULES };
+        }""",
+        [[*RULES, "share"], NUMBERS],
+    )
+    assert got["rules"] == RULES
+    for rule in [*RULES, "share"]:
+        assert got["out"][rule] == [fmt(rule, x) for x in NUMBERS], rule
+    # Spot checks of the rules themselves.
+    assert [fmt("kmh", x) for x in (42, 41.25, -0.04)] == ["42,0", "41,3", "0,0"]
+    assert [fmt("km", x) for x in (1.005, 0.125, 1234567.891)] == ["1,00", "0,13", "1234567,89"]
+    assert (fmt("share", 1), fmt("coord", -10.4389125)) == ("100,0", "-10,438913")

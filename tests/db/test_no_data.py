@@ -52,7 +52,7 @@ async def test_a_vehicle_without_positions_reads_differently_from_one_that_stood
     cells = [dict(zip(names, line.split(";"), strict=True)) for line in lines]
     by_row = {(c["Placa"], c["Data"]): c for c in cells}
     dmy = yesterday.strftime("%d/%m/%Y")
-    assert (by_row[("PRK1A00", dmy)]["Km"], by_row[("PRK1A00", dmy)]["Método"]) == ("0,000", "sem deslocamento")
+    assert (by_row[("PRK1A00", dmy)]["Km"], by_row[("PRK1A00", dmy)]["Método"]) == ("0,00", "sem deslocamento")
     assert (by_row[("SIL1A00", dmy)]["Km"], by_row[("SIL1A00", dmy)]["Método"]) == ("", "sem posições")
     assert len(cells) == 5  # four vehicle-days and the TOTAL
 

@@ -1,6 +1,25 @@
 // How pages write numbers and periods: the same rules as the CSV files (telemetria/formats.py,
 // telemetria/period.py), so a figure reads the same on screen and in a spreadsheet. Returns text, never HTML.
 
+// --- numbers --------------------------------------------------------------------------------------
+// Decimals per kind of figure: the same table as RULES in telemetria/formats.py (a test compares them).
+export const RULES = { km: 2, km_step: 3, kmh: 1, pct: 1, min: 1, m: 0, deg: 0, coord: 6, count: 0 };
+
+// `x` with `places` decimals: decimal comma, no thousands separator, half away from zero on the exact
+// value (toFixed), "-0" written "0"; "—" when there is no number.
+export function number(x, places) {
+  if (x === null || x === undefined || x === "" || !Number.isFinite(Number(x))) return "—";
+  let s = Number(x).toFixed(places);
+  if (/^-0(\.0*)?$/.test(s)) s = s.slice(1);
+  return s.replace(".", ",");
+}
+
+// `x` by the rule of its kind; "share" is a fraction written as a percentage (0.5 → "50,0").
+export function format(rule, x) {
+  if (rule === "share") return x === null || x === undefined ? "—" : number(Number(x) * 100, RULES.pct);
+  return number(x, RULES[rule]);
+}
+
 // --- periods --------------------------------------------------------------------------------------
 // The service's zone (America/Porto_Velho) is UTC−4 all year: an instant → its local wall clock.
 export function localWall(iso) {

@@ -223,7 +223,7 @@ function positionTable() {
   table("h-positions", [["Horário (GPS)"], ["Latitude", 1], ["Longitude", 1], ["Velocidade", 1], ["Direção", 1], ["Ignição"], ["Km no período", 1], ["Recebida"]],
     newest.map((p, i) => el("tr", { class: i === 0 ? "selected" : null },
       el("td", {}, fmt.time(p.time), i === 0 ? " " : "", i === 0 ? badge("atual", "ok") : ""),
-      el("td", { class: "n" }, p.lat.toFixed(6)), el("td", { class: "n" }, p.lon.toFixed(6)),
+      el("td", { class: "n" }, fmt.coord(p.lat)), el("td", { class: "n" }, fmt.coord(p.lon)),
       el("td", { class: "n" }, fmt.kmh(p.speed_kmh)), el("td", { class: "n" }, p.heading_deg === null ? "—" : `${p.heading_deg}°`),
       el("td", {}, p.ignition || "—"),
       el("td", { class: "n" }, fmt.km(p.km)), el("td", {}, fmt.time(p.received)))));

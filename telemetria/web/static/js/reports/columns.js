@@ -2,7 +2,7 @@
 // Every figure comes from the reports API as is.
 import { config, el, fmt } from "../api.js";
 import { COLOURS } from "../mapbase.js";
-import { TIER, badge, cell, col, dec, head, int, km, num, pct, tcol, text, time, until, wcol, word, yes } from "./format.js";
+import { TIER, badge, cell, col, head, int, km, num, rule, tcol, text, time, until, wcol, word, yes } from "./format.js";
 
 export const KIND = config.report;
 
@@ -32,7 +32,7 @@ const REPORTS = {
       num("Vel. máxima (km/h)", "max_kmh"), col("Contratada", "contractor"),
       more(col("Prefixo", "prefix")), more(num("Km pela rota", "route_km", km)),
       more(num("Km em linha reta", "chord_km", km)), more(num("Km em lacunas de sinal", "gap_km", km)),
-      more(num("Km do odômetro", "odometer_km", dec(2))), more(num("Posições recebidas", "fixes", int)),
+      more(num("Km do odômetro", "odometer_km", km)), more(num("Posições recebidas", "fixes", int)),
       more(num("Posições usadas", "fixes_used", int)), more(tcol("Primeira posição", "first_fix", time)),
       more(tcol("Última posição", "last_fix", time)),
     ],
@@ -86,7 +86,7 @@ const REPORTS = {
       PLATE, SPAN[0], SPAN[2],
       col("Ponto autorizado", "authorized", (a) => badge(a ? "Sim" : "Não", a ? "ok" : "bad")),
       col("Ponto", (r) => r.point || (r.nearest_point ? `fora; mais próximo: ${r.nearest_point}` : null)),
-      num("Distância ao ponto (m)", "nearest_point_m", int),
+      num("Distância ao ponto (m)", "nearest_point_m", rule("m")),
       more(SPAN[1]), more(col("Tipo do ponto", "point_kind", word)), more(col("Ponto mais próximo", "nearest_point")),
       more(col("Ignição desligada", "ignition_off", yes)),
     ],
@@ -99,8 +99,8 @@ const REPORTS = {
       "menores, onde o veículo saiu e onde voltou à rota.",
     key: "episodes", noun: ["desvio", "desvios"],
     columns: () => [
-      PLATE, SPAN[0], tcol("Rota", "route", text), num("Distância máxima da rota (m)", "max_distance_m", int),
-      num("Km fora da rota", "km_off_route", dec(2)), SPAN[2], col("Voltou à rota", "rejoined", yes),
+      PLATE, SPAN[0], tcol("Rota", "route", text), num("Distância máxima da rota (m)", "max_distance_m", rule("m")),
+      num("Km fora da rota", "km_off_route", km), SPAN[2], col("Voltou à rota", "rejoined", yes),
       more(SPAN[1]), more(num("Posições fora da rota", "fixes", int)),
     ],
     marks: (r) => [
@@ -117,8 +117,8 @@ const REPORTS = {
     key: "positions", noun: ["posição", "posições"], gis: true, track: true,
     columns: () => [
       PLATE, tcol("Data e hora", "time", time), num("Velocidade (km/h)", "speed_kmh"), num("Km acumulado", "km", km),
-      col("Ignição", "ignition"), num("Latitude", "lat", dec(6)), num("Longitude", "lon", dec(6)),
-      more(num("Direção (graus)", "heading_deg", int)), more(num("Km desde a anterior", "step_km", dec(3))),
+      col("Ignição", "ignition"), num("Latitude", "lat", rule("coord")), num("Longitude", "lon", rule("coord")),
+      more(num("Direção (graus)", "heading_deg", rule("deg"))), more(num("Km desde a anterior", "step_km", rule("km_step"))),
       more(col("Método", "method", word)), more(col("Usada", "used", yes)),
       more(num("Atraso de envio", "delay_s", fmt.duration)),
     ],
@@ -136,8 +136,8 @@ const REPORTS = {
       col("Realizada", "made", (m) => m === null ? badge("pendente", "warn") : badge(m ? "Sim" : "Não", m ? "ok" : "bad")),
       num("Pontos atendidos", (r) => `${r.points_served} de ${r.points_total}`, text),
       num("Pulados", "points_skipped", int), col("Pontos", (r) => r, pointsButton),
-      tcol("Saída", "departure", fmt.clock), num("Atraso na saída (min)", "delay_departure_min"),
-      tcol("Chegada à escola", "school_arrival", fmt.clock), num("Atraso na escola (min)", "delay_school_min"),
+      tcol("Saída", "departure", fmt.clock), num("Atraso na saída (min)", "delay_departure_min", rule("min")),
+      tcol("Chegada à escola", "school_arrival", fmt.clock), num("Atraso na escola (min)", "delay_school_min", rule("min")),
       more(num("Passados sem parar", "points_passed", int)), more(num("Pendentes", "points_pending", int)),
       more(tcol("Saída prevista", "scheduled_departure", fmt.clock)),
       more(tcol("Chegada prevista à escola", "scheduled_school", fmt.clock)),
@@ -151,7 +151,7 @@ const REPORTS = {
       "posições enviadas com atraso (mais de 1 minuto).",
     key: "days", noun: ["dia de veículo", "dias de veículo"],
     columns: () => [
-      PLATE, tcol("Data", "date", time), num("Cobertura a cada 30 s", "coverage", pct),
+      PLATE, tcol("Data", "date", time), num("Cobertura a cada 30 s (%)", "coverage", rule("share")),
       num("Lacunas acima de 30 s em movimento", "gaps_over_30s", int),
       num("Maior lacuna em movimento", "max_gap_s", fmt.duration),
       num("Posições enviadas com atraso", "late_fixes", int), num("Tempo em serviço", "in_service_s", fmt.duration),
@@ -185,7 +185,7 @@ function togglePoints(button, r) {
   const cols = [num("Ordem", "seq", int), col("Ponto", "name"), col("Tipo", "kind", word),
     col("Situação", "status", (s) => badge(word(s), s === "served" ? "ok" : s === "skipped" ? "bad" : "warn")),
     tcol("Previsto", "scheduled", fmt.clock), tcol("Chegada", "arrival", fmt.clock), tcol("Saída", "departure", fmt.clock),
-    num("Atraso (min)", "delay_min"), num("Distância (m)", "distance_m", int)];
+    num("Atraso (min)", "delay_min", rule("min")), num("Distância (m)", "distance_m", rule("m"))];
   const inner = el("table", { class: "data compact" },
     el("caption", { class: "sr-only" }, `Pontos da rota ${r.route_code} em ${fmt.time(r.date)}`),
     head(cols), el("tbody", {}, r.points.map((p) => el("tr", {}, cols.map((c) => cell(c, p))))));

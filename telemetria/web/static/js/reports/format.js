@@ -1,16 +1,17 @@
 // How a value is written in a report's cells (pt-BR), and the column builders every report's table uses.
 import { el, fmt } from "../api.js";
+import { format, number } from "../formats.js";
 
 // --- formatting -------------------------------------------------------------------------------
-const NF = {};
-export const dec = (d) => (x) => (x === null || x === undefined ? "—" : (NF[d] ||= new Intl.NumberFormat("pt-BR",
-  { minimumFractionDigits: d, maximumFractionDigits: d })).format(x));
+// Numbers follow the rules of ../formats.js, which the CSV files follow too (telemetria/formats.py).
+export const dec = (d) => (x) => number(x, d);
+export const rule = (name) => (x) => format(name, x);
 export const int = dec(0);
 // A km figure of a row: blank ("—") when the vehicle sent no position at all, which is not 0 km.
-export const km = (x, r) => (r && r.method === "no_fixes" ? "—" : dec(2)(x));
+export const km = (x, r) => (r && r.method === "no_fixes" ? "—" : format("km", x));
 export const text = (x) => (x === null || x === undefined || x === "" ? "—" : String(x));
 export const yes = (x) => (x === null || x === undefined ? "—" : x ? "Sim" : "Não");
-export const pct = (x) => (x === null || x === undefined ? "—" : dec(1)(x * 100) + " %");
+export const pct = (x) => (x === null || x === undefined ? "—" : format("share", x) + " %");
 export const bytes = (n) => (n < 1024 ? `${n} bytes` : n < 1048576 ? `${dec(1)(n / 1024)} kB`
   : `${dec(1)(n / 1048576)} MB`);
 
