@@ -84,10 +84,19 @@ def json_stream(report: Report) -> StreamingResponse:
     return StreamingResponse(_json(report), media_type="application/json")
 
 
+# The downloaded file's name says what it is, in Portuguese (the report's page title, ASCII-safe).
+FILE_STEMS = {
+    "km": "km_rodados", "summary": "resumo_por_veiculo", "trips": "trechos", "speeding": "excesso_de_velocidade",
+    "stops": "paradas", "route_deviation": "desvios_de_rota", "track": "trajetoria", "runs": "cumprimento_de_horarios",
+    "reporting": "regularidade_de_transmissao",
+}  # fmt: skip
+
+
 def filename(report: Report, ext: str) -> str:
-    """`km_2026-03-01_2026-03-31.csv`: the period as people asked for it, the last day (or minute) included."""
+    """`km_rodados_2026-03-01_2026-03-31.csv`: what it is, and the period as asked for, its last day included."""
     w = report.window
-    return csvout.export_filename(report.kind, *last_included(w.start, w.end, w.tz), ext)
+    stem = FILE_STEMS.get(report.kind, report.kind)
+    return csvout.export_filename(stem, *last_included(w.start, w.end, w.tz), ext)
 
 
 async def _with_totals(report: Report) -> AsyncIterator[dict[str, Any]]:

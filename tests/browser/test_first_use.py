@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import httpx
 from playwright.async_api import expect
 
@@ -119,3 +123,66 @@ async def test_pages_and_csv_write_the_same_numbers_alike(tab: Tab) -> None:
     assert [fmt("kmh", x) for x in (42, 41.25, -0.04)] == ["42,0", "41,3", "0,0"]
     assert [fmt("km", x) for x in (1.005, 0.125, 1234567.891)] == ["1,00", "0,13", "1234567,89"]
     assert (fmt("share", 1), fmt("coord", -10.4389125)) == ("100,0", "-10,438913")
+
+
+async def _vehicle_with_tracker(site: Any, plate: str) -> tuple[int, dict[str, str]]:
+    async with httpx.AsyncClient(base_url=site.url, timeout=30) as client:
+        r = await client.post("/api/v1/vehicles", json={"plate": plate, "kind": "van"}, headers=site.token("monitor"))
+        assert r.status_code == 201, r.text
+        vid = r.json()["id"]
+        r = await client.post("/api/v1/trackers", json={"unique_id": f"first-use-{plate}", "vehicle_id": vid},
+                              headers=site.token("monitor"))  # fmt: skip
+        assert r.status_code == 201, r.text
+        return vid, {"Authorization": f"Bearer {r.json()['token']}"}
+
+
+async def test_the_live_map_names_each_state_with_its_own_word(tab: Tab) -> None:
+    site, page = tab.site, tab.page
+    # One vehicle late (its newest fix 4 minutes old: the only late one of the site) and one never heard from.
+    _, auth = await _vehicle_with_tracker(site, "ATR1A04")
+    await _vehicle_with_tracker(site, "NUN1A00")
+    fix = {"ts": (datetime.now(UTC) - timedelta(minutes=4)).isoformat(), "lat": -10.44, "lon": -62.46}
+    async with httpx.AsyncClient(base_url=site.url, timeout=30) as client:
+        r = await client.post("/api/v1/fixes", json={"fixes": [fix]}, headers=auth)
+        assert r.status_code == 200 and r.json()["accepted"] == 1, r.text
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await tab.login("monitor")
+    summary = page.locator("#live-summary")
+    await expect(summary).to_contain_text(re.compile(r"\b1 atrasado,"))
+    await expect(summary).to_contain_text(re.compile(r"\d+ veículos: .* \d+ sem sinal, \d+ nunca transmit"))
+    never = page.locator('#vehicle-list button[data-vehicle="NUN1A00"]')
+    await expect(never).to_contain_text("Nunca transmitiu")
+    # "Nunca transmitiu" is a filter of its own: hiding the silent ones keeps it, hiding it removes it.
+    await page.get_by_label("Sem sinal").uncheck()
+    await expect(never).to_be_visible()
+    await page.get_by_label("Nunca transmitiu").uncheck()
+    await expect(never).to_have_count(0)
+    # The no-tiles notice is one short line, and can be closed.
+    note = page.locator("#map .map-note")
+    await expect(note).to_have_text(re.compile("^Mapa de fundo indisponível"))
+    box = await note.bounding_box()
+    assert box is not None and box["height"] <= 30, f"the notice is {box} on a phone"
+    await tab.shot("live-map-phone-states")
+    await page.get_by_role("button", name="Fechar aviso").click()
+    await expect(note).to_have_count(0)
+
+
+async def test_the_contractor_sees_its_company_the_site_has_an_icon_and_files_have_portuguese_names(tab: Tab) -> None:
+    site, page = tab.site, tab.page
+    await tab.login("contractor")
+    company = await _contractor_name(site)
+    await expect(page.locator(".who-role")).to_have_text(company)
+    icon = await page.request.get(site.url + "/favicon.ico")
+    assert icon.status == 200 and icon.headers["content-type"] == "image/x-icon"
+    day = site.history_day
+    await tab.open(f"/relatorios/schedule?vehicle_id={site.history_vehicle_id}&from={day}&to={day}")
+    await expect(page.locator("#report-status")).to_have_class(re.compile(r"\bdone\b"), timeout=30_000)
+    async with page.expect_download() as info:
+        await page.get_by_role("button", name="Exportar CSV", exact=True).click()
+    assert (await info.value).suggested_filename == f"cumprimento_de_horarios_{day}_{day}.csv"
+
+
+async def _contractor_name(site: Any) -> str:
+    async with httpx.AsyncClient(base_url=site.url, timeout=30) as client:
+        r = await client.get(f"/api/v1/contractors/{site.people.contractor_id}", headers=site.token("admin"))
+    return str(r.json()["name"])

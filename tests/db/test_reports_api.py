@@ -82,7 +82,7 @@ async def test_csv_export_is_pt_br_and_audited(
     r = await client.get("/api/v1/reports/trips", params=params, headers=people.auth("auditor"))
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/csv")
-    assert 'filename="trips_2026-11-23_2026-11-23.csv"' in r.headers["content-disposition"]
+    assert 'filename="trechos_2026-11-23_2026-11-23.csv"' in r.headers["content-disposition"]
     assert r.content.startswith(b"\xef\xbb\xbf") and b"\r\n" in r.content
     rows = list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline=""), delimiter=";"))
     assert rows[0][:4] == ["Veículo (id)", "Placa", "Início (America/Porto_Velho)", "Fim (America/Porto_Velho)"]
