@@ -8,10 +8,13 @@ read from their current rollups, anything else is analysed now: the same rows ei
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import date
 from typing import Any
+
+import numpy as np
 
 from telemetria.db import Conn
 from telemetria.reports import queries as q
@@ -105,6 +108,8 @@ STOPS_COLUMNS = [
 
 def _trips(a: Analysis) -> list[Row]:
     out = []
+    kept = np.flatnonzero(a.keep)
+    newest = int(kept[-1]) if len(kept) else -1
     for x in a.trips:
         km = a.km_between(x.first, x.last)
         span = slice(x.first + 1, x.last + 1)
@@ -125,8 +130,22 @@ def _trips(a: Analysis) -> list[Row]:
                 "over_2h": x.over_2h,
                 "deviation": deviation,
                 "speeding": speeding,
+                # Ends at the newest fix without reaching a stop: maybe still under way (see _in_progress).
+                "_open": x.to_stop is None and x.last == newest,
             }
         )
+    return out
+
+
+IN_PROGRESS_S = 600.0  # a trip whose newest fix is older than this is no longer shown as under way
+
+
+def _in_progress(rows: list[Row], win: Window, now: float) -> list[Row]:
+    """Trips with `in_progress`: the vehicle's last trip, when the period reaches now, it ended at the newest fix
+    without reaching a stop, and that fix is at most IN_PROGRESS_S old (the vehicle is still on its way)."""
+    out = [{k: v for k, v in r.items() if k != "_open"} | {"in_progress": False} for r in rows]
+    if rows and rows[-1].get("_open") and win.end.timestamp() > now and now - rows[-1]["end"] <= IN_PROGRESS_S:
+        out[-1]["in_progress"] = True
     return out
 
 
@@ -146,6 +165,7 @@ TRIPS_COLUMNS = [
     Column("Mais de 2 h a bordo (Art. 9 §1)", "over_2h", BOOL),
     Column("Desvio de rota", "deviation", BOOL),
     Column("Excesso de velocidade", "speeding", BOOL),
+    Column("Em andamento", "in_progress", BOOL),
 ]  # fmt: skip
 
 
@@ -223,9 +243,11 @@ async def _present(conn: Conn, v: Vehicle, kind: str, rows: list[Row], win: Wind
 
 
 async def report(
-    kind: str, conn: Conn, ctx: Context, win: Window, params: ReportParams, unauthorized_only: bool = False
-) -> Report:
+    kind: str, conn: Conn, ctx: Context, win: Window, params: ReportParams, unauthorized_only: bool = False,
+    now: float | None = None,
+) -> Report:  # fmt: skip
     """The episodes of `kind` for every vehicle of the context (computed now: the rows are a list)."""
+    now = time.time() if now is None else now
     key, _, columns = KINDS[kind]
     stored: dict[tuple[int, date], list[Row]] = {}
     if params == DEFAULT and ctx.vehicles:
@@ -238,6 +260,8 @@ async def report(
         rows = await _neutral_rows(conn, ctx, v, win, params, kind, stored, sources)
         if unauthorized_only:
             rows = [r for r in rows if not r["authorized"]]
+        if kind == "trips":
+            rows = _in_progress(rows, win, now)
         items += await _present(conn, v, kind, rows, win)
     header: dict[str, Any] = {"unauthorized_only": True} if unauthorized_only else {}
     return Report(

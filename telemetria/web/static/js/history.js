@@ -196,7 +196,8 @@ function tripTable(trips) {
       el("td", {}, t.start_place || "—"), el("td", {}, t.end_place || "—"),
       el("td", { class: "n" }, fmt.km(t.km)), el("td", { class: "n" }, fmt.kmh(t.avg_kmh)), el("td", { class: "n" }, fmt.kmh(t.max_kmh)),
       el("td", {}, t.route || "—"),
-      el("td", {}, [t.speeding && badge("Excesso", "bad"), t.deviation && badge("Desvio", "warn"), t.over_2h && badge("> 2 h a bordo", "bad")]),
+      el("td", {}, [t.in_progress && badge("Em andamento", "warn"), t.speeding && badge("Excesso", "bad"),
+        t.deviation && badge("Desvio", "warn"), t.over_2h && badge("> 2 h a bordo", "bad")]),
     )) : [el("tr", {}, el("td", { colspan: "10" }, "Nenhum trecho no período."))]);
 }
 

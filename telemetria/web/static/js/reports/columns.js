@@ -14,6 +14,7 @@ const more = (c) => ({ ...c, more: true });
 
 const flags = (r) => {
   const out = [];
+  if (r.in_progress) out.push(badge("em andamento", "warn"), " ");
   if (r.over_2h) out.push(badge("mais de 2 h a bordo", "bad"), " ");
   if (r.deviation) out.push(badge("desvio de rota", "warn"), " ");
   if (r.speeding) out.push(badge("excesso de velocidade", "bad"));
