@@ -157,7 +157,7 @@ async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> 
         role = nav.ROLE_NAMES[who.role.value]
         message = f"Seu perfil ({role}) não tem acesso a esta página."
         return render(request, "error.html", who, 403, title="Acesso negado", message=message)
-    return render(request, template, who, title=page.title, **await _who_line(request, who), **ctx)
+    return render(request, template, who, 200, title=page.title, **await _who_line(request, who), **ctx)
 
 
 PAGE = {p.path: p for p in nav.PAGES}

@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, ViewportSize, expect
 
 from telemetria.auth.roles import PERMISSIONS, Role
 from telemetria.web import nav
 from tests.browser.conftest import ARTIFACTS, Tab
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 ROLES = ("admin", "monitor", "auditor", "contractor")
 
 

@@ -1,4 +1,4 @@
-""""No positions" is not "did not move", and a day that has not begun is not a row."""
+"""A vehicle with no positions is not one that did not move, and a day that has not begun is not a row."""
 
 from __future__ import annotations
 
