@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 
-from telemetria import __version__, metrics
+from telemetria import __version__, apidocs, metrics
 from telemetria.audit import api as audit_api
 from telemetria.auth import api as auth_api
 from telemetria.auth.throttle import KeyedLocks, LoginThrottle
@@ -106,7 +106,11 @@ def create_app(settings: Settings) -> FastAPI:
         title="Telemetria",
         version=__version__,
         lifespan=lifespan,
-        description="GPS telemetry for municipal school-transport fleets",
+        description="Telemetria do transporte escolar municipal (Lei 3.588/2023, Art. 15): posições dos "
+        "rastreadores, cadastro, mapa ao vivo, relatórios e auditoria. Períodos: `to` é o último dia, minuto "
+        "ou segundo incluído.",
+        docs_url=None,  # served by telemetria/apidocs.py from the package's own files, not from a CDN
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
@@ -121,6 +125,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(router)
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
     app.mount("/static", pages.Static(directory=pages.HERE / "static"), name="static")
+    app.include_router(apidocs.router)
+    app.mount(apidocs.ASSETS, apidocs.assets(), name="docs-assets")
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -128,6 +134,7 @@ def create_app(settings: Settings) -> FastAPI:
             schema["paths"] = {**ingest_api.OPENAPI_PATHS, **schema["paths"]}
             schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(ingest_api.OPENAPI_SECURITY)
             schema["components"].setdefault("schemas", {}).update(api_routes.OPENAPI_COMPONENTS)
+            apidocs.summarize(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

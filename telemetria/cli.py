@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -84,10 +85,27 @@ def cmd_migrate(settings: Settings, args: argparse.Namespace) -> None:
     print("applied: " + ", ".join(f"{m.version:04d}_{m.name}" for m in applied) if applied else "up to date")
 
 
+def free_port_or_say(host: str, port: int, command: str) -> None:
+    """Refuse plainly, before anything starts, when another process (a second `./dev run`?) listens on the port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a closed server's TIME_WAIT is not a listener
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            raise CliError(
+                f"cannot listen on {host}:{port}: {e.strerror or e}. Is the service already running (another "
+                f"`./dev run` or `telemetria serve`)? Stop it, or choose another port: `{command} --port {port + 1}` "
+                f"(or TELEMETRIA_PORT={port + 1})."
+            ) from None
+
+
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.serve import run
 
-    run(settings, args.host or settings.host, args.port or settings.port, args.workers or settings.workers)
+    host, port = args.host or settings.host, args.port or settings.port
+    free_port_or_say(host, port, "telemetria serve")
+    run(settings, host, port, args.workers or settings.workers)
 
 
 # --- operations -------------------------------------------------------------------------------
@@ -309,11 +327,13 @@ def cmd_simulate(settings: Settings, args: argparse.Namespace) -> None:
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.demo import run_demo
 
+    host, port = args.host or settings.host, args.port or settings.port
+    free_port_or_say(host, port, "./dev run")
     asyncio.run(
         run_demo(
             settings,
-            host=args.host or settings.host,
-            port=args.port or settings.port,
+            host=host,
+            port=port,
             vehicles=args.vehicles,
             speedup=args.speedup,
             seed=args.seed,

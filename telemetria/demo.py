@@ -165,11 +165,46 @@ async def ensure_demo_admin(conn: Any, settings: Settings) -> tuple[str, str] | 
         password = os.environ.get("TELEMETRIA_PASSWORD") or secrets.token_urlsafe(12)
         await store.add_user(conn, "admin", password, Role.ADMIN, full_name="Demo admin")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(password + "\n")
+        path.write_text(f"# Telemetria demo: log in at the service's address with\nuser: admin\npassword: {password}\n")
         os.chmod(path, 0o600)
     if path.exists() and await conn.fetchval("SELECT 1 FROM users WHERE username = 'admin' AND active"):
-        return "admin", path.read_text().strip()
+        return "admin", demo_password(path.read_text())
     return None
+
+
+def demo_password(text: str) -> str:
+    """The password in demo-admin.txt: its `password:` line (files written before it had only the password)."""
+    for line in text.splitlines():
+        if line.startswith("password:"):
+            return line.removeprefix("password:").strip()
+    return text.strip()
+
+
+def clock(at: datetime) -> str:
+    """A time as the pages show it: local (America/Porto_Velho, UTC−4), naming the zone."""
+    return f"{at.astimezone(LOCAL_TZ):%H:%M:%S} (local time, America/Porto_Velho)"
+
+
+def banner(
+    url: str, admin: tuple[str, str] | None, admin_file: Any, vehicles: int, speedup: float, now: datetime
+) -> str:
+    """What `./dev run` prints once the service is up: where to go, how to log in, what the demo fleet does."""
+    lines = [f"\nTelemetria is running: open {url}/ in a browser (the login page; API docs: {url}/docs)"]
+    if admin:
+        lines.append(f"Log in with user {admin[0]!r} and password {admin[1]!r}  (both kept in {admin_file})")
+    lines += [
+        f"Demo fleet: {vehicles} simulated vehicles posting a fix every 30 s (speedup {speedup:g}); "
+        f"started {clock(now)}. Ctrl-C stops.",
+        "Like real trackers, they store fixes while they have no signal and send them when it returns "
+        "(store-and-forward, Art. 15 §3): a vehicle can show 'Nunca transmitiu' or 'Sem sinal' on the live map "
+        "for minutes and then deliver positions that are minutes old. The reports count them by fix time.\n",
+    ]
+    return "\n".join(lines)
+
+
+def status_line(n: int, vehicles: int, last: datetime | None) -> str:
+    """The line printed every STATUS_EVERY_S: fixes stored so far and the newest fix's time, local."""
+    return f"[demo] fixes stored: {n} from {vehicles} vehicles, latest fix {clock(last) if last else '-'}"
 
 
 async def run_simulator(
@@ -201,8 +236,7 @@ async def _report(pool: asyncpg.Pool, stop: asyncio.Event) -> None:
         except (OSError, asyncpg.PostgresError) as e:
             print(f"[demo] database unreachable: {e}", flush=True)
             continue
-        last = row["last"].astimezone(UTC).strftime("%H:%M:%S UTC") if row["last"] else "-"
-        print(f"[demo] fixes stored: {row['n']} from {row['v']} vehicles, latest fix {last}", flush=True)
+        print(status_line(row["n"], row["v"], row["last"]), flush=True)
 
 
 async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, speedup: float, seed: int) -> None:
@@ -228,14 +262,7 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
             return
         await asyncio.sleep(0.05)
     url = f"http://{host}:{port}"
-    print(f"\nTelemetria is running: open {url}/ in a browser (the login page; API docs: {url}/docs)", flush=True)
-    if admin:
-        print(f"Log in as {admin[0]} / {admin[1]}  (kept in {settings.data_dir / 'demo-admin.txt'})", flush=True)
-    print(
-        f"Demo fleet: {vehicles} simulated vehicles posting a fix every 30 s "
-        f"(speedup {speedup:g}); started {datetime.now(UTC):%H:%M:%S} UTC. Ctrl-C stops.\n",
-        flush=True,
-    )
+    print(banner(url, admin, settings.data_dir / "demo-admin.txt", vehicles, speedup, datetime.now(UTC)), flush=True)
     stop = asyncio.Event()
     pool = await create_pool(settings, min_size=1, max_size=1)
     tasks = [

@@ -4,28 +4,34 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
-from pydantic import AwareDatetime
 
 from telemetria.audit.log import entries
 from telemetria.auth.guard import require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.http import json_response
+from telemetria.localtime import LOCAL_TZ
 from telemetria.paging import Page, page
+from telemetria.period import instant
 
 router = APIRouter(prefix="/api/v1", tags=["audit"])
+PERIOD = "a local date (America/Porto_Velho), a local date-time, or RFC 3339"
 
 
 @router.get("/audit")
 async def audit_log(
     request: Request,
-    since: AwareDatetime | None = Query(None, alias="from"),
-    until: AwareDatetime | None = Query(None, alias="to"),
+    since: str | None = Query(None, alias="from", max_length=40, description=PERIOD),
+    until: str | None = Query(
+        None, alias="to", max_length=40, description=f"{PERIOD}: the last day, minute or second included"
+    ),
     action: str | None = Query(None, max_length=100, description="e.g. auth.login_failed, or a prefix: registry"),
     username: str | None = Query(None, max_length=64),
     pg: Page = Depends(page),
     who: Principal = Depends(require(Perm.READ_AUDIT)),
 ) -> Response:
     """Newest first: who did what, when and from which address."""
+    start = instant(since, LOCAL_TZ, "from") if since else None
+    end = instant(until, LOCAL_TZ, "to", end=True) if until else None
     async with request.app.state.pool.acquire() as conn:
-        items, total = await entries(conn, since, until, action, username, pg.limit, pg.offset)
+        items, total = await entries(conn, start, end, action, username, pg.limit, pg.offset)
     return json_response(pg.answer(items, total))

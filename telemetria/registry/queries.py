@@ -81,6 +81,7 @@ WHERE ($1::int IS NULL OR c.id = $1) AND ($2::int IS NULL OR c.id = $2)
   AND ($3::text IS NULL OR c.name ILIKE '%' || $3 || '%' OR c.cnpj = $3)"""
 LIST_CONTRACTORS = SELECT_CONTRACTORS + " ORDER BY c.name, c.id LIMIT $4 OFFSET $5"
 GET_CONTRACTOR = SELECT_CONTRACTORS + " LIMIT 1"
+CONTRACTOR_NAME = "SELECT name FROM contractors WHERE id = $1"  # the page header of a contractor's users
 
 VEHICLE_COLUMNS = (
     "plate", "prefix", "description", "contractor_id", "capacity", "manufacture_year", "kind",

@@ -7,19 +7,21 @@ Decisions (for people opening the file, not for parsers):
 - Only text kinds are neutralized against formula injection (a leading `'` before `= + - @ TAB CR`); numbers,
   negative coordinates included, are written as numbers so that the spreadsheet can add them up.
 - None and non-finite numbers (NaN marks "not sent" in our arrays) are empty cells.
-- Numbers are built as strings (no `locale`): `f"{x:.{n}f}"` with the point turned into a comma, no thousands
-  separator, and `-0,0` written as `0,0`.
+- Numbers are built as strings (no `locale`) by telemetria/formats.py, the rules pages follow too: decimals per
+  kind of figure (km 2, km/h 1, % 1, coordinates 6...), decimal comma, no thousands separator, half away from zero,
+  `-0,0` written as `0,0`.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, TypeVar
+
+from telemetria import formats
 
 T = TypeVar("T")
 
@@ -40,17 +42,8 @@ class Kind:
     zoned: bool = False  # the header states the report's zone
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, int) or math.isfinite(x)  # floats, numpy scalars, Decimal
-
-
-def _number(value: Any, places: int) -> str:
-    if not _finite(value):
-        return ""
-    s = f"{value:.{places}f}"
-    if s[0] == "-" and not s.strip("-0."):
-        s = s[1:]  # -0.0 and values rounding to it
-    return s.replace(".", ",")
+_finite = formats.finite
+_number = formats.number
 
 
 def _int(value: Any, _tz: tzinfo) -> str:
@@ -105,9 +98,21 @@ def decimal(places: int) -> Kind:
     return Kind(f"decimal({places})", lambda v, _tz: _number(v, places))
 
 
+def rule(name: str) -> Kind:
+    """A figure written by its kind's rule in telemetria/formats.py (the same as on the pages)."""
+    return Kind(name, lambda v, _tz: formats.fmt(name, v))
+
+
 TEXT = Kind("text", _text, text=True)
 INT = Kind("int", _int)
-COORD = Kind("coordinate", lambda v, _tz: _number(v, 6))  # degrees, 6 decimals (~0.1 m)
+COORD = rule("coord")  # degrees, 6 decimals (~0.1 m)
+KM = rule("km")
+KM_STEP = rule("km_step")
+KMH = rule("kmh")
+PCT = rule("pct")  # a percentage: 32.5 → 32,5
+SHARE = rule("share")  # a share (0..1) written as a percentage: 0.5 → 50,0
+MIN = rule("min")
+DEG = rule("deg")
 DATETIME = Kind("datetime", _datetime, zoned=True)
 DATE = Kind("date", _date)
 BOOL = Kind("bool", lambda v, _tz: "Sim" if v else "Não")
@@ -233,9 +238,12 @@ def iter_csv_chunks(
         yield tail
 
 
-def export_filename(stem: str, start: date | None = None, end: date | None = None, ext: str = "csv") -> str:
-    """ASCII-safe download name: `km_2026-03-01_2026-03-31.csv` (dates as given, inclusive as people read them)."""
-    parts = [stem, *(f"{d:%Y-%m-%d}" for d in (start, end) if d is not None)]
+def export_filename(stem: str, start: date | str | None = None, end: date | str | None = None, ext: str = "csv") -> str:
+    """ASCII-safe download name: `km_2026-03-01_2026-03-31.csv` (dates as given, inclusive as people read them).
+
+    Ends given as text (`2026-03-01T08:00`) keep their digits: `2026-03-01T0800`.
+    """
+    parts = [stem, *(d.replace(":", "") if isinstance(d, str) else f"{d:%Y-%m-%d}" for d in (start, end) if d)]
     return _ascii_safe("_".join(parts)) + "." + _ascii_safe(ext)
 
 

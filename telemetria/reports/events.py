@@ -8,15 +8,18 @@ read from their current rollups, anything else is analysed now: the same rows ei
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+import numpy as np
+
 from telemetria.db import Conn
 from telemetria.reports import queries as q
 from telemetria.reports.context import Context, Vehicle
-from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, TEXT, Column, decimal
+from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, KM, KMH, PCT, TEXT, Column
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report, local, words
 from telemetria.reports.params import DEFAULT, ReportParams
@@ -58,9 +61,9 @@ def _speeding(a: Analysis) -> list[Row]:
 
 SPEEDING_COLUMNS = [
     *VEHICLE, *SPAN,
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
-    Column("Limite (km/h)", "limit_kmh", decimal(1)),
-    Column("Excesso (%)", "excess_pct", decimal(1)),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
+    Column("Limite (km/h)", "limit_kmh", KMH),
+    Column("Excesso (%)", "excess_pct", PCT),
     Column("Gravidade (CTB Art. 218)", words("tier")),
     Column("Posições acima do limite", "fixes", INT),
     Column("Latitude", "lat", COORD),
@@ -105,6 +108,8 @@ STOPS_COLUMNS = [
 
 def _trips(a: Analysis) -> list[Row]:
     out = []
+    kept = np.flatnonzero(a.keep)
+    newest = int(kept[-1]) if len(kept) else -1
     for x in a.trips:
         km = a.km_between(x.first, x.last)
         span = slice(x.first + 1, x.last + 1)
@@ -125,8 +130,22 @@ def _trips(a: Analysis) -> list[Row]:
                 "over_2h": x.over_2h,
                 "deviation": deviation,
                 "speeding": speeding,
+                # Ends at the newest fix without reaching a stop: maybe still under way (see _in_progress).
+                "_open": x.to_stop is None and x.last == newest,
             }
         )
+    return out
+
+
+IN_PROGRESS_S = 600.0  # a trip whose newest fix is older than this is no longer shown as under way
+
+
+def _in_progress(rows: list[Row], win: Window, now: float) -> list[Row]:
+    """Trips with `in_progress`: the vehicle's last trip, when the period reaches now, it ended at the newest fix
+    without reaching a stop, and that fix is at most IN_PROGRESS_S old (the vehicle is still on its way)."""
+    out = [{k: v for k, v in r.items() if k != "_open"} | {"in_progress": False} for r in rows]
+    if rows and rows[-1].get("_open") and win.end.timestamp() > now and now - rows[-1]["end"] <= IN_PROGRESS_S:
+        out[-1]["in_progress"] = True
     return out
 
 
@@ -138,14 +157,15 @@ TRIPS_COLUMNS = [
     Column("Latitude final", "end_lat", COORD),
     Column("Longitude final", "end_lon", COORD),
     Column("Local final", "end_place", TEXT),
-    Column("Km", "km", decimal(3)),
-    Column("Velocidade média (km/h)", "avg_kmh", decimal(1)),
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
+    Column("Km", "km", KM),
+    Column("Velocidade média (km/h)", "avg_kmh", KMH),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
     Column("Condutor", "driver", TEXT),
     Column("Rota", "route", TEXT),
     Column("Mais de 2 h a bordo (Art. 9 §1)", "over_2h", BOOL),
     Column("Desvio de rota", "deviation", BOOL),
     Column("Excesso de velocidade", "speeding", BOOL),
+    Column("Em andamento", "in_progress", BOOL),
 ]  # fmt: skip
 
 
@@ -175,7 +195,7 @@ DEVIATION_COLUMNS = [
     *VEHICLE, *SPAN,
     Column("Rota", "route", TEXT),
     Column("Distância máxima da rota (m)", "max_distance_m", INT),
-    Column("Km fora da rota", "km_off_route", decimal(3)),
+    Column("Km fora da rota", "km_off_route", KM),
     Column("Posições fora da rota", "fixes", INT),
     Column("Latitude de saída", "left_lat", COORD),
     Column("Longitude de saída", "left_lon", COORD),
@@ -223,9 +243,11 @@ async def _present(conn: Conn, v: Vehicle, kind: str, rows: list[Row], win: Wind
 
 
 async def report(
-    kind: str, conn: Conn, ctx: Context, win: Window, params: ReportParams, unauthorized_only: bool = False
-) -> Report:
+    kind: str, conn: Conn, ctx: Context, win: Window, params: ReportParams, unauthorized_only: bool = False,
+    now: float | None = None,
+) -> Report:  # fmt: skip
     """The episodes of `kind` for every vehicle of the context (computed now: the rows are a list)."""
+    now = time.time() if now is None else now
     key, _, columns = KINDS[kind]
     stored: dict[tuple[int, date], list[Row]] = {}
     if params == DEFAULT and ctx.vehicles:
@@ -238,6 +260,8 @@ async def report(
         rows = await _neutral_rows(conn, ctx, v, win, params, kind, stored, sources)
         if unauthorized_only:
             rows = [r for r in rows if not r["authorized"]]
+        if kind == "trips":
+            rows = _in_progress(rows, win, now)
         items += await _present(conn, v, kind, rows, win)
     header: dict[str, Any] = {"unauthorized_only": True} if unauthorized_only else {}
     return Report(

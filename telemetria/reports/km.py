@@ -4,18 +4,22 @@ A full local day with the default knobs is read from its rollup when that is cur
 (today, a day with late fixes not yet refreshed, the partial days at the ends of the window, other
 knobs) is computed from the fixes by the same pipeline, so the answer never depends on whether the
 refresher has run.
+
+A vehicle with no position at all reads "sem posições" (method `no_fixes`, km left blank on screen and in
+the CSV), which is not "sem deslocamento" (positions, but no movement: 0 km). Days that have not begun
+are not rows.
 """
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from telemetria.db import Conn
 from telemetria.reports import queries as q
 from telemetria.reports import rollup
 from telemetria.reports.context import Context, Vehicle
-from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, TEXT, Column, decimal
+from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, KM, KMH, TEXT, Column
 from telemetria.reports.output import VEHICLE, Report, local, words
 from telemetria.reports.params import DEFAULT, ReportParams
 from telemetria.reports.request import Window
@@ -24,16 +28,19 @@ from telemetria.reports.runner import analyze_piece, day_bounds, split
 
 
 def method(f: Facts) -> str:
-    """Which measurement produced the km: along the route, chords, both, or none."""
+    """Which measurement produced the km: along the route, chords, both, none (no movement), or no fixes at all."""
+    if f.fixes == 0:
+        return "no_fixes"
     if f.route_m > 0 and f.chord_m > 0:
         return "route+chord"
     return "route" if f.route_m > 0 else "chord" if f.chord_m > 0 else "none"
 
 
 async def daily_facts(
-    conn: Conn, ctx: Context, win: Window, params: ReportParams
+    conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None
 ) -> dict[int, list[tuple[date, Facts, bool]]]:
-    """Per vehicle, per day of the window in its zone: the facts, and whether they all came from rollups."""
+    """Per vehicle, per day of the window in its zone up to now: the facts, and whether they all came from rollups."""
+    now = now or datetime.now(UTC)
     days = win.local_days()
     stored: dict[tuple[int, date], Facts] = {}
     if params == DEFAULT and ctx.vehicles:
@@ -43,6 +50,8 @@ async def daily_facts(
     for v in ctx.vehicles:
         rows = out.setdefault(v.id, [])
         for day, s, e in split(win.start, win.end, win.tz):
+            if s > now:
+                break  # a day (or part of one) that has not begun: nothing to count, no row
             f = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
             rolled = f is not None
             if f is None:
@@ -56,6 +65,11 @@ async def daily_facts(
             else:
                 rows.append((shown, f, rolled))
     return out
+
+
+def km_or_blank(key: str) -> Any:
+    """A CSV getter: the km figure, blank for a row with no positions (no data is not 0 km)."""
+    return lambda r: None if r["method"] == "no_fixes" else r[key]
 
 
 def _row(v: Vehicle, f: Facts, win: Window) -> dict[str, Any]:
@@ -83,24 +97,26 @@ KM_COLUMNS = [
     Column("Prefixo", "prefix"),
     Column("Contratada", "contractor"),
     Column("Data", "date", DATE),
-    Column("Km", "km", decimal(3)),
+    Column("Km", km_or_blank("km"), KM),
     Column("Método", words("method")),
-    Column("Km pela rota", "route_km", decimal(3)),
-    Column("Km em linha reta", "chord_km", decimal(3)),
-    Column("Km em lacunas de sinal", "gap_km", decimal(3)),
-    Column("Km do odômetro (conferência)", "odometer_km", decimal(3)),
+    Column("Km pela rota", km_or_blank("route_km"), KM),
+    Column("Km em linha reta", km_or_blank("chord_km"), KM),
+    Column("Km em lacunas de sinal", km_or_blank("gap_km"), KM),
+    Column("Km do odômetro (conferência)", "odometer_km", KM),
     Column("Posições recebidas", "fixes", INT),
     Column("Posições usadas", "fixes_used", INT),
     Column("Tempo em movimento", "driving_s", HMS),
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
     Column("Primeira posição", "first_fix", DATETIME),
     Column("Última posição", "last_fix", DATETIME),
 ]
 
 
-async def km(conn: Conn, ctx: Context, win: Window, params: ReportParams, by_day: bool) -> Report:
+async def km(
+    conn: Conn, ctx: Context, win: Window, params: ReportParams, by_day: bool, now: datetime | None = None
+) -> Report:
     """Km per vehicle (per day with by_day), the group total, method and gap share (Art. 15 §5)."""
-    per = await daily_facts(conn, ctx, win, params)
+    per = await daily_facts(conn, ctx, win, params, now)
     rows: list[dict[str, Any]] = []
     total = Facts()
     rolled = live = 0
@@ -129,7 +145,7 @@ async def km(conn: Conn, ctx: Context, win: Window, params: ReportParams, by_day
         row = _row(Vehicle(0, "TOTAL", None, None, None, None), total, win)
         return [{**row, "vehicle_id": None, "date": None, "first_fix": None, "last_fix": None}]
 
-    columns = KM_COLUMNS if by_day else [c for c in KM_COLUMNS if c.get != "date"]
+    columns = KM_COLUMNS if by_day else [c for c in KM_COLUMNS if c.header != "Data"]
     return Report("km", win, "vehicles", rows, columns, header, footer, totals=totals)
 
 
@@ -137,13 +153,13 @@ SUMMARY_COLUMNS = [
     *VEHICLE,
     Column("Prefixo", "prefix"),
     Column("Contratada", "contractor"),
-    Column("Km", "km", decimal(3)),
+    Column("Km", km_or_blank("km"), KM),
     Column("Método", words("method")),
-    Column("Km em lacunas de sinal", "gap_km", decimal(3)),
+    Column("Km em lacunas de sinal", km_or_blank("gap_km"), KM),
     Column("Tempo em movimento", "driving_s", HMS),
     Column("Trechos", "trips", INT),
-    Column("Velocidade máxima (km/h)", "max_kmh", decimal(1)),
-    Column("Velocidade média (km/h)", "avg_kmh", decimal(1)),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
+    Column("Velocidade média (km/h)", "avg_kmh", KMH),
     Column("Paradas", "stops", INT),
     Column("Paradas fora de pontos autorizados", "unauthorized_stops", INT),
     Column("Excessos de velocidade", "speeding", INT),
@@ -153,9 +169,9 @@ SUMMARY_COLUMNS = [
 ]
 
 
-async def summary(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
+async def summary(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
     """Per vehicle over the period: km, driving time, trips, speeds, counts of each alert, the drivers."""
-    per = await daily_facts(conn, ctx, win, params)
+    per = await daily_facts(conn, ctx, win, params, now)
     rows = []
     for v in ctx.vehicles:
         f = Facts()

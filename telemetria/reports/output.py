@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import orjson
 from fastapi.responses import StreamingResponse
 
+from telemetria.period import last_included
 from telemetria.reports import csvout
 from telemetria.reports.csvout import Column, as_async
 from telemetria.reports.request import Window
@@ -18,9 +19,10 @@ from telemetria.reports.request import Window
 # The codes JSON carries (for scripts), as a pt-BR CSV shows them (for people).
 WORDS = {
     "route": "rota", "chord": "linha reta", "route+chord": "rota e linha reta", "none": "sem deslocamento",
+    "no_fixes": "sem posições",
     "media": "média", "grave": "grave", "gravissima": "gravíssima",
     "boarding": "embarque", "school": "escola", "garage": "garagem",
-    "served": "atendido", "passed": "passou sem parar", "skipped": "pulado",
+    "served": "atendido", "passed": "passou sem parar", "skipped": "pulado", "pending": "pendente",
 }  # fmt: skip
 
 
@@ -82,11 +84,19 @@ def json_stream(report: Report) -> StreamingResponse:
     return StreamingResponse(_json(report), media_type="application/json")
 
 
+# The downloaded file's name says what it is, in Portuguese (the report's page title, ASCII-safe).
+FILE_STEMS = {
+    "km": "km_rodados", "summary": "resumo_por_veiculo", "trips": "trechos", "speeding": "excesso_de_velocidade",
+    "stops": "paradas", "route_deviation": "desvios_de_rota", "track": "trajetoria", "runs": "cumprimento_de_horarios",
+    "reporting": "regularidade_de_transmissao",
+}  # fmt: skip
+
+
 def filename(report: Report, ext: str) -> str:
-    """`km_2026-03-01_2026-03-31.csv`: the dates people asked for, the last one inclusive."""
+    """`km_rodados_2026-03-01_2026-03-31.csv`: what it is, and the period as asked for, its last day included."""
     w = report.window
-    last = (w.end - timedelta(microseconds=1)).astimezone(w.tz).date()
-    return csvout.export_filename(report.kind, w.start.astimezone(w.tz).date(), last, ext)
+    stem = FILE_STEMS.get(report.kind, report.kind)
+    return csvout.export_filename(stem, *last_included(w.start, w.end, w.tz), ext)
 
 
 async def _with_totals(report: Report) -> AsyncIterator[dict[str, Any]]:

@@ -9,14 +9,14 @@ than LATE_S after they were taken: the store-and-forward evidence of §3.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
 
 from telemetria.db import Conn
 from telemetria.reports.context import Context
-from telemetria.reports.csvout import DATE, INT, Column, decimal
+from telemetria.reports.csvout import DATE, INT, SHARE, Column
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report
 from telemetria.reports.params import ReportParams
@@ -89,7 +89,7 @@ COLUMNS = [
     Column("Posições recebidas", "fixes", INT),
     Column("Posições usadas", "fixes_used", INT),
     Column("Tempo em serviço (s)", "in_service_s", INT),
-    Column("Cobertura a cada 30 s", "coverage", decimal(4)),
+    Column("Cobertura a cada 30 s (%)", "coverage", SHARE),
     Column("Lacunas acima de 30 s em movimento", "gaps_over_30s", INT),
     Column("Maior lacuna em movimento (s)", "max_gap_s", INT),
     Column("Posições enviadas com atraso", "late_fixes", INT),
@@ -97,12 +97,15 @@ COLUMNS = [
 ]
 
 
-async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
-    """One row per vehicle and day of the window (days of the report's zone)."""
+async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
+    """One row per vehicle and day of the window (days of the report's zone) that has begun by `now`."""
+    now = now or datetime.now(UTC)
     rows = []
     for v in ctx.vehicles:
         days: dict[date, Day] = {}
         async for a in analyses(conn, ctx, v, win, params):
+            if a.start > now.timestamp():
+                break  # days that have not begun are not rows
             days.setdefault(datetime.fromtimestamp(a.start, win.tz).date(), Day()).add(a, params)
         rows += [{**v.label(), "date": d, **day.row()} for d, day in days.items()]
     return Report("reporting", win, "days", rows, COLUMNS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -13,6 +13,7 @@ from pydantic import Field
 from telemetria.http import FieldError
 from telemetria.localtime import LOCAL_TZ
 from telemetria.params import MAX_ID
+from telemetria.period import instant
 from telemetria.reports.params import DEFAULT, ReportParams
 
 MAX_SPAN = timedelta(days=366)
@@ -51,25 +52,6 @@ def zone(name: str) -> ZoneInfo:
         raise FieldError(f"tz: unknown time zone {name!r} (an IANA name such as America/Porto_Velho)", "tz") from None
 
 
-def instant(text: str, tz: ZoneInfo, field: str, *, end: bool = False) -> datetime:
-    """An RFC 3339 instant, a local date-time, or a date (its start; as `end`, the start of the next day), in UTC.
-
-    In UTC because Python compares and subtracts two datetimes of the same zone by their wall
-    clocks: in a zone with daylight saving, a 23 h day would measure 24 h.
-    """
-    text = text.strip()
-    try:
-        if len(text) <= 10:
-            d = date.fromisoformat(text)
-            return datetime.combine(d + timedelta(days=1 if end else 0), time(), tz).astimezone(UTC)
-        value = datetime.fromisoformat(text.replace("z", "Z"))
-    except ValueError:
-        raise FieldError(
-            f"{field}: {text!r} is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM)", field
-        ) from None
-    return (value if value.tzinfo else value.replace(tzinfo=tz)).astimezone(UTC)
-
-
 def window(start: str, end: str, tz_name: str) -> Window:
     """The checked window: `from` before `to`, at most MAX_SPAN long."""
     tz = zone(tz_name)
@@ -83,7 +65,9 @@ def window(start: str, end: str, tz_name: str) -> Window:
 
 def common(
     start: str = Query(..., alias="from", max_length=40, description="local date or date-time, or RFC 3339"),
-    end: str = Query(..., alias="to", max_length=40, description="a bare date includes that whole day"),
+    end: str = Query(
+        ..., alias="to", max_length=40, description="the last day, minute or second included (see telemetria/period.py)"
+    ),
     tz: str = Query("America/Porto_Velho", max_length=64),
     vehicle_id: list[Annotated[int, Field(ge=1, le=MAX_ID)]] | None = Query(None),
     contractor_id: int | None = Query(None, ge=1, le=MAX_ID),

@@ -18,15 +18,16 @@ Decisions:
 - The first point's scheduled time is a departure (its delay: departure − scheduled); every other point's is
   an arrival. Delays are given for served and passed points, in minutes, positive when late.
 - A run is made when a school point was served or at least half of its boarding points were. A day the window
-  touches is evaluated whole; days after today are left out; today's runs not made while their search window
-  is still open are pending (`made` is null).
+  touches is evaluated whole; days after today are left out. While a run's search window is still open (today),
+  the points after the last one served or passed are *pending*, not skipped: the vehicle may still get there;
+  and a run not made yet is pending (`made` is null), in the CSV "Pendente".
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -38,14 +39,14 @@ from telemetria.geo.geodesic import distance_m
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports import runner, stops
 from telemetria.reports.context import Context, Point, Route, Vehicle
-from telemetria.reports.csvout import BOOL, DATE, DATETIME, INT, TEXT, Column, decimal
+from telemetria.reports.csvout import DATE, DATETIME, INT, MIN, TEXT, Column
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report, local
 from telemetria.reports.params import ReportParams
 from telemetria.reports.request import Window
 from telemetria.reports.track import FloatArray
 
-SERVED, PASSED, SKIPPED = "served", "passed", "skipped"
+SERVED, PASSED, SKIPPED, PENDING = "served", "passed", "skipped", "pending"
 EARLY_S = 3600.0  # a run's stops start at most this long before its first scheduled time
 LATE_S = 2 * 3600.0  # and end at most this long after its last
 _EARTH_M = 6_371_008.8
@@ -200,6 +201,16 @@ def evaluate(
     return Run(day, visits, sched, closes)
 
 
+def still_open(run: Run, now: float) -> Run:
+    """The run as it stands at `now` (epoch s) while its window is open: points after the last visited are pending."""
+    if now >= run.closes:
+        return run
+    visited = [i for i, v in enumerate(run.visits) if v.status in (SERVED, PASSED)]
+    after = visited[-1] + 1 if visited else 0
+    visits = [replace(v, status=PENDING) if i >= after and v.status == SKIPPED else v for i, v in enumerate(run.visits)]
+    return replace(run, visits=visits)
+
+
 def runs_of(a: Analysis, day: date, params: ReportParams) -> list[tuple[Route, Run]]:
     """Each route assigned in analysis `a` (one local day) with its run, by first scheduled time."""
     tr, keep = a.track, a.keep
@@ -239,6 +250,7 @@ def row(v: Vehicle, route: Route, run: Run, tz: ZoneInfo, pending: bool) -> dict
         "points_served": run.count(SERVED),
         "points_passed": run.count(PASSED),
         "points_skipped": run.count(SKIPPED),
+        "points_pending": run.count(PENDING),
         "skipped": [w.point.name for w in visits if w.status == SKIPPED],
         "points": [
             {
@@ -257,24 +269,27 @@ def row(v: Vehicle, route: Route, run: Run, tz: ZoneInfo, pending: bool) -> dict
     }
 
 
+MADE = {True: "Sim", False: "Não", None: "Pendente"}  # None: not made yet, while the run can still be made
+
 COLUMNS = [
     *VEHICLE,
     Column("Data", "date", DATE),
     Column("Rota (id)", "route_id", INT),
     Column("Código da rota", "route_code", TEXT),
     Column("Nome da rota", "route_name", TEXT),
-    Column("Realizada", "made", BOOL),
+    Column("Realizada", lambda r: MADE[r["made"]], TEXT),
     Column("Saída prevista", "scheduled_departure", DATETIME),
     Column("Saída", "departure", DATETIME),
-    Column("Atraso na saída (min)", "delay_departure_min", decimal(1)),
+    Column("Atraso na saída (min)", "delay_departure_min", MIN),
     Column("Chegada prevista à escola", "scheduled_school", DATETIME),
     Column("Chegada à escola", "school_arrival", DATETIME),
-    Column("Atraso na chegada à escola (min)", "delay_school_min", decimal(1)),
+    Column("Atraso na chegada à escola (min)", "delay_school_min", MIN),
     Column("Chegada ao fim da rota", "end_arrival", DATETIME),
     Column("Pontos da rota", "points_total", INT),
     Column("Pontos atendidos", "points_served", INT),
     Column("Pontos passados sem parar", "points_passed", INT),
     Column("Pontos pulados", "points_skipped", INT),
+    Column("Pontos pendentes", "points_pending", INT),
     Column("Nomes dos pontos pulados", lambda r: ", ".join(r["skipped"]) or None, TEXT),
 ]
 
@@ -292,6 +307,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
             d0, d1 = runner.day_bounds(day)
             a = await runner.analyze_piece(conn, v, zones, day, d0, d1, params)
             for route, run in runs_of(a, day, params):
+                run = still_open(run, now.timestamp())
                 rows.append(row(v, route, run, win.tz, not run.made and now.timestamp() < run.closes))
 
     def footer() -> dict[str, Any]:

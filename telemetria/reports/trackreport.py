@@ -15,7 +15,7 @@ from fastapi.responses import StreamingResponse
 from telemetria.db import Conn, Pool
 from telemetria.reports import geoformats as gf
 from telemetria.reports.context import Context
-from telemetria.reports.csvout import BOOL, COORD, DATETIME, INT, TEXT, Column, decimal
+from telemetria.reports.csvout import BOOL, COORD, DATETIME, DEG, INT, KM, KM_STEP, KMH, TEXT, Column
 from telemetria.reports.engine import Analysis
 from telemetria.reports.output import VEHICLE, Report, file_stream, local, words
 from telemetria.reports.params import ReportParams
@@ -28,11 +28,11 @@ COLUMNS = [
     Column("Data e hora", "time", DATETIME),
     Column("Latitude", "lat", COORD),
     Column("Longitude", "lon", COORD),
-    Column("Velocidade (km/h)", "speed_kmh", decimal(1)),
-    Column("Direção (graus)", "heading_deg", decimal(0)),
+    Column("Velocidade (km/h)", "speed_kmh", KMH),
+    Column("Direção (graus)", "heading_deg", DEG),
     Column("Ignição", "ignition", TEXT),
-    Column("Km desde a posição anterior", "step_km", decimal(3)),
-    Column("Km acumulado", "km", decimal(3)),
+    Column("Km desde a posição anterior", "step_km", KM_STEP),
+    Column("Km acumulado", "km", KM),
     Column("Método", words("method")),
     Column("Usada", "used", BOOL),
     Column("Recebida em", "received", DATETIME),

@@ -13,14 +13,16 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from telemetria import __version__
 from telemetria.auth.guard import authenticate
 from telemetria.auth.roles import Perm, Principal
+from telemetria.db import DB_ERRORS
 from telemetria.http import HttpError
+from telemetria.registry import queries as registry_q
 from telemetria.settings import Settings
 from telemetria.web import nav
 
@@ -135,6 +137,18 @@ async def viewer(request: Request) -> Principal | None:
         raise
 
 
+async def _who_line(request: Request, who: Principal) -> dict[str, str]:
+    """What the header says beside the username: the company for a contractor's users, else the role."""
+    if who.scope is None:
+        return {}
+    try:
+        async with request.app.state.pool.acquire(timeout=5) as conn:
+            name = await conn.fetchval(registry_q.CONTRACTOR_NAME, who.scope)
+    except DB_ERRORS:  # the page still opens; its data calls will say what is wrong
+        return {}
+    return {"role_name": name} if name else {}
+
+
 async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> Response:
     who = await viewer(request)
     if who is None:
@@ -143,10 +157,17 @@ async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> 
         role = nav.ROLE_NAMES[who.role.value]
         message = f"Seu perfil ({role}) não tem acesso a esta página."
         return render(request, "error.html", who, 403, title="Acesso negado", message=message)
-    return render(request, template, who, title=page.title, **ctx)
+    return render(request, template, who, 200, title=page.title, **await _who_line(request, who), **ctx)
 
 
 PAGE = {p.path: p for p in nav.PAGES}
+
+
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """The site's icon (browsers ask for it on every site; a 404 clutters logs and consoles)."""
+    return FileResponse(HERE / "static" / "favicon.ico", media_type="image/x-icon",
+                        headers={"Cache-Control": "public, max-age=86400"})  # fmt: skip
 
 
 @router.get("/")

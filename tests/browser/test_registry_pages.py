@@ -410,7 +410,7 @@ async def test_a_speed_zone_is_registered_from_geojson_text(tab: Tab) -> None:
     await geometry.fill(json.dumps(SQUARE))
     await form.get_by_role("button", name="Cadastrar").click()
     await expect(form).to_have_count(0)
-    await expect(page.locator("table.reg-table tbody tr", has_text=zone)).to_contain_text("30 km/h")
+    await expect(page.locator("table.reg-table tbody tr", has_text=zone)).to_contain_text("30,0 km/h")
     zone_map = page.get_by_role("region", name="Mapa das zonas desta página")
     await expect(zone_map.locator("path.leaflet-interactive").first).to_be_visible()
 

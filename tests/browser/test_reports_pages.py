@@ -49,9 +49,10 @@ async def test_the_csv_export_is_the_apis_file_byte_for_byte(tab: Tab) -> None:
     await expect(tab.page.locator("#report-table tbody tr")).to_have_count(2)
     download = await _download(tab, "Exportar CSV")
     expected = await _api_file(tab, "speeding", "auditor", "csv")
-    assert download.suggested_filename == "speeding_2026-11-23_2026-11-23.csv"
+    name = "excesso_de_velocidade_2026-11-23_2026-11-23.csv"
+    assert download.suggested_filename == name
     assert await _saved(download) == expected.content
-    await expect(tab.page.locator("#report-status")).to_contain_text("speeding_2026-11-23_2026-11-23.csv baixado")
+    await expect(tab.page.locator("#report-status")).to_contain_text(f"{name} baixado")
 
 
 async def test_the_speeding_page_lists_the_episodes_and_marks_them_on_the_map(tab: Tab) -> None:
@@ -159,7 +160,7 @@ async def test_the_track_page_draws_the_trajectory_and_exports_gis_files(tab: Ta
     for name in ("Exportar CSV", "GeoJSON", "GPX", "KML"):
         await expect(page.get_by_role("button", name=name, exact=True)).to_be_visible()
     gpx = await _download(tab, "GPX")
-    assert gpx.suggested_filename == "track_2026-11-23_2026-11-23.gpx"
+    assert gpx.suggested_filename == "trajetoria_2026-11-23_2026-11-23.gpx"
     body = await _saved(gpx)
     root = ElementTree.fromstring(body)
     assert root.tag.endswith("gpx")

@@ -222,3 +222,12 @@ async def test_times_without_an_offset_are_local(client: httpx.AsyncClient, worl
     got = r.json()
     assert datetime.fromisoformat(got["valid_from"]) == datetime(2025, 3, 1, 4, tzinfo=UTC)
     assert datetime.fromisoformat(got["valid_to"]) == datetime(2025, 3, 1, 16, 30, tzinfo=UTC)
+
+
+async def test_every_operation_has_a_summary_in_portuguese(client: httpx.AsyncClient) -> None:
+    from telemetria.apidocs import SUMMARIES
+
+    schema = (await client.get("/openapi.json")).json()
+    ops = {(m.upper(), p): op for p, methods in schema["paths"].items() for m, op in methods.items()}
+    assert set(ops) == set(SUMMARIES), "apidocs.SUMMARIES must name exactly the operations the API has"
+    assert all(op["summary"] == SUMMARIES[key] for key, op in ops.items())

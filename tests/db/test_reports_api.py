@@ -16,6 +16,7 @@ import pytest
 from defusedxml import ElementTree
 
 from telemetria.app import create_app
+from telemetria.formats import fmt
 from telemetria.reports import rollup
 from telemetria.sim import TrackerParams
 from tests.db.conftest import People, make_people
@@ -81,7 +82,7 @@ async def test_csv_export_is_pt_br_and_audited(
     r = await client.get("/api/v1/reports/trips", params=params, headers=people.auth("auditor"))
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/csv")
-    assert 'filename="trips_2026-11-23_2026-11-23.csv"' in r.headers["content-disposition"]
+    assert 'filename="trechos_2026-11-23_2026-11-23.csv"' in r.headers["content-disposition"]
     assert r.content.startswith(b"\xef\xbb\xbf") and b"\r\n" in r.content
     rows = list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline=""), delimiter=";"))
     assert rows[0][:4] == ["Veículo (id)", "Placa", "Início (America/Porto_Velho)", "Fim (America/Porto_Velho)"]
@@ -280,7 +281,7 @@ async def test_the_km_csv_closes_with_the_group_total(
     head, last = rows[0], rows[-1]
     assert len(rows) == 3  # header, the one vehicle, the total
     assert last[head.index("Placa")] == "TOTAL" and last[head.index("Veículo (id)")] == ""
-    assert last[head.index("Km")] == f"{total:.3f}".replace(".", ",")
+    assert last[head.index("Km")] == fmt("km", total)  # the number rules pages follow too (telemetria/formats.py)
     assert rows[1][head.index("Método")] == "rota"  # JSON's code "route", in Portuguese for people
 
 

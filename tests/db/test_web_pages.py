@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncpg
 import httpx
 import pytest
 
@@ -46,10 +47,14 @@ async def test_unknown_pages_say_so_in_portuguese(client: httpx.AsyncClient, peo
         assert r.status_code == 404 and "Página não encontrada" in r.text
 
 
-async def test_the_page_names_its_user_and_not_the_password(client: httpx.AsyncClient, people: People) -> None:
+async def test_the_page_names_its_user_and_not_the_password(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
+) -> None:
     await login(client, "contractor")
     r = await client.get("/mapa")
-    assert '"role": "contractor"' in r.text and "Empresa contratada" in r.text
+    company = await conn.fetchval("SELECT name FROM contractors WHERE id = $1", people.contractor_id)
+    # The header names the user's company (the role stays in the page's config for its scripts).
+    assert '"role": "contractor"' in r.text and f'<span class="who-role">{company}</span>' in r.text
     session = client.cookies.get("telemetria_session")
     assert session and session not in r.text and "correct horse battery" not in r.text
 

@@ -137,3 +137,12 @@ def test_retention_command_names_its_cutoff_and_refuses_under_two_years(db_env: 
     refused = cli({**db_env, "TELEMETRIA_RETENTION_DAYS": "729"}, "retention", "run", check=False)
     assert refused.returncode == 2
     assert "TELEMETRIA_RETENTION_DAYS" in refused.stderr and "Art. 15" in refused.stderr
+
+
+def test_a_second_service_on_a_taken_port_says_so_plainly(db_env: dict[str, str], server: str) -> None:
+    port = server.rsplit(":", 1)[1]
+    for command in (("demo",), ("serve",)):
+        proc = cli(db_env, *command, "--host", "127.0.0.1", "--port", port, check=False)
+        assert proc.returncode == 1, proc.stderr
+        assert "already in use" in proc.stderr.lower() and f"--port {int(port) + 1}" in proc.stderr
+        assert "Traceback" not in proc.stderr and "{" not in proc.stderr  # a sentence, not a JSON traceback

@@ -241,5 +241,7 @@ def test_filenames_are_ascii_safe() -> None:
     assert export_filename("km", date(2026, 3, 1), date(2026, 3, 31)) == "km_2026-03-01_2026-03-31.csv"
     assert export_filename("Relatório de março/abril") == "Relatorio_de_marco_abril.csv"
     assert export_filename("trajeto", date(2026, 3, 1), ext="gpx") == "trajeto_2026-03-01.gpx"
+    minutes = export_filename("trajeto", "2026-03-01T08:00", "2026-03-01T11:59")
+    assert minutes == "trajeto_2026-03-01T0800_2026-03-01T1159.csv"
     assert content_disposition('a"b;c\r\n.csv') == 'attachment; filename="a_b_c_.csv"'
     assert content_disposition("Ônibus.csv") == 'attachment; filename="Onibus.csv"'

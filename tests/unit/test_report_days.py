@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from telemetria.http import FieldError
+from telemetria.period import last_included
 from telemetria.reports.request import window
 from telemetria.reports.runner import split
 
@@ -47,9 +48,43 @@ def test_a_day_of_a_zone_with_daylight_saving_keeps_its_real_length(day: str, ho
 
 
 def test_offsets_in_from_and_to_are_honoured_and_a_backward_window_is_refused() -> None:
+    # `to` names the last second (or minute) included: the window ends at the next one.
     w = window("2026-11-23T06:00:00-04:00", "2026-11-23T12:00:00Z", "America/Porto_Velho")
-    assert (w.start, w.end) == (_utc("2026-11-23T10:00:00Z"), _utc("2026-11-23T12:00:00Z"))
-    local = window("2026-11-23T06:00", "2026-11-23T08:00", "America/Porto_Velho")  # no offset: the report's zone
+    assert (w.start, w.end) == (_utc("2026-11-23T10:00:00Z"), _utc("2026-11-23T12:00:01Z"))
+    local = window("2026-11-23T06:00", "2026-11-23T07:59", "America/Porto_Velho")  # no offset: the report's zone
     assert (local.start, local.end) == (_utc("2026-11-23T10:00:00Z"), _utc("2026-11-23T12:00:00Z"))
     with pytest.raises(FieldError, match="to: must be after from"):
-        window("2026-11-23T10:00:00Z", "2026-11-23T06:00:00-04:00", "America/Porto_Velho")
+        window("2026-11-23T10:00:00Z", "2026-11-23T05:59:59-04:00", "America/Porto_Velho")
+    one_second = window("2026-11-23T10:00:00Z", "2026-11-23T06:00:00-04:00", "America/Porto_Velho")
+    assert one_second.end - one_second.start == timedelta(seconds=1)
+
+
+@pytest.mark.parametrize(
+    ("to", "end"),
+    [
+        ("2026-11-23", "2026-11-24T04:00:00Z"),  # a date: through its last instant
+        ("2026-11-23T23:59", "2026-11-24T04:00:00Z"),  # a minute: through its 59th second
+        ("2026-11-23T23", "2026-11-24T04:00:00Z"),  # an hour
+        ("2026-11-23T23:59:30", "2026-11-24T03:59:31Z"),  # a second
+        ("2026-11-23T23:59:30.250-04:00", "2026-11-24T03:59:30.250001Z"),  # a fraction: that very instant
+        ("2026-11-24T03:59Z", "2026-11-24T04:00:00Z"),  # an offset changes the zone, not the rule
+    ],
+)
+def test_to_includes_the_day_minute_or_second_it_names(to: str, end: str) -> None:
+    w = window("2026-11-23", to, "America/Porto_Velho")
+    assert w.end == _utc(end)
+
+
+@pytest.mark.parametrize(
+    ("start", "to", "shown"),
+    [
+        ("2026-11-23", "2026-11-23", ("2026-11-23", "2026-11-23")),
+        ("2026-11-23", "2026-11-30", ("2026-11-23", "2026-11-30")),
+        ("2026-11-23T00:00", "2026-11-23T23:59", ("2026-11-23", "2026-11-23")),  # whole days read as dates
+        ("2026-11-23T08:00", "2026-11-23T11:59", ("2026-11-23T08:00", "2026-11-23T11:59")),
+        ("2026-11-23T08:00:00", "2026-11-23T11:59:30", ("2026-11-23T08:00:00", "2026-11-23T11:59:30")),
+    ],
+)
+def test_a_period_reads_back_as_it_was_asked_for(start: str, to: str, shown: tuple[str, str]) -> None:
+    w = window(start, to, "America/Porto_Velho")
+    assert last_included(w.start, w.end, PORTO_VELHO) == shown

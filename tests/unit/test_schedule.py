@@ -18,7 +18,19 @@ from telemetria.reports.csvout import iter_csv_chunks
 from telemetria.reports.engine import analyze
 from telemetria.reports.params import DEFAULT
 from telemetria.reports.runner import day_bounds, line
-from telemetria.reports.schedule import COLUMNS, PASSED, SERVED, SKIPPED, Path, Run, evaluate, row, runs_of
+from telemetria.reports.schedule import (
+    COLUMNS,
+    PASSED,
+    PENDING,
+    SERVED,
+    SKIPPED,
+    Path,
+    Run,
+    evaluate,
+    row,
+    runs_of,
+    still_open,
+)
 from telemetria.reports.stops import Stop, find_stops
 from telemetria.reports.track import Track
 from telemetria.sim import JARU, Truth, simulate_vehicle
@@ -158,6 +170,31 @@ def test_runs_not_made() -> None:
     # The same run four hours late is outside the morning run's search window.
     late = run(on_time(shift_min=240))
     assert not late.made and late.count(SERVED) == 0
+
+
+def test_points_still_to_come_in_an_open_run_are_pending_not_skipped() -> None:
+    # 06:07: the bus left the garage and served Ponto 1; Ponto 2, the school and the way back are still ahead.
+    now = hm(6, 7)
+    morning = [s for s in on_time() if s.start <= now]
+    r = still_open(run(morning), now)
+    assert statuses(r) == [SERVED, SERVED, PENDING, PENDING, PENDING, PENDING, PENDING]
+    assert r.count(SKIPPED) == 0 and not r.made
+    # A point the bus went past without stopping stays skipped: only those after the last visit are pending.
+    later = hm(6, 12)
+    r = still_open(run([s for s in on_time() if s.start <= later and not hm(6, 4) < s.start < hm(6, 6)]), later)
+    assert statuses(r) == [SERVED, SKIPPED, SERVED, PENDING, PENDING, PENDING, PENDING]
+    # Once the run's window has closed, what was not visited was skipped.
+    closed = run(morning)
+    assert still_open(closed, closed.closes) == closed and closed.count(SKIPPED) == 5
+    # The row and its CSV line: "Pendente", no point counted as skipped.
+    vehicle = Vehicle(1, "ABC1D23", None, None, None, None)
+    route = Route(7, "R-07", "Linha 7", [], [], 60.0, 100.0, tuple(points()))
+    out = row(vehicle, route, still_open(run(morning), now), LOCAL_TZ, pending=True)
+    assert out["made"] is None and out["points_skipped"] == 0 and out["points_pending"] == 5 and out["skipped"] == []
+    header, line1 = b"".join(iter_csv_chunks(COLUMNS, [out], LOCAL_TZ)).decode("utf-8-sig").splitlines()[:2]
+    cells = dict(zip(header.split(";"), line1.split(";"), strict=True))
+    assert cells["Realizada"] == "Pendente" and cells["Pontos pulados"] == "0" and cells["Pontos pendentes"] == "5"
+    assert cells["Nomes dos pontos pulados"] == ""
 
 
 # --- against the simulator --------------------------------------------------------------------

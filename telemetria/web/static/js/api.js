@@ -1,6 +1,8 @@
 // The one way pages talk to the server: the JSON API with the session cookie, the CSRF token on
 // writes, and errors turned into plain Portuguese that names the field at fault.
 
+import { format } from "./formats.js";
+
 export const config = JSON.parse(document.getElementById("config").textContent);
 
 function cookie(name) {
@@ -104,14 +106,14 @@ export async function download(url, onProgress) {
   return { name, bytes: received };
 }
 
-// --- formatting, pt-BR ---------------------------------------------------------------------------
-const NUM = new Intl.NumberFormat("pt-BR", { maximumFractionDigits: 1 });
-const KM = new Intl.NumberFormat("pt-BR", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+// --- formatting, pt-BR (numbers by the rules of formats.js, the CSV's) ------------------------------
+const unit = (rule, u) => (x) => (x === null || x === undefined ? "—" : `${format(rule, x)} ${u}`);
 
 export const fmt = {
-  num: (x) => (x === null || x === undefined ? "—" : NUM.format(x)),
-  km: (x) => (x === null || x === undefined ? "—" : KM.format(x) + " km"),
-  kmh: (x) => (x === null || x === undefined ? "—" : NUM.format(x) + " km/h"),
+  num: (x) => format("pct", x), // one decimal: percentages and the like
+  km: unit("km", "km"),
+  kmh: unit("kmh", "km/h"),
+  coord: (x) => format("coord", x),
   // An ISO time with offset → "dd/mm/aaaa HH:MM:SS" as written (the report's zone), no browser conversion.
   time: (iso) => {
     if (!iso) return "—";

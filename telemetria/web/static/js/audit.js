@@ -1,7 +1,8 @@
 // The audit log (admins and control bodies): who did what, when, from where; filtered by period,
 // action and user, newest first, a page at a time.
 import { el } from "./api.js";
-import { ROLES, name, when } from "./registry/common.js";
+import { localWall, period } from "./formats.js";
+import { ROLES, lookups, name, when } from "./registry/common.js";
 import { problems } from "./registry/errors.js";
 import { listView } from "./registry/table.js";
 
@@ -22,8 +23,15 @@ const VERBS = {
   create: "cadastro", update: "alteração", delete: "exclusão", rotate_token: "novo token", move: "mudança de veículo",
   stops: "paradas alteradas",
 };
+// Report exports (`export.<kind>`): the report's title as its page shows it.
+const REPORTS = {
+  km: "Km rodados", summary: "Resumo por veículo", trips: "Trajetos (trechos)", speeding: "Excesso de velocidade",
+  stops: "Paradas", "route-deviation": "Desvios de rota", track: "Trajetória", schedule: "Cumprimento de horários",
+  reporting: "Regularidade de transmissão",
+};
 const FILTERS = [
-  ["", "Todas"], ["auth", "Entradas e saídas"], ["auth.login_failed", "Tentativas de entrada recusadas"],
+  ["", "Todas"], ["export", "Exportações de relatórios"],
+  ["auth", "Entradas e saídas"], ["auth.login_failed", "Tentativas de entrada recusadas"],
   ["user", "Usuários"], ["token", "Tokens pessoais"], ["registry", "Cadastro (tudo)"],
   ["registry.vehicle", "Cadastro: veículos"], ["registry.tracker", "Cadastro: rastreadores"],
   ["registry.driver", "Cadastro: condutores"], ["registry.contractor", "Cadastro: empresas"],
@@ -37,6 +45,8 @@ const TARGETS = { ...Object.fromEntries(Object.entries(KINDS).map(([k, v]) => [k
 
 function action(code) {
   if (ACTIONS[code]) return ACTIONS[code];
+  const x = /^export\.([\w-]+)$/.exec(code);
+  if (x) return `Exportação: ${REPORTS[x[1]] || x[1]}`;
   const m = /^registry\.(\w+)\.(\w+)$/.exec(code);
   return m && KINDS[m[1]] ? `${KINDS[m[1]]}: ${VERBS[m[2]] || m[2]}` : code;
 }
@@ -58,8 +68,29 @@ const FIELDS = {
 const KEYS = { stops: "paradas", points: "pontos", source: "origem", vehicle_id: "veículo nº", route_id: "rota nº",
   driver_id: "condutor nº", at: "a partir de" };
 
-function detail(d) {
+// Vehicles by plate (the log keeps ids); those not in the first page of the list keep their number.
+const plates = new Map(await lookups.vehicles().catch(() => []));
+const PLATES_SHOWN = 10;
+
+function vehicles(ids, count) {
+  const names = ids.slice(0, PLATES_SHOWN).map((id) => plates.get(id) || `nº ${id}`);
+  const more = Math.max(count ?? ids.length, ids.length) - names.length;
+  const n = names.length + more;
+  return `${n} ${n === 1 ? "veículo" : "veículos"}: ${names.join(", ")}${more > 0 ? ` e mais ${more}` : ""}`;
+}
+
+// An export's detail: format, the period in local dates (its last day included), the vehicles by plate.
+function exported(d) {
+  const parts = [];
+  if (d.format) parts.push(`arquivo ${String(d.format).toUpperCase()}`);
+  if (d.from && d.to) parts.push(`período ${period(localWall(d.from), localWall(d.to))}`);
+  if (Array.isArray(d.vehicles)) parts.push(vehicles(d.vehicles, d.vehicle_count));
+  return parts.join("; ");
+}
+
+function detail(d, code) {
   if (!d || typeof d !== "object") return null;
+  if (String(code).startsWith("export.")) return exported(d);
   return Object.entries(d).map(([k, v]) => {
     if (k === "fields" && Array.isArray(v)) return `campos: ${v.map((f) => FIELDS[f] || f).join(", ")}`;
     if (k === "reason") return `motivo: ${REASONS[v] || v}`;
@@ -69,13 +100,6 @@ function detail(d) {
     if (k === "at") return `a partir de ${when(v)}`;
     return `${KEYS[k] || k}: ${typeof v === "object" ? JSON.stringify(v) : v}`;
   }).join("; ");
-}
-
-// A local calendar day (America/Porto_Velho, UTC−4) as the instant its midnight is, plus `days`.
-function midnight(date, days = 0) {
-  const d = new Date(`${date}T00:00:00-04:00`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString();
 }
 
 const root = document.getElementById("audit");
@@ -120,8 +144,8 @@ const view = listView(root, {
   endpoint: "/api/v1/audit",
   pageSize: 50,
   query: () => ({
-    from: from.value ? midnight(from.value) : null,
-    to: to.value ? midnight(to.value, 1) : null,
+    from: from.value || null, // local dates: the API includes the whole last day
+    to: to.value || null,
     action: act.value,
     username: who.value.trim().toLowerCase(),
   }),
@@ -131,7 +155,7 @@ const view = listView(root, {
     { label: "Perfil", value: (e) => (e.role ? name(ROLES, e.role) : null) },
     { label: "Ação", value: (e) => el("span", { title: e.action }, action(e.action)) },
     { label: "Alvo", value: (e) => target(e.target) },
-    { label: "Detalhes", value: (e) => detail(e.detail) },
+    { label: "Detalhes", value: (e) => detail(e.detail, e.action) },
     { label: "Endereço IP", value: (e) => e.ip },
   ],
   empty: "Nenhum registro nesse filtro.",

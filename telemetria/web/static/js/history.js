@@ -63,7 +63,7 @@ form.addEventListener("submit", async (event) => {
   if (!vehicle) return fieldError("vehicle_id", "Escolha o veículo.");
   if (!from) return fieldError("from", "Informe o início do período.");
   if (!to) return fieldError("to", "Informe o fim do período.");
-  if (to <= from) return fieldError("to", "O fim do período deve ser depois do início.");
+  if (to < from) return fieldError("to", "O fim do período deve ser depois do início.");
   fieldError(null);
   history.replaceState(null, "", `?vehicle_id=${vehicle}&from=${from}&to=${to}`);
   await show(vehicle, from, to);
@@ -167,7 +167,7 @@ function figures(totals, trips, speeding, stops, deviations) {
   const items = [
     ["Veículo", select.options[select.selectedIndex]?.text || "—"],
     ["Condutor(es)", drivers.length ? drivers.join(", ") : "não identificado"],
-    ["Distância", fmt.km(totals ? totals.km : 0)],
+    ["Distância", positions.length ? fmt.km(totals ? totals.km : 0) : "sem posições no período"],
     ["Velocidade máxima", fmt.kmh(totals ? totals.max_kmh : null)],
     ["Velocidade média em movimento", fmt.kmh(totals ? totals.avg_kmh : null)],
     ["Tempo em movimento", fmt.duration(totals ? totals.moving_s : null)],
@@ -196,7 +196,8 @@ function tripTable(trips) {
       el("td", {}, t.start_place || "—"), el("td", {}, t.end_place || "—"),
       el("td", { class: "n" }, fmt.km(t.km)), el("td", { class: "n" }, fmt.kmh(t.avg_kmh)), el("td", { class: "n" }, fmt.kmh(t.max_kmh)),
       el("td", {}, t.route || "—"),
-      el("td", {}, [t.speeding && badge("Excesso", "bad"), t.deviation && badge("Desvio", "warn"), t.over_2h && badge("> 2 h a bordo", "bad")]),
+      el("td", {}, [t.in_progress && badge("Em andamento", "warn"), t.speeding && badge("Excesso", "bad"),
+        t.deviation && badge("Desvio", "warn"), t.over_2h && badge("> 2 h a bordo", "bad")]),
     )) : [el("tr", {}, el("td", { colspan: "10" }, "Nenhum trecho no período."))]);
 }
 
@@ -223,7 +224,7 @@ function positionTable() {
   table("h-positions", [["Horário (GPS)"], ["Latitude", 1], ["Longitude", 1], ["Velocidade", 1], ["Direção", 1], ["Ignição"], ["Km no período", 1], ["Recebida"]],
     newest.map((p, i) => el("tr", { class: i === 0 ? "selected" : null },
       el("td", {}, fmt.time(p.time), i === 0 ? " " : "", i === 0 ? badge("atual", "ok") : ""),
-      el("td", { class: "n" }, p.lat.toFixed(6)), el("td", { class: "n" }, p.lon.toFixed(6)),
+      el("td", { class: "n" }, fmt.coord(p.lat)), el("td", { class: "n" }, fmt.coord(p.lon)),
       el("td", { class: "n" }, fmt.kmh(p.speed_kmh)), el("td", { class: "n" }, p.heading_deg === null ? "—" : `${p.heading_deg}°`),
       el("td", {}, p.ignition || "—"),
       el("td", { class: "n" }, fmt.km(p.km)), el("td", {}, fmt.time(p.received)))));

@@ -18,6 +18,11 @@ function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 
+// "1 veículo", "2 veículos", "0 veículos": Portuguese uses the singular for one only.
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function label(v) {
   return v.prefix ? `${v.prefix} · ${v.plate}` : v.plate;
 }
@@ -41,7 +46,7 @@ function popup(v) {
 
 function shown(v) {
   const wanted = new Set([...document.querySelectorAll("input[name=status]:checked")].map((i) => i.value));
-  if (!wanted.has(v.status === "never" ? "offline" : v.status)) return false;
+  if (!wanted.has(v.status)) return false;
   const q = filter.value.trim().toLowerCase();
   if (!q) return true;
   return [v.plate, v.prefix, v.driver, v.routes, v.contractor].some((x) => x && String(x).toLowerCase().includes(q));
@@ -96,8 +101,9 @@ function renderList() {
   list.replaceChildren(...items);
   const counts = { online: 0, late: 0, offline: 0, never: 0 };
   for (const v of vehicles) counts[v.status] += 1;
-  summary.textContent = `${vehicles.length} veículos: ${counts.online} online, ${counts.late} atrasados, ` +
-    `${counts.offline + counts.never} sem sinal · atualizado às ${fmt.clock(lastTime)}`;
+  summary.textContent = `${plural(vehicles.length, "veículo", "veículos")}: ${counts.online} online, ` +
+    `${plural(counts.late, "atrasado", "atrasados")}, ${counts.offline} sem sinal, ` +
+    `${counts.never} ${counts.never === 1 ? "nunca transmitiu" : "nunca transmitiram"} · atualizado às ${fmt.clock(lastTime)}`;
 }
 
 function focus(id) {

@@ -30,11 +30,18 @@ export function makeMap(element) {
 function tileTrouble(element) {
   if (element.dataset.tilesFailed) return;
   element.dataset.tilesFailed = "1";
+  // Small and dismissable: on a phone a long notice would hide the map and the vehicles' labels.
   const note = document.createElement("p");
   note.className = "map-note";
   note.setAttribute("role", "status");
-  note.textContent = "Mapa de fundo indisponível: veículos e trajetos continuam sendo mostrados. " +
-    "Escolha outra camada no canto do mapa.";
+  note.title = "Veículos e trajetos continuam sendo mostrados. Escolha outra camada no canto superior direito.";
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "map-note-close";
+  close.setAttribute("aria-label", "Fechar aviso");
+  close.textContent = "×";
+  close.addEventListener("click", () => note.remove());
+  note.append("Mapa de fundo indisponível", close);
   element.appendChild(note);
 }
 

@@ -1,6 +1,7 @@
 // Routes (itinerários): the list, importing a GeoJSON/GPX/KML file with upload progress, and one
 // route's page with its figures, its line on the map and the stop editor.
 import { ApiError, api, el, fmt, toast } from "../api.js";
+import { format } from "../formats.js";
 import { SHIFTS, editWith, lookups, name } from "./common.js";
 import { sentence } from "./errors.js";
 import { openForm } from "./form.js";
@@ -142,8 +143,8 @@ export function routes(root) {
     const figures = [
       ["Ano letivo", r.school_year], ["Turno", r.shift ? name(SHIFTS, r.shift) : "—"],
       ["Extensão traçada", fmt.km(r.length_km)], ["Km declarado", r.declared_km ? fmt.km(r.declared_km) : "—"],
-      ["Declarado × traçado", diff === null ? "—" : `${diff > 0 ? "+" : ""}${fmt.num(diff)}%`],
-      ["Limite de velocidade", fmt.kmh(r.speed_limit_kmh)], ["Tolerância de desvio", `${fmt.num(r.deviation_tolerance_m)} m`],
+      ["Declarado × traçado", diff === null ? "—" : `${diff > 0 ? "+" : ""}${format("pct", diff)} %`],
+      ["Limite de velocidade", fmt.kmh(r.speed_limit_kmh)], ["Tolerância de desvio", `${format("m", r.deviation_tolerance_m)} m`],
     ];
     const edit = el("button", { type: "button", onclick: async () => {
       const saved = await editWith({ title: `Editar rota ${r.code}`, endpoint: `${R}/${r.id}`, fields: routeFields(), row: r });

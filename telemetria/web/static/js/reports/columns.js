@@ -2,15 +2,19 @@
 // Every figure comes from the reports API as is.
 import { config, el, fmt } from "../api.js";
 import { COLOURS } from "../mapbase.js";
-import { TIER, badge, cell, col, dec, head, int, num, pct, tcol, text, time, until, wcol, word, yes } from "./format.js";
+import { TIER, badge, cell, col, head, int, km, num, rule, tcol, text, time, until, wcol, word, yes } from "./format.js";
 
 export const KIND = config.report;
 
 const PLATE = tcol("Placa", "plate", text);
 const SPAN = [tcol("Início", "start"), tcol("Fim", until("end"), text), num("Duração", "duration_s", fmt.duration)];
+// A column shown only when chosen under "Mais colunas" (reports/chooser.js): each table starts with what its
+// readers look for, in the order they read it (vehicle, date, the figure, then who and where).
+const more = (c) => ({ ...c, more: true });
 
 const flags = (r) => {
   const out = [];
+  if (r.in_progress) out.push(badge("em andamento", "warn"), " ");
   if (r.over_2h) out.push(badge("mais de 2 h a bordo", "bad"), " ");
   if (r.deviation) out.push(badge("desvio de rota", "warn"), " ");
   if (r.speeding) out.push(badge("excesso de velocidade", "bad"));
@@ -24,14 +28,14 @@ const REPORTS = {
     week: true, key: "vehicles",
     noun: (d) => (d.by === "day" ? ["dia de veículo", "dias de veículo"] : ["veículo", "veículos"]),
     columns: (d) => [
-      PLATE, col("Prefixo", "prefix"), col("Contratada", "contractor"),
-      ...(d.by === "day" ? [tcol("Data", "date", time)] : []),
-      num("Km", "km", dec(2)), col("Método", "method", word), num("Km pela rota", "route_km", dec(2)),
-      num("Km em linha reta", "chord_km", dec(2)), num("Km em lacunas de sinal", "gap_km", dec(2)),
-      num("Km do odômetro", "odometer_km", dec(2)), num("Posições recebidas", "fixes", int),
-      num("Posições usadas", "fixes_used", int), num("Tempo em movimento", "driving_s", fmt.duration),
-      num("Vel. máxima (km/h)", "max_kmh"), tcol("Primeira posição", "first_fix", time),
-      tcol("Última posição", "last_fix", time),
+      PLATE, ...(d.by === "day" ? [tcol("Data", "date", time)] : []),
+      num("Km", "km", km), col("Método", "method", word), num("Tempo em movimento", "driving_s", fmt.duration),
+      num("Vel. máxima (km/h)", "max_kmh"), col("Contratada", "contractor"),
+      more(col("Prefixo", "prefix")), more(num("Km pela rota", "route_km", km)),
+      more(num("Km em linha reta", "chord_km", km)), more(num("Km em lacunas de sinal", "gap_km", km)),
+      more(num("Km do odômetro", "odometer_km", km)), more(num("Posições recebidas", "fixes", int)),
+      more(num("Posições usadas", "fixes_used", int)), more(tcol("Primeira posição", "first_fix", time)),
+      more(tcol("Última posição", "last_fix", time)),
     ],
     totals: (d) => ({ km: d.total_km, route_km: d.total_route_km, chord_km: d.total_chord_km, gap_km: d.total_gap_km }),
   },
@@ -39,13 +43,14 @@ const REPORTS = {
     about: "Por veículo: km, tempo em movimento, trechos, velocidades, paradas, alertas e condutores do período.",
     week: true, key: "vehicles", noun: ["veículo", "veículos"],
     columns: () => [
-      PLATE, col("Prefixo", "prefix"), col("Contratada", "contractor"), num("Km", "km", dec(2)),
-      col("Método", "method", word), num("Km em lacunas de sinal", "gap_km", dec(2)),
+      PLATE, num("Km", "km", km), col("Condutores", (r) => r.drivers.join(", ") || "—"),
       num("Tempo em movimento", "driving_s", fmt.duration), num("Trechos", "trips", int),
-      num("Vel. máxima (km/h)", "max_kmh"), num("Vel. média (km/h)", "avg_kmh"), num("Paradas", "stops", int),
       num("Paradas fora de ponto autorizado", "unauthorized_stops", int), num("Excessos de velocidade", "speeding", int),
-      num("Desvios de rota", "deviations", int), col("Condutores", (r) => r.drivers.join(", ")),
-      col("Com posições", "active", yes),
+      num("Desvios de rota", "deviations", int),
+      more(col("Prefixo", "prefix")), more(col("Contratada", "contractor")), more(col("Método", "method", word)),
+      more(num("Km em lacunas de sinal", "gap_km", km)), more(num("Vel. máxima (km/h)", "max_kmh")),
+      more(num("Vel. média (km/h)", "avg_kmh")), more(num("Paradas", "stops", int)),
+      more(col("Com posições", "active", yes)),
     ],
   },
   trips: {
@@ -53,9 +58,10 @@ const REPORTS = {
       "No mapa, o início (azul) e o fim (roxo) de cada trecho.",
     key: "trips", noun: ["trecho", "trechos"],
     columns: () => [
-      PLATE, ...SPAN, wcol("Local inicial", "start_place"), wcol("Local final", "end_place"), num("Km", "km", dec(2)),
-      num("Vel. média (km/h)", "avg_kmh"), num("Vel. máxima (km/h)", "max_kmh"), col("Condutor", "driver"),
-      tcol("Rota", "route", text), col("Ocorrências", (r) => r, flags),
+      PLATE, SPAN[0], SPAN[1], num("Km", "km", km), col("Condutor", "driver"), tcol("Rota", "route", text),
+      col("Ocorrências", (r) => r, flags),
+      more(SPAN[2]), more(wcol("Local inicial", "start_place")), more(wcol("Local final", "end_place")),
+      more(num("Vel. média (km/h)", "avg_kmh")), more(num("Vel. máxima (km/h)", "max_kmh")),
     ],
     marks: (r) => [
       { lat: r.start_lat, lon: r.start_lon, colour: COLOURS.track, title: `${r.plate}: início ${fmt.time(r.start)}` },
@@ -67,9 +73,9 @@ const REPORTS = {
       "com a gravidade do CTB Art. 218. O mapa marca o ponto de velocidade máxima de cada episódio.",
     key: "episodes", noun: ["episódio", "episódios"],
     columns: () => [
-      PLATE, ...SPAN, num("Vel. máxima (km/h)", "max_kmh"), num("Limite (km/h)", "limit_kmh"),
-      num("Excesso (%)", "excess_pct"), col("Gravidade", "tier", (t) => badge(word(t), TIER[t])),
-      num("Posições acima do limite", "fixes", int), wcol("Local", "place"),
+      PLATE, SPAN[0], num("Vel. máxima (km/h)", "max_kmh"), num("Limite (km/h)", "limit_kmh"),
+      col("Gravidade", "tier", (t) => badge(word(t), TIER[t])), SPAN[2], wcol("Local", "place"),
+      more(SPAN[1]), more(num("Excesso (%)", "excess_pct")), more(num("Posições acima do limite", "fixes", int)),
     ],
     marks: (r) => [{ lat: r.lat, lon: r.lon, colour: COLOURS.speeding,
       title: `${r.plate}: ${fmt.time(r.start)} · ${fmt.kmh(r.max_kmh)} (limite ${fmt.kmh(r.limit_kmh)})` }],
@@ -78,10 +84,12 @@ const REPORTS = {
     about: "Paradas do período e se foram num ponto autorizado da rota (verde no mapa) ou fora dele (vermelho).",
     key: "stops", noun: ["parada", "paradas"],
     columns: () => [
-      PLATE, ...SPAN,
+      PLATE, SPAN[0], SPAN[2],
       col("Ponto autorizado", "authorized", (a) => badge(a ? "Sim" : "Não", a ? "ok" : "bad")),
-      col("Ponto", "point"), col("Tipo do ponto", "point_kind", word), col("Ponto mais próximo", "nearest_point"),
-      num("Distância ao ponto (m)", "nearest_point_m", int), col("Ignição desligada", "ignition_off", yes),
+      col("Ponto", (r) => r.point || (r.nearest_point ? `fora; mais próximo: ${r.nearest_point}` : null)),
+      num("Distância ao ponto (m)", "nearest_point_m", rule("m")),
+      more(SPAN[1]), more(col("Tipo do ponto", "point_kind", word)), more(col("Ponto mais próximo", "nearest_point")),
+      more(col("Ignição desligada", "ignition_off", yes)),
     ],
     marks: (r) => [{ lat: r.lat, lon: r.lon, colour: r.authorized ? COLOURS.stopOk : COLOURS.stopBad,
       title: `${r.plate}: ${fmt.time(r.start)} · ${fmt.duration(r.duration_s)}` +
@@ -92,9 +100,9 @@ const REPORTS = {
       "menores, onde o veículo saiu e onde voltou à rota.",
     key: "episodes", noun: ["desvio", "desvios"],
     columns: () => [
-      PLATE, ...SPAN, tcol("Rota", "route", text), num("Distância máxima da rota (m)", "max_distance_m", int),
-      num("Km fora da rota", "km_off_route", dec(2)), num("Posições fora da rota", "fixes", int),
-      col("Voltou à rota", "rejoined", yes),
+      PLATE, SPAN[0], tcol("Rota", "route", text), num("Distância máxima da rota (m)", "max_distance_m", rule("m")),
+      num("Km fora da rota", "km_off_route", km), SPAN[2], col("Voltou à rota", "rejoined", yes),
+      more(SPAN[1]), more(num("Posições fora da rota", "fixes", int)),
     ],
     marks: (r) => [
       { lat: r.far_lat, lon: r.far_lon, colour: COLOURS.deviation,
@@ -109,29 +117,32 @@ const REPORTS = {
       "e os totais. Também em GeoJSON, GPX e KML para programas de mapas.",
     key: "positions", noun: ["posição", "posições"], gis: true, track: true,
     columns: () => [
-      PLATE, tcol("Data e hora", "time", time), num("Latitude", "lat", dec(6)), num("Longitude", "lon", dec(6)),
-      num("Velocidade (km/h)", "speed_kmh"), num("Direção (graus)", "heading_deg", int), col("Ignição", "ignition"),
-      num("Km desde a anterior", "step_km", dec(3)), num("Km acumulado", "km", dec(2)), col("Método", "method", word),
-      col("Usada", "used", yes), num("Atraso de envio", "delay_s", fmt.duration),
+      PLATE, tcol("Data e hora", "time", time), num("Velocidade (km/h)", "speed_kmh"), num("Km acumulado", "km", km),
+      col("Ignição", "ignition"), num("Latitude", "lat", rule("coord")), num("Longitude", "lon", rule("coord")),
+      more(num("Direção (graus)", "heading_deg", rule("deg"))), more(num("Km desde a anterior", "step_km", rule("km_step"))),
+      more(col("Método", "method", word)), more(col("Usada", "used", yes)),
+      more(num("Atraso de envio", "delay_s", fmt.duration)),
     ],
     marks: (r) => [{ lat: r.lat, lon: r.lon, colour: COLOURS.speeding, title: `${r.plate}: ${fmt.time(r.time)}` }],
     lazyMarks: true,
   },
   schedule: {
     about: "Cada viagem programada das rotas atribuídas: saída e chegada à escola comparadas ao horário, pontos " +
-      "atendidos, passados sem parar e pulados, e as viagens não realizadas.",
+      "atendidos, passados sem parar e pulados, e as viagens não realizadas. Numa viagem de hoje ainda em curso, " +
+      "os pontos que faltam estão pendentes, não pulados.",
     key: "runs", noun: ["viagem programada", "viagens programadas"],
     columns: () => [
       PLATE, tcol("Data", "date", time), tcol("Rota", (r) => `${r.route_code}${r.route_name !== r.route_code ? " · " +
         r.route_name : ""}`),
       col("Realizada", "made", (m) => m === null ? badge("pendente", "warn") : badge(m ? "Sim" : "Não", m ? "ok" : "bad")),
       num("Pontos atendidos", (r) => `${r.points_served} de ${r.points_total}`, text),
-      num("Passados sem parar", "points_passed", int), num("Pulados", "points_skipped", int),
-      col("Pontos", (r) => r, pointsButton),
-      tcol("Saída prevista", "scheduled_departure", fmt.clock), tcol("Saída", "departure", fmt.clock),
-      num("Atraso na saída (min)", "delay_departure_min"),
-      tcol("Chegada prevista à escola", "scheduled_school", fmt.clock), tcol("Chegada à escola", "school_arrival", fmt.clock),
-      num("Atraso na escola (min)", "delay_school_min"), tcol("Chegada ao fim", "end_arrival", fmt.clock),
+      num("Pulados", "points_skipped", int), col("Pontos", (r) => r, pointsButton),
+      tcol("Saída", "departure", fmt.clock), num("Atraso na saída (min)", "delay_departure_min", rule("min")),
+      tcol("Chegada à escola", "school_arrival", fmt.clock), num("Atraso na escola (min)", "delay_school_min", rule("min")),
+      more(num("Passados sem parar", "points_passed", int)), more(num("Pendentes", "points_pending", int)),
+      more(tcol("Saída prevista", "scheduled_departure", fmt.clock)),
+      more(tcol("Chegada prevista à escola", "scheduled_school", fmt.clock)),
+      more(tcol("Chegada ao fim", "end_arrival", fmt.clock)),
     ],
     figures: (d) => [["Viagens programadas", d.scheduled], ["Realizadas", d.made], ["Não realizadas", d.not_made],
       ["Pendentes (hoje)", d.pending]],
@@ -141,11 +152,12 @@ const REPORTS = {
       "posições enviadas com atraso (mais de 1 minuto).",
     key: "days", noun: ["dia de veículo", "dias de veículo"],
     columns: () => [
-      PLATE, tcol("Data", "date", time), num("Posições recebidas", "fixes", int), num("Posições usadas", "fixes_used", int),
-      num("Tempo em serviço", "in_service_s", fmt.duration), num("Cobertura a cada 30 s", "coverage", pct),
+      PLATE, tcol("Data", "date", time), num("Cobertura a cada 30 s (%)", "coverage", rule("share")),
       num("Lacunas acima de 30 s em movimento", "gaps_over_30s", int),
       num("Maior lacuna em movimento", "max_gap_s", fmt.duration),
-      num("Posições enviadas com atraso", "late_fixes", int), num("Maior atraso de envio", "max_delay_s", fmt.duration),
+      num("Posições enviadas com atraso", "late_fixes", int), num("Tempo em serviço", "in_service_s", fmt.duration),
+      more(num("Posições recebidas", "fixes", int)), more(num("Posições usadas", "fixes_used", int)),
+      more(num("Maior atraso de envio", "max_delay_s", fmt.duration)),
     ],
   },
 };
@@ -154,7 +166,7 @@ const REPORTS = {
 export const R = REPORTS[KIND];
 
 // The track report's extra tables: the totals per vehicle, and the stops and route points passed.
-export const TRACK_TOTALS = [PLATE, num("Km", "km", dec(2)), num("Posições", "fixes", int),
+export const TRACK_TOTALS = [PLATE, num("Km", "km", km), num("Posições", "fixes", int),
   num("Vel. máxima (km/h)", "max_kmh"), num("Tempo em movimento", "moving_s", fmt.duration),
   num("Vel. média (km/h)", "avg_kmh")];
 export const TRACK_PLACES = [PLATE, tcol("Data e hora", "time", time), col("O quê", "kind", word), col("Nome", "name"),
@@ -174,7 +186,7 @@ function togglePoints(button, r) {
   const cols = [num("Ordem", "seq", int), col("Ponto", "name"), col("Tipo", "kind", word),
     col("Situação", "status", (s) => badge(word(s), s === "served" ? "ok" : s === "skipped" ? "bad" : "warn")),
     tcol("Previsto", "scheduled", fmt.clock), tcol("Chegada", "arrival", fmt.clock), tcol("Saída", "departure", fmt.clock),
-    num("Atraso (min)", "delay_min"), num("Distância (m)", "distance_m", int)];
+    num("Atraso (min)", "delay_min", rule("min")), num("Distância (m)", "distance_m", rule("m"))];
   const inner = el("table", { class: "data compact" },
     el("caption", { class: "sr-only" }, `Pontos da rota ${r.route_code} em ${fmt.time(r.date)}`),
     head(cols), el("tbody", {}, r.points.map((p) => el("tr", {}, cols.map((c) => cell(c, p))))));

@@ -1,8 +1,10 @@
 // A report on screen: its table (with totals and figures), and a map of its rows' places or of the track.
 // A row chosen in the table shows its place on the map, and a marker clicked on the map marks its row.
 import { el, fmt } from "../api.js";
+import { period as periodText } from "../formats.js";
 import { COLOURS, dot, makeMap } from "../mapbase.js";
-import { R, TRACK_PLACES, TRACK_TOTALS } from "./columns.js";
+import { chooser, visible } from "./chooser.js";
+import { KIND, R, TRACK_PLACES, TRACK_TOTALS } from "./columns.js";
 import { cell, head, int, word } from "./format.js";
 import { say } from "./status.js";
 
@@ -10,6 +12,7 @@ const L = window.L;
 const TABLE_MAX = 1000; // rows drawn in the table; the CSV has them all
 const table = document.getElementById("report-table");
 const totalsBox = document.getElementById("report-totals");
+const columnsBox = document.getElementById("report-columns");
 const mapBox = document.getElementById("report-map");
 
 let shown = null; // { rows, marks } of the report on screen
@@ -34,6 +37,7 @@ function ensureMap() {
 export function clear() {
   table.replaceChildren();
   totalsBox.replaceChildren();
+  columnsBox.replaceChildren();
   mapBox.hidden = true;
   if (layer) layer.clearLayers();
   shown = null;
@@ -42,10 +46,9 @@ export function clear() {
 export function render(data) {
   clear();
   const rows = data[R.key] || [];
-  const columns = R.columns(data);
   const nouns = typeof R.noun === "function" ? R.noun(data) : R.noun;
   const noun = nouns[rows.length === 1 ? 0 : 1];
-  const period = periodText(data.from, data.to);
+  const period = periodText(data.from, data.to); // the last day or minute included
   if (!rows.length) {
     say(`Nenhum registro no período (${period}).`, "empty");
     return;
@@ -53,6 +56,22 @@ export function render(data) {
   const drawn = rows.slice(0, TABLE_MAX);
   const marks = drawn.map((r) => (R.marks && !R.lazyMarks ? R.marks(r).filter((m) => m.lat !== null && m.lat !== undefined)
     : []));
+  const all = R.columns(data);
+  const fill = () => fillTable(data, rows, drawn, visible(KIND, all), `${int(rows.length)} ${noun} · ${period}`);
+  fill();
+  const choose = chooser(KIND, all, fill);
+  if (choose) columnsBox.append(choose);
+  if (R.figures) totalsBox.append(figures(R.figures(data)));
+  if (R.track) trackExtras(data);
+  shown = { rows: drawn, marks: [] };
+  if (R.marks) drawMarks(drawn, marks);
+  if (R.track) drawTrack(rows, data.places || []);
+  say(`Relatório gerado: ${int(rows.length)} ${noun}.`, "done");
+  document.body.dataset.reportLoaded = String(Date.now());
+}
+
+// The table: caption, the chosen columns' header, the rows drawn (a row with a place shows it on the map), totals.
+function fillTable(data, rows, drawn, columns, caption) {
   const locatable = (r) => R.marks && R.marks(r).some((m) => m.lat !== null && m.lat !== undefined);
   const body = el("tbody", {}, drawn.map((r, i) => {
     const tr = el("tr", { "data-row": i }, columns.map((c) => cell(c, r)));
@@ -67,29 +86,14 @@ export function render(data) {
     }
     return tr;
   }));
-  const caption = `${int(rows.length)} ${noun} · ${period}` + (rows.length > drawn.length
-    ? ` · a tabela mostra as primeiras ${int(drawn.length)}; o arquivo CSV traz todas` : "");
-  table.append(el("caption", {}, caption), head(columns), body);
+  const more = rows.length > drawn.length
+    ? ` · a tabela mostra as primeiras ${int(drawn.length)}; o arquivo CSV traz todas` : "";
+  table.replaceChildren(el("caption", {}, caption + more), head(columns), body);
   if (R.totals) {
     const t = R.totals(data);
     table.append(el("tfoot", {}, el("tr", { class: "total" }, columns.map((c, i) => i === 0
       ? el("th", { scope: "row" }, "Total") : el("td", { class: c.n ? "n" : null }, c.key in t ? c.f(t[c.key]) : "")))));
   }
-  if (R.figures) totalsBox.append(figures(R.figures(data)));
-  if (R.track) trackExtras(data);
-  shown = { rows: drawn, marks: [] };
-  if (R.marks) drawMarks(drawn, marks);
-  if (R.track) drawTrack(rows, data.places || []);
-  say(`Relatório gerado: ${int(rows.length)} ${noun}.`, "done");
-  document.body.dataset.reportLoaded = String(Date.now());
-}
-
-// The window as people asked for it: whole days as dates (the last one inclusive), else the instants.
-function periodText(from, to) {
-  const midnight = (iso) => /T00:00:00/.test(iso);
-  if (!(midnight(from) && midnight(to))) return `${fmt.time(from).slice(0, 16)} a ${fmt.time(to).slice(0, 16)}`;
-  const last = new Date(Date.parse(to.slice(0, 10)) - 86400000).toISOString().slice(0, 10);
-  return last === from.slice(0, 10) ? fmt.time(last) : `${fmt.time(from.slice(0, 10))} a ${fmt.time(last)}`;
 }
 
 function figures(pairs) {

@@ -1,6 +1,7 @@
 // The report's form: which vehicles, which period (and a report's own options); filled from the registry
 // lists and from the page's address; checked before it is sent, its errors shown next to the field at fault.
 import { api, config, el, explain, localDate } from "../api.js";
+import { PERIOD_RULE } from "../formats.js";
 import { KIND, R } from "./columns.js";
 import { LABELS, capital, say } from "./status.js";
 
@@ -52,6 +53,7 @@ form.append(
   el("fieldset", { class: "group" }, el("legend", {}, "Período"),
     el("div", { class: "period" }, field("f-from", "De", fromDate), field("f-from-time", "Hora inicial (opcional)", fromTime),
       field("f-to", "Até (inclusive)", toDate), field("f-to-time", "Hora final (opcional)", toTime)),
+    el("p", { class: "hint" }, PERIOD_RULE),
     ...extra));
 
 const INPUT = { from: fromDate, to: toDate, from_time: fromTime, to_time: toTime, vehicle_id: vehicles,
@@ -118,11 +120,11 @@ export function selectionFromQuery() {
   const q = query;
   const ids = q.getAll("vehicle_id").filter((x) => /^\d+$/.test(x));
   const given = (name) => /^\d+$/.test(q.get(name) || "");
-  let pick = "fleet";
+  let pick = null; // nothing asked for: the choice made while the lists were loading stands
   if (ids.length) pick = "vehicles";
   else if (given("contractor_id") && scopes.some(([v]) => v === "contractor")) pick = "contractor";
   else if (given("route_id")) pick = "route";
-  form.querySelector(`input[name=scope][value="${pick}"]`).checked = true;
+  if (pick) form.querySelector(`input[name=scope][value="${pick}"]`).checked = true;
   for (const id of ids) choose(vehicles, id, "Veículo");
   if (pick === "contractor") choose(contractors, q.get("contractor_id"), "Empresa");
   if (pick === "route") choose(routes, q.get("route_id"), "Rota");
@@ -192,8 +194,8 @@ export function params() {
   if (!problems.some(([n]) => n === "from" || n === "to")) {
     const start = fromDate.value + "T" + (fromTime.value || "00:00");
     const end = toTime.value ? toDate.value + "T" + toTime.value : null;
-    if (end ? end <= start : toDate.value < fromDate.value) {
-      problems.push(["to", end && toDate.value === fromDate.value ? "a hora final deve ser depois da inicial."
+    if (end ? end < start : toDate.value < fromDate.value) {
+      problems.push(["to", end && toDate.value === fromDate.value ? "a hora final não pode ser antes da inicial."
         : "a data final deve ser igual ou posterior à inicial."]);
     }
   }

@@ -1,23 +1,27 @@
 // How a value is written in a report's cells (pt-BR), and the column builders every report's table uses.
 import { el, fmt } from "../api.js";
+import { format, number } from "../formats.js";
 
 // --- formatting -------------------------------------------------------------------------------
-const NF = {};
-export const dec = (d) => (x) => (x === null || x === undefined ? "—" : (NF[d] ||= new Intl.NumberFormat("pt-BR",
-  { minimumFractionDigits: d, maximumFractionDigits: d })).format(x));
+// Numbers follow the rules of ../formats.js, which the CSV files follow too (telemetria/formats.py).
+export const dec = (d) => (x) => number(x, d);
+export const rule = (name) => (x) => format(name, x);
 export const int = dec(0);
+// A km figure of a row: blank ("—") when the vehicle sent no position at all, which is not 0 km.
+export const km = (x, r) => (r && r.method === "no_fixes" ? "—" : format("km", x));
 export const text = (x) => (x === null || x === undefined || x === "" ? "—" : String(x));
 export const yes = (x) => (x === null || x === undefined ? "—" : x ? "Sim" : "Não");
-export const pct = (x) => (x === null || x === undefined ? "—" : dec(1)(x * 100) + " %");
+export const pct = (x) => (x === null || x === undefined ? "—" : format("share", x) + " %");
 export const bytes = (n) => (n < 1024 ? `${n} bytes` : n < 1048576 ? `${dec(1)(n / 1024)} kB`
   : `${dec(1)(n / 1048576)} MB`);
 
 // The codes the API carries, as people read them (the CSV's words: telemetria/reports/output.py).
 const WORDS = {
   route: "rota", chord: "linha reta", "route+chord": "rota e linha reta", none: "sem deslocamento",
+  no_fixes: "sem posições",
   media: "média", grave: "grave", gravissima: "gravíssima",
   boarding: "embarque", school: "escola", garage: "garagem", stop: "parada",
-  served: "atendido", passed: "passou sem parar", skipped: "pulado",
+  served: "atendido", passed: "passou sem parar", skipped: "pulado", pending: "pendente",
 };
 export const word = (x) => (x === null || x === undefined ? "—" : WORDS[x] || String(x));
 export const badge = (label, kind = "") => el("span", { class: `badge ${kind}`.trim() }, label);

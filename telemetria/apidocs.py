@@ -1,0 +1,141 @@
+"""The API's documentation pages, served whole from this service (no CDN), and its summaries in Portuguese.
+
+Swagger UI (`/docs`) and ReDoc (`/redoc`) come from the `fastapi-offline` package's files, mounted at
+`/docs-assets`; each page starts its viewer from a script file of ours, so no inline script is needed
+and the pages keep a strict Content-Security-Policy. Every operation's summary is in SUMMARIES (a test
+checks that none is missing): the people who read these pages read the web system in Portuguese.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import fastapi_offline
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+ASSETS = "/docs-assets"
+router = APIRouter(include_in_schema=False)
+
+SUMMARIES: dict[tuple[str, str], str] = {
+    ("POST", "/api/v1/fixes"): "Enviar posições (uma ou um lote) de um rastreador",
+    ("GET", "/osmand"): "Enviar posições pelo protocolo OsmAnd (Traccar Client e aparelhos)",
+    ("POST", "/osmand"): "Enviar posições pelo protocolo OsmAnd (Traccar Client e aparelhos)",
+    ("POST", "/api/v1/auth/login"): "Entrar (usuário e senha; abre uma sessão)",
+    ("POST", "/api/v1/auth/logout"): "Sair (encerra a sessão)",
+    ("GET", "/api/v1/auth/me"): "Quem sou eu: usuário, perfil e empresa da sessão ou do token",
+    ("POST", "/api/v1/tokens"): "Criar token pessoal para scripts (mostrado uma vez)",
+    ("GET", "/api/v1/tokens"): "Listar meus tokens pessoais",
+    ("DELETE", "/api/v1/tokens/{token_id}"): "Revogar um token pessoal",
+    ("GET", "/api/v1/users"): "Listar usuários",
+    ("POST", "/api/v1/users"): "Cadastrar usuário",
+    ("PATCH", "/api/v1/users/{user_id}"): "Alterar usuário",
+    ("GET", "/api/v1/contractors"): "Listar empresas contratadas",
+    ("POST", "/api/v1/contractors"): "Cadastrar empresa contratada",
+    ("GET", "/api/v1/contractors/{contractor_id}"): "Ver uma empresa contratada",
+    ("PATCH", "/api/v1/contractors/{contractor_id}"): "Alterar empresa contratada",
+    ("GET", "/api/v1/vehicles"): "Listar veículos",
+    ("POST", "/api/v1/vehicles"): "Cadastrar veículo",
+    ("GET", "/api/v1/vehicles/{vehicle_id}"): "Ver um veículo",
+    ("PATCH", "/api/v1/vehicles/{vehicle_id}"): "Alterar veículo",
+    ("GET", "/api/v1/trackers"): "Listar rastreadores",
+    ("POST", "/api/v1/trackers"): "Cadastrar rastreador num veículo (o token é mostrado uma vez)",
+    ("POST", "/api/v1/trackers/{tracker_id}/token"): "Gerar novo token do rastreador (o antigo deixa de valer)",
+    ("POST", "/api/v1/trackers/{tracker_id}/move"): "Instalar o rastreador em outro veículo",
+    ("PATCH", "/api/v1/trackers/{tracker_id}"): "Alterar rastreador",
+    ("GET", "/api/v1/drivers"): "Listar condutores",
+    ("POST", "/api/v1/drivers"): "Cadastrar condutor",
+    ("GET", "/api/v1/drivers/{driver_id}"): "Ver um condutor",
+    ("PATCH", "/api/v1/drivers/{driver_id}"): "Alterar condutor",
+    ("GET", "/api/v1/driver-assignments"): "Listar condutores por veículo",
+    ("POST", "/api/v1/driver-assignments"): "Atribuir condutor a veículo",
+    ("DELETE", "/api/v1/driver-assignments/{assignment_id}"): "Remover atribuição de condutor",
+    ("GET", "/api/v1/routes"): "Listar rotas",
+    ("POST", "/api/v1/routes"): "Cadastrar rota (GeoJSON, GPX ou KML, com paradas)",
+    ("GET", "/api/v1/routes/{route_id}"): "Ver uma rota com traçado, paradas e extensão",
+    ("PATCH", "/api/v1/routes/{route_id}"): "Alterar rota",
+    ("PUT", "/api/v1/routes/{route_id}/stops"): "Substituir as paradas da rota (pontos, escola, garagem)",
+    ("GET", "/api/v1/route-assignments"): "Listar rotas por veículo",
+    ("POST", "/api/v1/route-assignments"): "Atribuir rota a veículo (dias da semana e vigência)",
+    ("DELETE", "/api/v1/route-assignments/{assignment_id}"): "Remover atribuição de rota",
+    ("GET", "/api/v1/speed-zones"): "Listar zonas de velocidade",
+    ("POST", "/api/v1/speed-zones"): "Cadastrar zona de velocidade",
+    ("PATCH", "/api/v1/speed-zones/{zone_id}"): "Alterar zona de velocidade",
+    ("GET", "/api/v1/audit"): "Registro de auditoria: quem fez o quê, quando e de onde",
+    ("GET", "/api/v1/reports/km"): "Relatório: km rodados por veículo (ou por veículo e dia) e total",
+    ("GET", "/api/v1/reports/summary"): "Relatório: resumo por veículo (km, tempo, trechos, alertas, condutores)",
+    ("GET", "/api/v1/reports/speeding"): "Relatório: excessos de velocidade (CTB Art. 218)",
+    ("GET", "/api/v1/reports/trips"): "Relatório: trajetos (trechos) entre paradas",
+    ("GET", "/api/v1/reports/route-deviation"): "Relatório: desvios da rota atribuída",
+    ("GET", "/api/v1/reports/stops"): "Relatório: paradas, em ponto autorizado ou não",
+    ("GET", "/api/v1/reports/track"): "Relatório: trajetória (posições; também GeoJSON, GPX e KML)",
+    ("GET", "/api/v1/reports/reporting"): "Relatório: regularidade de transmissão (a cada 30 s)",
+    ("GET", "/api/v1/reports/schedule"): "Relatório: cumprimento de horários e viagens não realizadas",
+    ("GET", "/api/v1/live"): "Mapa ao vivo: última posição de cada veículo visível",
+    ("GET", "/healthz"): "Saúde do processo (responde enquanto o serviço está de pé)",
+    ("GET", "/readyz"): "Prontidão: banco de dados alcançável e migrações aplicadas",
+    ("GET", "/metrics"): "Métricas no formato Prometheus",
+}
+
+
+def summarize(schema: dict[str, Any]) -> list[tuple[str, str]]:
+    """Put the Portuguese summary on every operation of `schema`; returns the operations that have none."""
+    missing = []
+    for path, ops in schema.get("paths", {}).items():
+        for method, op in ops.items():
+            summary = SUMMARIES.get((method.upper(), path))
+            if summary is None:
+                missing.append((method.upper(), path))
+            else:
+                op["summary"] = summary
+    return missing
+
+
+def assets() -> StaticFiles:
+    """The Swagger UI and ReDoc files, from the installed package."""
+    return StaticFiles(directory=Path(fastapi_offline.__file__).parent / "static")
+
+
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _page(title: str, head: str, body: str) -> HTMLResponse:
+    html = f"""<!doctype html>
+<html lang="pt-BR">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="icon" href="/favicon.ico">
+{head}
+</head>
+<body>
+{body}
+</body>
+</html>"""
+    return HTMLResponse(html, headers=HEADERS)
+
+
+@router.get("/docs")
+async def swagger() -> HTMLResponse:
+    return _page(
+        "Telemetria · documentação da API",
+        f'<link rel="stylesheet" href="{ASSETS}/swagger-ui.css">',
+        f'<div id="swagger-ui"></div>\n<script src="{ASSETS}/swagger-ui-bundle.js"></script>\n'
+        '<script src="/static/js/apidocs.js"></script>',
+    )
+
+
+@router.get("/redoc")
+async def redoc() -> HTMLResponse:
+    return _page(
+        "Telemetria · documentação da API (ReDoc)",
+        "",
+        f'<redoc spec-url="/openapi.json"></redoc>\n<script src="{ASSETS}/redoc.standalone.js"></script>',
+    )
