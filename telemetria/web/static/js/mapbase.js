@@ -1,6 +1,6 @@
 // A Leaflet map with the configured base layers (street, satellite, hybrid, none). The pages work
 // without tiles: vehicles, tracks and routes are vector layers, drawn whether tiles load or not.
-import { config } from "./api.js";
+import { config, el } from "./api.js";
 
 const L = window.L;
 const CHOICE = "telemetria.baselayer";
@@ -38,6 +38,13 @@ function tileTrouble(element) {
   element.appendChild(note);
 }
 
+// What a tooltip or popup shows, as DOM nodes. Leaflet writes a string into the page as HTML, so a
+// name someone typed (a stop, a route, a place, a vehicle's prefix) never goes to it as one: parts are
+// strings (written as text) or nodes built with el(). Every tooltip and popup of every page uses this.
+export function tip(...parts) {
+  return el("div", {}, ...parts);
+}
+
 // An arrow marker for a vehicle: its colour says how fresh its position is, it points where it heads.
 export function vehicleIcon(status, heading, label) {
   const rotate = heading === null || heading === undefined ? "" : `transform:rotate(${Math.round(heading)}deg)`;
@@ -51,7 +58,7 @@ export function vehicleIcon(status, heading, label) {
 // A coloured circle marker with a title (stops, alerts, points).
 export function dot(latlng, colour, title, radius = 7) {
   return L.circleMarker(latlng, { radius, color: "#222", weight: 1, fillColor: colour, fillOpacity: 0.9 })
-    .bindTooltip(title);
+    .bindTooltip(tip(title));
 }
 
 export const COLOURS = {
