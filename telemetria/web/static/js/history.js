@@ -1,7 +1,7 @@
 // Vehicle history: the trajectory of a period on the map beside the assigned route, with stops,
 // speeding and deviations marked, a timeline to play it back, and the figures of Art. 15 §4.
 import { api, el, explain, fmt, localDate } from "./api.js";
-import { COLOURS, dot, makeMap } from "./mapbase.js";
+import { COLOURS, dot, makeMap, tip } from "./mapbase.js";
 
 const L = window.L;
 const form = document.getElementById("history-form");
@@ -120,7 +120,7 @@ function draw(routes, stops, speeding, deviations) {
   for (const r of routes) {
     if (!r.geometry) continue;
     L.geoJSON(r.geometry, { style: { color: COLOURS.route, weight: 6, opacity: 0.45, dashArray: "8 6" } })
-      .bindTooltip(`Rota ${r.code}: ${r.name}`).addTo(layers);
+      .bindTooltip(tip(`Rota ${r.code}: ${r.name}`)).addTo(layers);
     for (const s of r.stops) {
       dot([s.lat, s.lon], COLOURS.point, `${r.code} · ${s.name}${s.scheduled_time ? " · " + s.scheduled_time.slice(0, 5) : ""}`, 4)
         .addTo(layers);

@@ -1,6 +1,6 @@
 // The live map: every visible vehicle's newest position, refreshed every few seconds without reloading.
 import { api, config, el, explain, fmt, toast } from "./api.js";
-import { makeMap, vehicleIcon } from "./mapbase.js";
+import { makeMap, tip, vehicleIcon } from "./mapbase.js";
 
 const L = window.L;
 const STATUS_PT = { online: "Online", late: "Atrasado", offline: "Sem sinal", never: "Nunca transmitiu" };
@@ -14,10 +14,6 @@ let selected = null;
 let fitted = false;
 let failures = 0;
 
-function escapeHtml(text) {
-  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-}
-
 // "1 veículo", "2 veículos", "0 veículos": Portuguese uses the singular for one only.
 function plural(n, one, many) {
   return `${n} ${n === 1 ? one : many}`;
@@ -27,7 +23,8 @@ function label(v) {
   return v.prefix ? `${v.prefix} · ${v.plate}` : v.plate;
 }
 
-function popup(v) {
+// What a vehicle's popup shows: its facts as a table, and a link to its history.
+function details(v) {
   const rows = [
     ["Veículo", label(v)],
     ["Empresa", v.contractor || "—"],
@@ -39,9 +36,8 @@ function popup(v) {
     ["Última posição", `${fmt.time(v.time)} (${fmt.age(v.age_s)})`],
     ["Situação", STATUS_PT[v.status]],
   ];
-  const body = rows.map(([k, val]) => `<tr><th>${k}</th><td>${escapeHtml(val)}</td></tr>`).join("");
-  const link = `<a href="/historico?vehicle_id=${v.vehicle_id}">Ver histórico</a>`;
-  return `<table class="popup">${body}</table>${link}`;
+  return [el("table", { class: "popup" }, el("tbody", {}, rows.map(([k, val]) => el("tr", {}, el("th", {}, k),
+    el("td", {}, val))))), el("a", { href: `/historico?vehicle_id=${v.vehicle_id}` }, "Ver histórico")];
 }
 
 function shown(v) {
@@ -61,16 +57,15 @@ function draw() {
     let m = markers.get(v.vehicle_id);
     if (!m) {
       const marker = L.marker([v.lat, v.lon], { icon, title: v.plate, keyboard: true, alt: v.plate }).addTo(map);
-      marker.bindPopup("");
+      marker.bindPopup(tip(...details(v)));
       const trail = L.polyline([], { color: "#1f5fbf", weight: 3, opacity: 0.6 }).addTo(map);
       m = { marker, trail };
       markers.set(v.vehicle_id, m);
     }
     m.marker.setLatLng([v.lat, v.lon]);
     m.marker.setIcon(icon);
-    m.marker.getElement()?.querySelector(".vh-label")?.replaceChildren(label(v));
     m.marker.getElement()?.setAttribute("data-vehicle", v.plate);
-    m.marker.setPopupContent(popup(v));
+    m.marker.setPopupContent(tip(...details(v)));
     m.trail.setLatLngs(v.trail);
   }
   for (const [id, m] of markers) {

@@ -1,11 +1,14 @@
 // A Leaflet map with the configured base layers (street, satellite, hybrid, none). The pages work
 // without tiles: vehicles, tracks and routes are vector layers, drawn whether tiles load or not.
-import { config } from "./api.js";
+import { config, el } from "./api.js";
 
 const L = window.L;
 const CHOICE = "telemetria.baselayer";
 // Jaru/RO, the reference municipality, until there is something to fit the view to.
 const START = [-10.4389, -62.4664];
+// Leaflet writes the layer menu's labels as HTML; the names come from settings and are text, so their
+// markup characters go in as character references.
+const asHtmlText = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function makeMap(element) {
   const map = L.map(element, { zoomControl: true, preferCanvas: false }).setView(START, 12);
@@ -13,7 +16,7 @@ export function makeMap(element) {
   for (const layer of config.map.layers) {
     const tiles = layer.tiles.map((url) =>
       L.tileLayer(url, { maxZoom: layer.max_zoom, attribution: layer.attribution, crossOrigin: false }));
-    bases[layer.name] = tiles.length === 1 ? tiles[0] : L.layerGroup(tiles);
+    bases[asHtmlText(layer.name)] = tiles.length === 1 ? tiles[0] : L.layerGroup(tiles);
     for (const t of tiles) t.on("tileerror", () => tileTrouble(element));
   }
   bases["Sem mapa de fundo"] = L.layerGroup();
@@ -45,20 +48,26 @@ function tileTrouble(element) {
   element.appendChild(note);
 }
 
+// What a tooltip or popup shows, as DOM nodes. Leaflet writes a string into the page as HTML, so a
+// name someone typed (a stop, a route, a place, a vehicle's prefix) never goes to it as one: parts are
+// strings (written as text) or nodes built with el(). Every tooltip and popup of every page uses this.
+export function tip(...parts) {
+  return el("div", {}, ...parts);
+}
+
 // An arrow marker for a vehicle: its colour says how fresh its position is, it points where it heads.
 export function vehicleIcon(status, heading, label) {
-  const rotate = heading === null || heading === undefined ? "" : `transform:rotate(${Math.round(heading)}deg)`;
-  const arrow = heading === null || heading === undefined ? "●" : "▲";
-  const html = `<span class="vh-arrow" style="${rotate}">${arrow}</span><span class="vh-label"></span>`;
-  const icon = L.divIcon({ className: `vh vh-${status}`, html, iconSize: [22, 22], iconAnchor: [11, 11] });
-  icon.label = label;
-  return icon;
+  const turned = heading !== null && heading !== undefined;
+  const arrow = el("span", { class: "vh-arrow" }, turned ? "▲" : "●");
+  if (turned) arrow.style.transform = `rotate(${Math.round(heading)}deg)`;
+  return L.divIcon({ className: `vh vh-${status}`, iconSize: [22, 22], iconAnchor: [11, 11],
+    html: el("span", { class: "vh-body" }, arrow, el("span", { class: "vh-label" }, label)) });
 }
 
 // A coloured circle marker with a title (stops, alerts, points).
 export function dot(latlng, colour, title, radius = 7) {
   return L.circleMarker(latlng, { radius, color: "#222", weight: 1, fillColor: colour, fillOpacity: 0.9 })
-    .bindTooltip(title);
+    .bindTooltip(tip(title));
 }
 
 export const COLOURS = {

@@ -1,7 +1,7 @@
 // A route's stops on its map and in a table: name, kind, scheduled time and position, edited here and
 // saved at once with PUT. A stop's position is typed, or set by clicking the map, or by dragging its marker.
 import { api, el, toast } from "../api.js";
-import { makeMap, COLOURS } from "../mapbase.js";
+import { makeMap, COLOURS, tip } from "../mapbase.js";
 import { STOP_KINDS } from "./common.js";
 import { problems, sentence } from "./errors.js";
 
@@ -50,7 +50,7 @@ export function stopEditor(mapBox, box, route) {
 
   function icon(i, s) {
     return L.divIcon({ className: `stop-marker stop-${s.kind}${armed === i ? " armed" : ""}`,
-      html: `<span>${i + 1}</span>`, iconSize: [24, 24], iconAnchor: [12, 12] });
+      html: el("span", {}, String(i + 1)), iconSize: [24, 24], iconAnchor: [12, 12] });
   }
 
   function drawMarkers() {
@@ -59,7 +59,7 @@ export function stopEditor(mapBox, box, route) {
       if (s.lat === null || s.lon === null || !Number.isFinite(s.lat) || !Number.isFinite(s.lon)) return;
       const m = L.marker([s.lat, s.lon], { icon: icon(i, s), draggable: true, keyboard: true,
         title: `${i + 1}. ${s.name || "(sem nome)"}`, alt: `Parada ${i + 1}` });
-      m.bindTooltip(el("span", {}, `${i + 1}. ${s.name || "(sem nome)"}${s.time ? " – " + s.time : ""}`));
+      m.bindTooltip(tip(`${i + 1}. ${s.name || "(sem nome)"}${s.time ? " – " + s.time : ""}`));
       m.on("dragend", () => place(i, m.getLatLng()));
       m.addTo(markers);
     });

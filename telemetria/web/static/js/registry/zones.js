@@ -1,6 +1,6 @@
 // Speed zones: polygons with their own limit (a school zone, a paved stretch), listed and drawn on a map.
 import { api, el, fmt, toast } from "../api.js";
-import { makeMap } from "../mapbase.js";
+import { makeMap, tip } from "../mapbase.js";
 import { editWith } from "./common.js";
 import { refusal } from "./errors.js";
 import { openForm } from "./form.js";
@@ -63,7 +63,7 @@ export function zones(root) {
     layer.clearLayers();
     const shapes = rows.filter((z) => z.geometry).map((z) =>
       L.geoJSON(z.geometry, { style: { color: z.active ? "#c62828" : "#6b7280", weight: 2, fillOpacity: 0.15 } })
-        .bindTooltip(el("span", {}, `${z.name}: ${fmt.kmh(z.limit_kmh)}`)).addTo(layer));
+        .bindTooltip(tip(`${z.name}: ${fmt.kmh(z.limit_kmh)}`)).addTo(layer));
     if (shapes.length) map.fitBounds(L.featureGroup(shapes).getBounds().pad(0.2));
   };
   listView(root, {

@@ -2,7 +2,7 @@
 // A row chosen in the table shows its place on the map, and a marker clicked on the map marks its row.
 import { el, fmt } from "../api.js";
 import { period as periodText } from "../formats.js";
-import { COLOURS, dot, makeMap } from "../mapbase.js";
+import { COLOURS, dot, makeMap, tip } from "../mapbase.js";
 import { chooser, visible } from "./chooser.js";
 import { KIND, R, TRACK_PLACES, TRACK_TOTALS } from "./columns.js";
 import { cell, head, int, word } from "./format.js";
@@ -124,7 +124,7 @@ function select(i, fromMap = false) {
   if (!marker && R.lazyMarks) { // the track: one cursor, moved to the position chosen
     const m = R.marks(shown.rows[i])[0];
     if (!cursor) cursor = dot([m.lat, m.lon], "#ffeb3b", m.title, 8);
-    cursor.setLatLng([m.lat, m.lon]).setTooltipContent(m.title).addTo(layer);
+    cursor.setLatLng([m.lat, m.lon]).setTooltipContent(tip(m.title)).addTo(layer);
     marker = cursor;
   }
   if (!marker) return;
@@ -151,7 +151,7 @@ function drawTrack(positions, places) {
   }
   for (const line of lines.values()) {
     L.polyline(line.pts, { color: colourOf.get(line.vehicle), weight: 4, opacity: 0.8, className: "track-line" })
-      .bindTooltip(`${line.plate} · ${fmt.time(line.day).slice(0, 10)}`).addTo(layer);
+      .bindTooltip(tip(`${line.plate} · ${fmt.time(line.day).slice(0, 10)}`)).addTo(layer);
   }
   for (const p of places) {
     const colour = p.kind !== "stop" ? COLOURS.point : p.authorized ? COLOURS.stopOk : COLOURS.stopBad;
