@@ -6,6 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
@@ -123,6 +124,9 @@ class Settings(BaseSettings):
     max_batch_fixes: int = Field(default=10_000, ge=1)
     max_future_s: float = Field(default=300.0, ge=0)
     max_speed_kmh: float = Field(default=300.0, gt=0)
+    # The zone of an OsmAnd `timestamp` sent without an offset (devices do; Traccar reads it in its
+    # server's zone). Our JSON API refuses such a time instead.
+    osmand_timezone: ZoneInfo = ZoneInfo("UTC")
     retention_days: int = 731
     # How often the service recomputes report rollups that late fixes made stale (0: never; reports
     # stay right either way, computing stale days from the fixes).

@@ -174,8 +174,9 @@ async def _osmand(request: Request, hold: Hold) -> Response:
         body = await read_body(request, settings.max_body_bytes, hold)
         try:
             decoded = decode_osmand(
-                request.method, request.query_params, request.headers.get("content-type"), body, now=service.now()
-            )
+                request.method, request.query_params, request.headers.get("content-type"), body,
+                now=service.now(), naive_tz=settings.osmand_timezone,
+            )  # fmt: skip
         except DecodeError as e:
             raise HttpError(400, str(e)) from None
         if len(decoded.items) > settings.max_batch_fixes:

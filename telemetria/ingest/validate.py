@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from telemetria.ingest.fields import attributes_problem, driver_problem
 from telemetria.ingest.model import Fix, Rejected
 
 REAL_MAX = 3.4028234663852886e38  # the largest PostgreSQL real (accuracy_m and hdop are real columns)
@@ -64,7 +65,14 @@ def quality(fix: Fix, now: datetime, limits: Limits) -> str | None:
     return None
 
 
-CHECKS: tuple[Check, ...] = (coords, time_window, speed, quality)
+def free_fields(fix: Fix, now: datetime, limits: Limits) -> str | None:
+    # The same limits whichever protocol the fix came by (ingest.fields).
+    if fix.driver_id is not None and (problem := driver_problem(fix.driver_id)):
+        return problem
+    return attributes_problem(fix.attributes) if fix.attributes is not None else None
+
+
+CHECKS: tuple[Check, ...] = (coords, time_window, speed, quality, free_fields)
 
 
 def validate(
