@@ -124,6 +124,8 @@ class Settings(BaseSettings):
     max_batch_fixes: int = Field(default=10_000, ge=1)
     max_future_s: float = Field(default=300.0, ge=0)
     max_speed_kmh: float = Field(default=300.0, gt=0)
+    # One fix's `attributes` as JSON: a larger object rejects its fix (trackers send a few small values).
+    max_attributes_bytes: int = Field(default=4096, ge=256, le=1024 * 1024)
     # The zone of an OsmAnd `timestamp` sent without an offset (devices do; Traccar reads it in its
     # server's zone). Our JSON API refuses such a time instead.
     osmand_timezone: ZoneInfo = ZoneInfo("UTC")

@@ -14,6 +14,7 @@ MAX_DEVICE_ID = 64  # a tracker's unique id: the registry takes none longer
 MAX_DRIVER_ID = 64  # a driver card (RFID/iButton) code
 MAX_ATTRIBUTES = 64  # keys of one fix's attributes object
 MAX_ATTRIBUTE_DEPTH = 16  # the attributes object itself is level 1; trackers send flat ones
+DEFAULT_MAX_ATTRIBUTES_BYTES = 4096  # one fix's attributes as JSON (TELEMETRIA_MAX_ATTRIBUTES_BYTES)
 
 
 def driver_problem(driver_id: str) -> str | None:
@@ -25,10 +26,10 @@ def driver_problem(driver_id: str) -> str | None:
     return None
 
 
-def attributes_problem(attributes: dict[str, Any]) -> str | None:
-    """Why `attributes` cannot be stored within the per-fix bounds, or None."""
+def attributes_problem(attributes: dict[str, Any], max_bytes: int = DEFAULT_MAX_ATTRIBUTES_BYTES) -> str | None:
+    """Why `attributes` cannot be stored exactly in at most `max_bytes` of JSON, or None."""
     if len(attributes) > MAX_ATTRIBUTES:
         return f"attributes: {len(attributes)} keys, at most {MAX_ATTRIBUTES}"
-    if problem := json_problem(attributes, MAX_ATTRIBUTE_DEPTH):
+    if problem := json_problem(attributes, MAX_ATTRIBUTE_DEPTH, max_bytes):
         return f"attributes: {problem}"
     return None

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 
 from telemetria.ingest.fields import MAX_DEVICE_ID
 from telemetria.ingest.model import DecodeError, Fix, Rejected
-from telemetria.ingest.storable import text_problem
+from telemetria.ingest.storable import MAX_EXACT_INT, text_problem
 from telemetria.ingest.timeparse import parse_time
 
 KNOT_KMH = 1.852  # query/form `speed` is in knots (Traccar Client: m/s × 1.943844)
@@ -28,10 +28,10 @@ FLAT_KEYS = frozenset(
 
 # Plain decimal text only: float() would also take "nan", "inf", "1_0" and non-ASCII digits.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-# Attribute text becomes a number only in JSON's grammar, so "007" or "+5" (ids, codes) stay text.
-_ATTR_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+# Attribute text becomes a number only in JSON's grammar, so "007" or "+5" (ids, codes) stay text, and only
+# when it can be stored exactly (storable.MAX_EXACT_INT): a wider one (an ICCID, say) stays text as sent.
+_ATTR_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,15})")
 _ATTR_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
-_INT64 = 2**63  # the writer's JSON encoder (orjson) refuses wider integers
 
 Attr = Callable[[Any], Any]
 
@@ -306,10 +306,10 @@ def _text_attr(value: Any) -> Any:
     text = value.strip() if isinstance(value, str) else ""
     if text in ("true", "false"):
         return text == "true"
-    if _ATTR_INT.fullmatch(text):
-        return int(text)
-    if _ATTR_FLOAT.fullmatch(text) and math.isfinite(number := float(text)):
+    if _ATTR_INT.fullmatch(text) and abs(number := int(text)) <= MAX_EXACT_INT:
         return number
+    if _ATTR_FLOAT.fullmatch(text) and abs(real := float(text)) <= MAX_EXACT_INT:  # (false for inf and NaN)
+        return real
     return _json_attr(value)
 
 
@@ -320,13 +320,15 @@ def _storable(attributes: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _json_attr(value: Any) -> Any:
-    """A JSON scalar kept as sent; None for null, "" and nested values (Traccar skips those too)."""
+    """A JSON scalar kept as sent; None for null, "" and nested values (Traccar skips those too).
+
+    A number that cannot be stored exactly (NaN, infinite, beyond ±(2^53 − 1)) is kept as its text:
+    an odd attribute value never costs an OsmAnd position (the bounds on size and count in `fields` do).
+    """
     if isinstance(value, bool | str):
         return value if _present(value) else None
-    if isinstance(value, int):
-        return value if -_INT64 <= value < _INT64 else str(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
+    if isinstance(value, int | float):
+        return value if abs(value) <= MAX_EXACT_INT else str(value)  # (false for NaN)
     return None
 
 

@@ -166,3 +166,26 @@ async def test_a_time_without_offset_is_read_in_the_configured_zone(test_db, tra
             r = await c.get("/osmand", params=params)
     assert r.status_code == 200
     assert [row["ts"] for row in await stored(conn)] == [T0]
+
+
+async def test_an_osmand_number_that_cannot_be_stored_exactly_is_kept_as_its_text(client, tracker, conn) -> None:
+    """OsmAnd never loses a position over an odd extra: a number past ±(2^53 − 1) is stored as the text sent."""
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH)}
+    r = await client.get("/osmand", params={**params, "iccid": str(2**53 + 1), "n": str(2**53 - 1), "e": "1e20"})
+    assert r.status_code == 200
+    position = f'"id": "{tracker.unique_id}", "lat": -10.43, "lon": -62.47, "timestamp": {EPOCH + 1}'
+    body = f'{{{position}, "iccid": {2**64 + 1}, "n": {-(2**53 - 1)}}}'
+    r = await client.post("/osmand", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 200
+    rows = await stored(conn)
+    assert [row["attributes"] for row in rows] == [
+        {"iccid": str(2**53 + 1), "n": 2**53 - 1, "e": "1e20"},
+        {"iccid": str(2**64 + 1), "n": -(2**53 - 1)},
+    ]
+
+
+async def test_osmand_attributes_over_the_bound_reject_their_position(client, tracker, conn) -> None:
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH)}
+    r = await client.post("/osmand", data={**params, "note": "x" * 5000})
+    assert r.status_code == 200  # answered 200 and logged, like every position that fails validation
+    assert await stored(conn) == []
