@@ -48,6 +48,7 @@ from telemetria.settings import Settings
 from telemetria.web import pages
 
 log = logging.getLogger(__name__)
+_METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 
 # Every user-facing API router; each route declares its guard (see auth/guard.py).
 API_ROUTERS = (
@@ -170,10 +171,14 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/metrics", tags=["ops"], summary="Prometheus metrics (text exposition format)")
     async def metrics_endpoint(request: Request) -> Response:
         token = settings.metrics_token
+        if token is None and settings.metrics_require_token:
+            return json_response({"detail": "metrics are closed until TELEMETRIA_METRICS_TOKEN is set"}, 403)
         if token is not None and not secrets.compare_digest(
             (bearer_token(request) or "").encode(), token.get_secret_value().encode()
         ):
-            return json_response({"detail": "metrics need Authorization: Bearer <metrics token>"}, 401)
+            return json_response(
+                {"detail": "metrics need Authorization: Bearer <metrics token>"}, 401, _METRICS_CHALLENGE
+            )
         try:
             async with asyncio.timeout(5):
                 fleet = [(f.plate, f.age_s) for f in await last_fixes(request.app.state.pool)]

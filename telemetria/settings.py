@@ -111,8 +111,11 @@ class Settings(BaseSettings):
     forwarded_allow_ips: str = "127.0.0.1"
     log_format: Literal["json", "text"] = "json"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    # When set, GET /metrics requires `Authorization: Bearer <token>`.
+    # When set, GET /metrics requires `Authorization: Bearer <token>`. /metrics names every vehicle
+    # with the age of its last fix, so the shipped image (Dockerfile) also sets `metrics_require_token`:
+    # there, without a token, /metrics is closed rather than open.
     metrics_token: SecretStr | None = None
+    metrics_require_token: bool = False
 
     # Ingest limits and validation.
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
@@ -180,6 +183,13 @@ class Settings(BaseSettings):
             return init_settings, env_settings, file_secret_settings
         env_file = settings_file(Path(path), set(settings_cls.model_fields))
         return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _blank_token_is_none(cls, v: SecretStr | None) -> SecretStr | None:
+        # An empty value (`TELEMETRIA_METRICS_TOKEN=` from an unset compose variable) would match a request
+        # that sends no token at all: it means "no token", never "an empty one".
+        return v if v is not None and v.get_secret_value().strip() else None
 
     @field_validator("ingest_max_inflight_bytes")
     @classmethod
