@@ -39,6 +39,7 @@ from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
 from telemetria.live import api as live_api
 from telemetria.logs import RequestIdMiddleware
+from telemetria.nulguard import NulGuardMiddleware
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
 from telemetria.reports import api as reports_api
@@ -112,6 +113,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.state.ingest_budget = InflightBudget(settings.ingest_max_inflight_bytes, settings.ingest_max_inflight_requests)
     app.router.routes.extend(ingest_api.ROUTES)
+    # Inside the body limit, which bounds what the NUL guard reads; ingest rejects NULs per item itself.
+    app.add_middleware(NulGuardMiddleware, skip={route.path for route in ingest_api.ROUTES})
     app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing
     app.add_middleware(RequestIdMiddleware, access=settings.access_log)  # added last: outermost
     for router in API_ROUTERS:
@@ -193,13 +196,22 @@ def create_app(settings: Settings) -> FastAPI:
 
 async def _db_down(request: Request, exc: Exception) -> Response:
     if isinstance(exc, asyncpg.DataError):
-        # A value the database cannot take (NUL in text, out-of-range number) that validation let
-        # through: the client's input, so a 400, never a 500. The message names no stored data.
-        return json_response({"detail": f"invalid value: {str(exc).splitlines()[0]}"}, 400)
+        # A value the database cannot take that validation let through: the client's input, so a 400, never
+        # a 500, and in our words: the database's text names its internals and can quote the value.
+        log.info("database refused a value during %s %s: %s", request.method, request.url.path, type(exc).__name__)
+        return json_response({"detail": _refused_value(exc)}, 400)
     if not is_unavailable(exc):
         raise exc
     log.warning("database unavailable during %s %s: %s", request.method, request.url.path, exc)
     return error_response(unavailable())
+
+
+def _refused_value(exc: Exception) -> str:
+    if isinstance(exc, asyncpg.CharacterNotInRepertoireError | asyncpg.UntranslatableCharacterError):
+        return "invalid value: a text contains a NUL character (U+0000) or is not valid UTF-8, which cannot be stored"
+    if isinstance(exc, asyncpg.StringDataRightTruncationError):
+        return "invalid value: a text is longer than the database can store"
+    return "invalid value: a value is out of the range or form the database can store"
 
 
 def build() -> FastAPI:

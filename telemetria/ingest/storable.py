@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 # An escaped NUL in orjson's output: an odd run of backslashes before u0000 (an even run is a literal "\u0000").
-_NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 MAX_EXACT_INT = 2**53 - 1
 _TOO_WIDE = f"a number beyond ±{MAX_EXACT_INT} (2^53 − 1) cannot be stored exactly; send it as text"
 
@@ -45,7 +45,7 @@ def json_problem(value: Any, max_depth: int, max_bytes: int) -> str | None:
         encoded = orjson.dumps(value)
     except orjson.JSONEncodeError as e:  # a lone surrogate
         return f"cannot be stored as JSON ({e})"
-    if _NUL_ESCAPE.search(encoded):
+    if NUL_ESCAPE.search(encoded):
         return "text contains a NUL character"
     if len(encoded) > max_bytes:
         return f"{len(encoded)} bytes as JSON, at most {max_bytes} per fix"
