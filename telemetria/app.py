@@ -24,6 +24,7 @@ from telemetria.auth import api as auth_api
 from telemetria.auth.throttle import LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
+from telemetria.headers import SecurityHeadersMiddleware
 from telemetria.http import (
     FieldError,
     HttpError,
@@ -116,7 +117,8 @@ def create_app(settings: Settings) -> FastAPI:
     # Inside the body limit, which bounds what the NUL guard reads; ingest rejects NULs per item itself.
     app.add_middleware(NulGuardMiddleware, skip={route.path for route in ingest_api.ROUTES})
     app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing
-    app.add_middleware(RequestIdMiddleware, access=settings.access_log)  # added last: outermost
+    app.add_middleware(RequestIdMiddleware, access=settings.access_log)
+    app.add_middleware(SecurityHeadersMiddleware)  # added last: outermost, so every answer has its headers
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
