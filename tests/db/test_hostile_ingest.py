@@ -223,14 +223,29 @@ async def test_the_attributes_bound_is_a_setting(
 @pytest.mark.parametrize(
     "ctype",
     ["text/xml", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-     "image/png", "application/octet-stream", "text/html; charset=utf-8"],
+     "image/png", "application/octet-stream", "text/html; charset=utf-8", "text/plain", "text/plain; charset=utf-8",
+     "application/jsonx", "application/x-json-stream", "text/jsonp"],
 )  # fmt: skip
 async def test_wrong_content_types_are_415(
     client: httpx.AsyncClient, tracker: Tracker, conn: asyncpg.Connection, ctype: str
 ) -> None:
+    """As the README says: a body that is not declared JSON gets 415, and the answer names the type accepted."""
     r = await post(client, tracker, fix(), ctype)
-    assert r.status_code == 415 and r.json()["detail"]
+    assert r.status_code == 415
+    assert r.json()["detail"] == f"Content-Type must be application/json, not {ctype.split(';')[0]}"
     assert await count(conn) == 0
+
+
+@pytest.mark.parametrize(
+    "ctype", ["application/json", "application/json; charset=utf-8", "Application/JSON", "application/vnd.fix+json",
+              "text/json", None],
+)  # fmt: skip
+async def test_json_content_types_and_none_are_read_as_json(
+    client: httpx.AsyncClient, tracker: Tracker, conn: asyncpg.Connection, ctype: str | None
+) -> None:
+    headers = {**tracker.auth, **({"Content-Type": ctype} if ctype else {})}
+    r = await client.post("/api/v1/fixes", content=orjson.dumps(fix()), headers=headers)
+    assert r.status_code == 200 and r.json()["accepted"] == 1
 
 
 async def test_an_oversized_body_is_413_declared_or_streamed(
@@ -246,7 +261,9 @@ async def test_an_oversized_body_is_413_declared_or_streamed(
             yield b" " * (1024 * 1024)
         yield b"]}"
 
-    r = await client.post("/api/v1/fixes", content=chunks(), headers={**tracker.auth, "Content-Type": "text/plain"})
+    r = await client.post(
+        "/api/v1/fixes", content=chunks(), headers={**tracker.auth, "Content-Type": "application/json"}
+    )
     assert r.status_code == 413 and str(BIG_MIB) in r.json()["detail"]
     assert await count(conn) == 0
 
