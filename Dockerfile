@@ -19,7 +19,9 @@ COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 COPY migrations ./migrations
 USER telemetria
-ENV TELEMETRIA_HOST=0.0.0.0 TELEMETRIA_PORT=8000 PYTHONUNBUFFERED=1
+# /metrics names every vehicle with the age of its last fix: in this image it needs
+# TELEMETRIA_METRICS_TOKEN, and without one it is closed (403), whatever address it listens on.
+ENV TELEMETRIA_HOST=0.0.0.0 TELEMETRIA_PORT=8000 TELEMETRIA_METRICS_REQUIRE_TOKEN=true PYTHONUNBUFFERED=1
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s \
   CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status != 200)"

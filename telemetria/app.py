@@ -25,6 +25,7 @@ from telemetria.auth.throttle import KeyedLocks, LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
 from telemetria.forwarded import ForwardedMiddleware
+from telemetria.headers import SecurityHeadersMiddleware
 from telemetria.http import (
     FieldError,
     HttpError,
@@ -40,6 +41,7 @@ from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
 from telemetria.live import api as live_api
 from telemetria.logs import RequestIdMiddleware
+from telemetria.nulguard import NulGuardMiddleware
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
 from telemetria.reports import api as reports_api
@@ -49,6 +51,7 @@ from telemetria.settings import Settings
 from telemetria.web import pages
 
 log = logging.getLogger(__name__)
+_METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 
 # Every user-facing API router; each route declares its guard (see auth/guard.py).
 API_ROUTERS = (
@@ -117,10 +120,13 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.login_locks = KeyedLocks()
     app.state.ingest_budget = InflightBudget(settings.ingest_max_inflight_bytes, settings.ingest_max_inflight_requests)
     app.router.routes.extend(ingest_api.ROUTES)
+    # Inside the body limit, which bounds what the NUL guard reads; ingest rejects NULs per item itself.
+    app.add_middleware(NulGuardMiddleware, skip={route.path for route in ingest_api.ROUTES})
     app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing
     app.add_middleware(RequestIdMiddleware, access=settings.access_log)
-    # Added last: outermost, so everything inside sees the client's address, not the proxy's.
+    # Outside everything but the headers: everything inside sees the client's address, not the proxy's.
     app.add_middleware(ForwardedMiddleware, trusted=settings.trusted_proxies)
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost of all: every answer has its headers
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
@@ -181,10 +187,14 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/metrics", tags=["ops"], summary="Prometheus metrics (text exposition format)")
     async def metrics_endpoint(request: Request) -> Response:
         token = settings.metrics_token
+        if token is None and settings.metrics_require_token:
+            return json_response({"detail": "metrics are closed until TELEMETRIA_METRICS_TOKEN is set"}, 403)
         if token is not None and not secrets.compare_digest(
             (bearer_token(request) or "").encode(), token.get_secret_value().encode()
         ):
-            return json_response({"detail": "metrics need Authorization: Bearer <metrics token>"}, 401)
+            return json_response(
+                {"detail": "metrics need Authorization: Bearer <metrics token>"}, 401, _METRICS_CHALLENGE
+            )
         try:
             async with asyncio.timeout(5):
                 fleet = [(f.plate, f.age_s) for f in await last_fixes(request.app.state.pool)]
@@ -199,13 +209,22 @@ def create_app(settings: Settings) -> FastAPI:
 
 async def _db_down(request: Request, exc: Exception) -> Response:
     if isinstance(exc, asyncpg.DataError):
-        # A value the database cannot take (NUL in text, out-of-range number) that validation let
-        # through: the client's input, so a 400, never a 500. The message names no stored data.
-        return json_response({"detail": f"invalid value: {str(exc).splitlines()[0]}"}, 400)
+        # A value the database cannot take that validation let through: the client's input, so a 400, never
+        # a 500, and in our words: the database's text names its internals and can quote the value.
+        log.info("database refused a value during %s %s: %s", request.method, request.url.path, type(exc).__name__)
+        return json_response({"detail": _refused_value(exc)}, 400)
     if not is_unavailable(exc):
         raise exc
     log.warning("database unavailable during %s %s: %s", request.method, request.url.path, exc)
     return error_response(unavailable())
+
+
+def _refused_value(exc: Exception) -> str:
+    if isinstance(exc, asyncpg.CharacterNotInRepertoireError | asyncpg.UntranslatableCharacterError):
+        return "invalid value: a text contains a NUL character (U+0000) or is not valid UTF-8, which cannot be stored"
+    if isinstance(exc, asyncpg.StringDataRightTruncationError):
+        return "invalid value: a text is longer than the database can store"
+    return "invalid value: a value is out of the range or form the database can store"
 
 
 def build() -> FastAPI:

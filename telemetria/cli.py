@@ -7,7 +7,7 @@ import asyncio
 import socket
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,17 @@ from telemetria.settings import Settings, SettingsError
 
 class CliError(Exception):
     pass
+
+
+def parse_expiry(text: str) -> datetime | None:
+    """A token's expiry: 'never', a local date (its midnight), or a date-time as `parse_when` reads it."""
+    if text.strip().lower() == "never":
+        return None
+    try:
+        day = date.fromisoformat(text.strip())
+    except ValueError:
+        return parse_when(text)
+    return datetime.combine(day, time(), LOCAL_TZ)
 
 
 def parse_when(text: str) -> datetime:
@@ -265,8 +276,11 @@ def cmd_token(settings: Settings, args: argparse.Namespace) -> None:
             return (await store.list_tokens(conn, row["id"]))[0]
         async with conn.transaction():
             if args.action == "create":
-                token = await store.create_token(conn, row["id"], args.name)
-                await record(conn, "token.create", None, None, f"token:{token['id']}", {"via": "cli"})
+                token = await store.create_token(conn, row["id"], args.name, args.expires)
+                expires = token["expires_at"].isoformat() if token["expires_at"] else "never"
+                await record(
+                    conn, "token.create", None, None, f"token:{token['id']}", {"via": "cli", "expires_at": expires}
+                )
                 return token
             revoked = await store.revoke_token(conn, args.id, row["id"], False)
             if revoked is None:
@@ -276,7 +290,9 @@ def cmd_token(settings: Settings, args: argparse.Namespace) -> None:
 
     result = _run_db(settings, run)
     if args.action == "create" and not args.json:
-        print(result["token"])
+        print(result["token"])  # alone on stdout, for scripts; the expiry goes to the person, on stderr
+        expires = result["expires_at"]
+        print(f"expires {expires.isoformat() if expires else 'never'} (token {result['id']})", file=sys.stderr)
     else:
         emit(result)
 
@@ -438,7 +454,13 @@ def build_parser() -> argparse.ArgumentParser:
     tc = toksub.add_parser("create", help="print a new token for the user (shown once)")
     tc.add_argument("--username", required=True)
     tc.add_argument("--name", default="cli", help="what the token is for")
-    tc.add_argument("--json", action="store_true", help="print id, name and token as JSON")
+    tc.add_argument(
+        "--expires",
+        type=parse_expiry,
+        default=...,
+        help="when it stops working: RFC 3339, a local date or date-time, or 'never' (default: a year from now)",
+    )
+    tc.add_argument("--json", action="store_true", help="print id, name, expiry and token as JSON")
     toksub.add_parser("list").add_argument("--username", required=True)
     tr = toksub.add_parser("revoke")
     tr.add_argument("--username", required=True)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -29,6 +30,7 @@ _HEADER = REQUEST_ID_HEADER.lower().encode()
 _EXTRA_FIELDS = ("method", "path", "status", "duration_ms")
 
 access_log = logging.getLogger("telemetria.access")
+log = logging.getLogger(__name__)
 
 
 class JsonFormatter(logging.Formatter):
@@ -114,6 +116,10 @@ class RequestIdMiddleware:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except ClientDisconnect:
+            # A tracker losing signal mid-upload is an everyday event, not a fault: one plain line, no traceback
+            # (uncaught, the server would log it as an ERROR). Nothing is left to answer: the client is gone.
+            log.info("client disconnected before sending the whole body: %s %s", scope["method"], scope["path"])
         finally:
             if self.access:
                 access_log.info(

@@ -6,6 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
@@ -113,8 +114,11 @@ class Settings(BaseSettings):
     forwarded_allow_ips: str = "127.0.0.1"
     log_format: Literal["json", "text"] = "json"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    # When set, GET /metrics requires `Authorization: Bearer <token>`.
+    # When set, GET /metrics requires `Authorization: Bearer <token>`. /metrics names every vehicle
+    # with the age of its last fix, so the shipped image (Dockerfile) also sets `metrics_require_token`:
+    # there, without a token, /metrics is closed rather than open.
     metrics_token: SecretStr | None = None
+    metrics_require_token: bool = False
 
     # Ingest limits and validation.
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
@@ -126,6 +130,11 @@ class Settings(BaseSettings):
     max_batch_fixes: int = Field(default=10_000, ge=1)
     max_future_s: float = Field(default=300.0, ge=0)
     max_speed_kmh: float = Field(default=300.0, gt=0)
+    # One fix's `attributes` as JSON: a larger object rejects its fix (trackers send a few small values).
+    max_attributes_bytes: int = Field(default=4096, ge=256, le=1024 * 1024)
+    # The zone of an OsmAnd `timestamp` sent without an offset (devices do; Traccar reads it in its
+    # server's zone). Our JSON API refuses such a time instead.
+    osmand_timezone: ZoneInfo = ZoneInfo("UTC")
     retention_days: int = 731
     # How often the service recomputes report rollups that late fixes made stale (0: never; reports
     # stay right either way, computing stale days from the fixes).
@@ -178,6 +187,13 @@ class Settings(BaseSettings):
             return init_settings, env_settings, file_secret_settings
         env_file = settings_file(Path(path), set(settings_cls.model_fields))
         return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _blank_token_is_none(cls, v: SecretStr | None) -> SecretStr | None:
+        # An empty value (`TELEMETRIA_METRICS_TOKEN=` from an unset compose variable) would match a request
+        # that sends no token at all: it means "no token", never "an empty one".
+        return v if v is not None and v.get_secret_value().strip() else None
 
     @field_validator("ingest_max_inflight_bytes")
     @classmethod

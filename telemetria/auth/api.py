@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -14,6 +15,7 @@ from telemetria.auth import limits, store
 from telemetria.auth.guard import CSRF_COOKIE, SESSION_COOKIE, authenticate, client_ip, require
 from telemetria.auth.roles import Perm, Principal, Role
 from telemetria.http import HttpError, json_response
+from telemetria.localtime import LocalDateTime
 from telemetria.paging import Page, page, split_total
 from telemetria.params import IdPath, IdQuery
 
@@ -27,6 +29,11 @@ class Login(BaseModel):
 
 class NewToken(BaseModel):
     name: str = Field(default="", max_length=100)
+    expires_at: LocalDateTime | None = Field(
+        default_factory=store.default_token_expiry,
+        description="when the token stops working: RFC 3339, or a local date or date-time (America/Porto_Velho); "
+        "omitted: one year from now; null: never (asked for explicitly)",
+    )
 
 
 class NewUser(BaseModel):
@@ -141,9 +148,15 @@ async def create_token(
 ) -> Response:
     """A personal API token with the caller's role and scope, shown once."""
     async with request.app.state.pool.acquire() as conn, conn.transaction():
-        token = await store.create_token(conn, who.user_id, body.name)
-        await record(conn, "token.create", who, client_ip(request), f"token:{token['id']}")
+        token = await store.create_token(conn, who.user_id, body.name, body.expires_at)
+        await record(conn, "token.create", who, client_ip(request), f"token:{token['id']}", _expiry(token))
     return json_response(token, 201)
+
+
+def _expiry(token: dict[str, Any]) -> dict[str, Any]:
+    """For the audit log: when a token ends, or that it never does."""
+    expires: datetime | None = token["expires_at"]
+    return {"expires_at": expires.isoformat() if expires else "never"}
 
 
 @router.get("/tokens")

@@ -44,7 +44,12 @@ async def authenticate(request: Request) -> Principal:
         if token is not None:
             if not token.startswith(store.USER_TOKEN_PREFIX):
                 raise _unauthenticated("Authorization: not a user API token (tracker tokens only post fixes)")
-            principal = await store.token_principal(conn, token)
+            try:
+                principal = await store.token_principal(conn, token)
+            except store.TokenExpired as e:
+                raise _unauthenticated(
+                    f"Authorization: API token expired at {e.expires_at.isoformat()}; create a new one"
+                ) from None
             if principal is None:
                 raise _unauthenticated("Authorization: unknown or revoked API token")
         else:

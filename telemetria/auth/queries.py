@@ -86,18 +86,26 @@ DELETE_EXPIRED_SESSIONS = """
 DELETE FROM sessions
 WHERE last_seen_at < now() - make_interval(secs => $1) OR created_at < now() - make_interval(secs => $2)"""
 
+# $4 is the expiry; NULL only when the creator asked for a token that never expires.
 INSERT_TOKEN = """
-INSERT INTO api_tokens (user_id, name, token_hash) VALUES ($1, $2, $3)
-RETURNING id, name, created_at"""
+INSERT INTO api_tokens (user_id, name, token_hash, expires_at) VALUES ($1, $2, $3, $4)
+RETURNING id, name, created_at, expires_at"""
 
+# The token's user and whether it has expired; only a token still in force counts as used.
 TOKEN_PRINCIPAL = """
-UPDATE api_tokens t SET last_used_at = now()
-FROM users u
-WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.id = t.user_id AND u.active
-RETURNING t.id, u.id AS user_id, u.username, u.role, u.contractor_id"""
+WITH found AS (
+    SELECT t.id, t.expires_at, t.expires_at <= now() AS expired,
+           u.id AS user_id, u.username, u.role, u.contractor_id
+    FROM api_tokens t JOIN users u ON u.id = t.user_id
+    WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.active
+), used AS (
+    UPDATE api_tokens t SET last_used_at = now() FROM found f WHERE t.id = f.id AND f.expired IS NOT TRUE
+)
+SELECT * FROM found"""
 
 LIST_TOKENS = """
-SELECT id, name, created_at, last_used_at, revoked_at, count(*) OVER () AS total
+SELECT id, name, created_at, expires_at, coalesce(expires_at <= now(), false) AS expired, last_used_at, revoked_at,
+       count(*) OVER () AS total
 FROM api_tokens WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3"""
 
 # A user revokes their own tokens; an admin may revoke anyone's ($3).

@@ -6,6 +6,8 @@ import asyncio
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from types import EllipsisType
 from typing import Any
 
 import asyncpg
@@ -18,6 +20,7 @@ from telemetria.http import FieldError
 from telemetria.paging import split_total
 
 USER_TOKEN_PREFIX = "tlm_"
+TOKEN_LIFETIME = timedelta(days=365)  # a personal API token's default life
 
 
 class AuthError(FieldError):
@@ -165,17 +168,42 @@ async def end_session(conn: Conn, session_hash: bytes) -> None:
     await conn.execute(q.DELETE_SESSION, session_hash)
 
 
-async def create_token(conn: Conn, user_id: int, name: str = "") -> dict[str, Any]:
-    """A personal API token, returned once; it carries its user's role and scope."""
+def default_token_expiry(now: datetime | None = None) -> datetime:
+    """When a personal API token made now expires, unless its creator chooses otherwise."""
+    return (now or datetime.now(UTC)) + TOKEN_LIFETIME
+
+
+async def create_token(
+    conn: Conn, user_id: int, name: str = "", expires_at: datetime | EllipsisType | None = ...
+) -> dict[str, Any]:
+    """A personal API token, returned once; it carries its user's role and scope.
+
+    It expires at `expires_at` (a year from now if not given); None, asked for explicitly, means never.
+    """
+    if expires_at is ...:
+        expires_at = default_token_expiry()
+    elif expires_at is not None and expires_at <= datetime.now(UTC):
+        raise AuthError(f"expires_at: {expires_at.isoformat()} is not in the future", "expires_at")
     token = USER_TOKEN_PREFIX + secrets.token_urlsafe(32)
-    row = await conn.fetchrow(q.INSERT_TOKEN, user_id, name, digest(token))
+    row = await conn.fetchrow(q.INSERT_TOKEN, user_id, name, digest(token), expires_at)
     return {**dict(row), "token": token}
 
 
+class TokenExpired(Exception):
+    """A personal API token past its expiry."""
+
+    def __init__(self, expires_at: datetime) -> None:
+        super().__init__(expires_at.isoformat())
+        self.expires_at = expires_at
+
+
 async def token_principal(conn: Conn, token: str) -> Principal | None:
+    """The principal a token stands for; None if unknown or revoked; TokenExpired past its expiry."""
     row = await conn.fetchrow(q.TOKEN_PRINCIPAL, digest(token))
     if row is None:
         return None
+    if row["expired"]:
+        raise TokenExpired(row["expires_at"])
     return Principal(row["user_id"], row["username"], Role(row["role"]), row["contractor_id"], "token", None, row["id"])
 
 

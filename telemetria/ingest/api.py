@@ -34,7 +34,7 @@ from telemetria.ingest.writer import Overloaded, Unavailable, Unstorable
 log = logging.getLogger(__name__)
 
 _UNAUTHORIZED = {"WWW-Authenticate": 'Bearer realm="trackers"'}
-_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+_JSON_TYPES = frozenset({"application/json", "text/json"})
 
 FIX_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -139,8 +139,8 @@ async def _post_fixes(request: Request, hold: Hold) -> IngestResult:
     if tracker_id is None:
         raise HttpError(401, "unknown or inactive tracker token", _UNAUTHORIZED)
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype.startswith(_FORM_TYPES) or (ctype and "json" not in ctype and ctype != "text/plain"):
-        raise HttpError(415, f"Content-Type must be application/json, not {ctype}")
+    if ctype and not _is_json(ctype):  # no Content-Type at all is read as JSON, as the README says
+        raise HttpError(415, f"Content-Type must be application/json, not {ctype[:100]}")
     body = await read_body(request, settings.max_body_bytes, hold)
     try:
         items, batch = parse_body(body, settings.max_batch_fixes)
@@ -155,6 +155,11 @@ async def _post_fixes(request: Request, hold: Hold) -> IngestResult:
     if not batch and result.rejected:
         raise HttpError(422, result.rejected[0].error, **result.as_json())
     return result
+
+
+def _is_json(media_type: str) -> bool:
+    """application/json, its legacy alias text/json, or a structured `…+json` type (RFC 6839)."""
+    return media_type in _JSON_TYPES or (media_type.startswith("application/") and media_type.endswith("+json"))
 
 
 async def osmand(request: Request) -> Response:
@@ -174,8 +179,9 @@ async def _osmand(request: Request, hold: Hold) -> Response:
         body = await read_body(request, settings.max_body_bytes, hold)
         try:
             decoded = decode_osmand(
-                request.method, request.query_params, request.headers.get("content-type"), body, now=service.now()
-            )
+                request.method, request.query_params, request.headers.get("content-type"), body,
+                now=service.now(), naive_tz=settings.osmand_timezone,
+            )  # fmt: skip
         except DecodeError as e:
             raise HttpError(400, str(e)) from None
         if len(decoded.items) > settings.max_batch_fixes:

@@ -8,15 +8,11 @@ from typing import Any
 import orjson
 
 from telemetria.ingest.model import DecodeError, Fix, Rejected
-from telemetria.ingest.storable import json_problem, text_problem
 from telemetria.ingest.timeparse import parse_time
 
 _FLOAT_FIELDS = ("speed_kmh", "heading_deg", "altitude_m", "accuracy_m", "hdop", "odometer_m")
 _BOOL_FIELDS = ("ignition", "valid")
 KNOWN_FIELDS = frozenset(("ts", "lat", "lon", "satellites", "driver_id", "attributes", *_FLOAT_FIELDS, *_BOOL_FIELDS))
-MAX_ATTRIBUTES = 64
-MAX_ATTRIBUTE_DEPTH = 16  # the attributes object itself is level 1; trackers send flat ones
-MAX_DRIVER_ID = 64
 
 
 class BodyError(ValueError):
@@ -70,7 +66,10 @@ def decode_items(items: list[Any]) -> list[Fix | Rejected]:
 
 
 def decode_fix(obj: Any) -> Fix:
-    """One fix object of our API; unknown keys are kept in `attributes`, never silently lost."""
+    """One fix object of our API; unknown keys are kept in `attributes`, never silently lost.
+
+    Types only: the limits on the free fields (driver id, attributes) are every path's, in `ingest.fields`.
+    """
     # This runs for every fix of every request: exact type tests first, the general case after.
     if type(obj) is not dict:
         raise DecodeError(f"fix: expected an object, got {_kind(obj)}")
@@ -141,12 +140,7 @@ def _driver(value: Any) -> str | None:
         value = str(value)
     if not isinstance(value, str):
         raise DecodeError(f"driver_id: expected text, got {_kind(value)}")
-    value = value.strip()
-    if problem := text_problem(value):
-        raise DecodeError(f"driver_id: {problem}")
-    if len(value) > MAX_DRIVER_ID:
-        raise DecodeError(f"driver_id: longer than {MAX_DRIVER_ID} characters")
-    return value or None
+    return value.strip() or None
 
 
 def _attributes(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -156,12 +150,7 @@ def _attributes(obj: dict[str, Any]) -> dict[str, Any] | None:
     extra = {k: v for k, v in obj.items() if k not in KNOWN_FIELDS}
     if not attrs and not extra:
         return None
-    merged = {**extra, **(attrs or {})}
-    if len(merged) > MAX_ATTRIBUTES:
-        raise DecodeError(f"attributes: more than {MAX_ATTRIBUTES} keys")
-    if problem := json_problem(merged, MAX_ATTRIBUTE_DEPTH):
-        raise DecodeError(f"attributes: {problem}")
-    return merged
+    return {**extra, **(attrs or {})}
 
 
 def _kind(value: Any) -> str:

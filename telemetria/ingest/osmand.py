@@ -7,13 +7,14 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl
 
+from telemetria.ingest.fields import MAX_DEVICE_ID
 from telemetria.ingest.model import DecodeError, Fix, Rejected
-from telemetria.ingest.storable import text_problem
+from telemetria.ingest.storable import MAX_EXACT_INT, text_problem
 from telemetria.ingest.timeparse import parse_time
 
 KNOT_KMH = 1.852  # query/form `speed` is in knots (Traccar Client: m/s × 1.943844)
@@ -27,10 +28,10 @@ FLAT_KEYS = frozenset(
 
 # Plain decimal text only: float() would also take "nan", "inf", "1_0" and non-ASCII digits.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-# Attribute text becomes a number only in JSON's grammar, so "007" or "+5" (ids, codes) stay text.
-_ATTR_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+# Attribute text becomes a number only in JSON's grammar, so "007" or "+5" (ids, codes) stay text, and only
+# when it can be stored exactly (storable.MAX_EXACT_INT): a wider one (an ICCID, say) stays text as sent.
+_ATTR_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,15})")
 _ATTR_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
-_INT64 = 2**63  # the writer's JSON encoder (orjson) refuses wider integers
 
 Attr = Callable[[Any], Any]
 
@@ -43,20 +44,38 @@ class OsmAndRequest:
     items: list[Fix | Rejected]
 
 
+@dataclass(slots=True, frozen=True)
+class _Clock:
+    """The request's arrival time (for a position sent without one) and the zone of a time without offset."""
+
+    now: datetime
+    naive_tz: tzinfo
+
+
 class _NoCoords(DecodeError):
     """A position without lat/lon: rejected alone, but fails the request when no position has them."""
 
 
 def decode_osmand(
-    method: str, query: Mapping[str, str], content_type: str | None, body: bytes, *, now: datetime
+    method: str,
+    query: Mapping[str, str],
+    content_type: str | None,
+    body: bytes,
+    *,
+    now: datetime,
+    naive_tz: tzinfo = UTC,
 ) -> OsmAndRequest:
-    """An OsmAnd request (query, form, JSON object or array) as fixes: km/h, UTC, `now` if no time sent."""
+    """An OsmAnd request (query, form, JSON object or array) as fixes: km/h, UTC, `now` if no time sent.
+
+    A `timestamp` without an offset is read in `naive_tz` (Traccar reads it in its server's zone).
+    """
+    clock = _Clock(now, naive_tz)
     del method  # like Traccar, the same fields are read whatever the method: trackers use both GET and POST
     multi = getattr(query, "multi_items", None)  # starlette's QueryParams.get() returns the *last* value
     params = _first_values(multi() if callable(multi) else query.items())
     text = body.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if text.startswith(("{", "[")):  # sniffed, not left to the header: JSON under any content type is JSON
-        return _decode_json(body, params, now)
+        return _decode_json(body, params, clock)
     media = (content_type or "").split(";")[0].strip().lower()
     if text and (media == "application/json" or media.endswith("+json")) and "=" not in text:
         raise DecodeError("body is not valid JSON")  # a form sent with a JSON content type is still read
@@ -66,10 +85,10 @@ def decode_osmand(
     for key, value in _first_values(parse_qsl(text, keep_blank_values=True)).items():
         fields.setdefault(key, value)
     unique_id = _required_id(_device_id(fields))
-    return OsmAndRequest(unique_id, _collect([partial(_flat_fix, fields, now, False, _text_attr)]))
+    return OsmAndRequest(unique_id, _collect([partial(_flat_fix, fields, clock, False, _text_attr)]))
 
 
-def _decode_json(body: bytes, params: Mapping[str, str], now: datetime) -> OsmAndRequest:
+def _decode_json(body: bytes, params: Mapping[str, str], clock: _Clock) -> OsmAndRequest:
     try:
         root = json.loads(body.decode("utf-8-sig"))
     except (ValueError, RecursionError):  # bad UTF-8, bad JSON, absurdly long ints, absurd nesting
@@ -78,16 +97,16 @@ def _decode_json(body: bytes, params: Mapping[str, str], now: datetime) -> OsmAn
         found = (_device_id(item) for item in root if isinstance(item, dict))
         unique_id = _device_id(params) or next((i for i in found if i), None)
         batch = len(root) > 1
-        builders = [partial(_array_fix, item, unique_id, now, batch) for item in root]
+        builders = [partial(_array_fix, item, unique_id, clock, batch) for item in root]
     elif isinstance(root, dict):
         unique_id = _device_id(root) or _device_id(params)
         location = root.get("location")
         if isinstance(location, dict):  # Traccar Client (transistorsoft): one location per request
-            builders = [partial(_location_fix, location, now, False)]
+            builders = [partial(_location_fix, location, clock, False)]
         elif isinstance(location, list):  # the same client with batchSync: several locations per request
-            builders = [partial(_location_fix, loc, now, len(location) > 1) for loc in location]
+            builders = [partial(_location_fix, loc, clock, len(location) > 1) for loc in location]
         else:
-            builders = [partial(_flat_fix, root, now, False, _json_attr)]
+            builders = [partial(_flat_fix, root, clock, False, _json_attr)]
     else:
         raise DecodeError(f"body is JSON {type(root).__name__}, expected an object or an array")
     return OsmAndRequest(_required_id(unique_id), _collect(builders))
@@ -98,6 +117,8 @@ def _required_id(unique_id: str | None) -> str:
         raise DecodeError("missing device id (id or deviceid)")
     if problem := text_problem(unique_id):  # (the id itself is not repeated: answers end up in device logs)
         raise DecodeError(f"device id: {problem}")
+    if len(unique_id) > MAX_DEVICE_ID:
+        raise DecodeError(f"device id: {len(unique_id)} characters, at most {MAX_DEVICE_ID}")
     return unique_id
 
 
@@ -116,21 +137,21 @@ def _collect(builders: Sequence[Callable[[], Fix]]) -> list[Fix | Rejected]:
     return items
 
 
-def _array_fix(item: Any, unique_id: str | None, now: datetime, batch: bool) -> Fix:
+def _array_fix(item: Any, unique_id: str | None, clock: _Clock, batch: bool) -> Fix:
     if not isinstance(item, dict):
         raise _NoCoords(f"item: expected a JSON object, got {type(item).__name__}")
     own_id = _device_id(item)
     if own_id is not None and own_id != unique_id:  # never file one device's fix under another's id
         raise DecodeError(f"id: {own_id[:40]!r} is not the request's device {str(unique_id)[:40]!r}")
     if isinstance(item.get("location"), dict):
-        return _location_fix(item["location"], now, batch)
-    return _flat_fix(item, now, batch, _json_attr)
+        return _location_fix(item["location"], clock, batch)
+    return _flat_fix(item, clock, batch, _json_attr)
 
 
-def _flat_fix(fields: Mapping[str, Any], now: datetime, batch: bool, attr: Attr) -> Fix:
+def _flat_fix(fields: Mapping[str, Any], clock: _Clock, batch: bool, attr: Attr) -> Fix:
     """One position from query/form fields or a flat JSON object: speed in knots, odometer/altitude in m."""
     lat, lon = _flat_coords(fields)
-    fix = Fix(ts=_time(fields.get("timestamp"), now, batch), lat=lat, lon=lon)
+    fix = Fix(ts=_time(fields.get("timestamp"), clock, batch), lat=lat, lon=lon)
     speed = _opt_num(fields, "speed")
     fix.speed_kmh = speed * KNOT_KMH if speed is not None and speed >= 0 else None
     if fix.speed_kmh is not None and not math.isfinite(fix.speed_kmh):  # 9.8E307 knots overflows
@@ -159,7 +180,7 @@ def _flat_fix(fields: Mapping[str, Any], now: datetime, batch: bool, attr: Attr)
     return fix
 
 
-def _location_fix(location: Any, now: datetime, batch: bool) -> Fix:
+def _location_fix(location: Any, clock: _Clock, batch: bool) -> Fix:
     """One transistorsoft `location`: coords.speed in m/s (-1 unknown), heading -1 unknown, odometer in m."""
     if not isinstance(location, dict):
         raise _NoCoords(f"location: expected a JSON object, got {type(location).__name__}")
@@ -167,7 +188,7 @@ def _location_fix(location: Any, now: datetime, batch: bool) -> Fix:
     if not isinstance(coords, dict) or not (_present(coords.get("latitude")) and _present(coords.get("longitude"))):
         raise _NoCoords("missing lat/lon (location.coords.latitude/longitude)")
     lat, lon = _num(coords["latitude"], "latitude"), _num(coords["longitude"], "longitude")
-    fix = Fix(ts=_time(location.get("timestamp"), now, batch), lat=lat, lon=lon)
+    fix = Fix(ts=_time(location.get("timestamp"), clock, batch), lat=lat, lon=lon)
     speed = _opt_num(coords, "speed")
     fix.speed_kmh = speed * MPS_KMH if speed is not None and speed >= 0 else None
     fix.heading_deg = _heading(_opt_num(coords, "heading"))
@@ -216,13 +237,13 @@ def _flat_coords(fields: Mapping[str, Any]) -> tuple[float, float]:
     raise _NoCoords("missing lat/lon")
 
 
-def _time(value: Any, now: datetime, batch: bool) -> datetime:
+def _time(value: Any, clock: _Clock, batch: bool) -> datetime:
     if not _present(value):
         if batch:  # one `now` for several fixes would collide on (vehicle, ts) and keep only one of them
             raise DecodeError("timestamp: required for each position of a batch")
-        return now  # as Traccar: the server's time
+        return clock.now  # as Traccar: the server's time
     try:
-        return parse_time(value, "timestamp", naive_is_utc=True)
+        return parse_time(value, "timestamp", naive_tz=clock.naive_tz)
     except DecodeError:
         raise
     except (OverflowError, ValueError):  # e.g. year 1 with a +05:00 offset, or an epoch wider than a float
@@ -266,9 +287,7 @@ def _text(value: Any, field: str) -> str | None:
     if not _present(value):
         return None
     if isinstance(value, str):
-        if problem := text_problem(value):
-            raise DecodeError(f"{field}: {problem}")
-        return value.strip()
+        return value.strip()  # its limits are every path's (ingest.fields), checked in validate
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     raise DecodeError(f"{field}: expected text, got {type(value).__name__}")
@@ -287,10 +306,10 @@ def _text_attr(value: Any) -> Any:
     text = value.strip() if isinstance(value, str) else ""
     if text in ("true", "false"):
         return text == "true"
-    if _ATTR_INT.fullmatch(text):
-        return int(text)
-    if _ATTR_FLOAT.fullmatch(text) and math.isfinite(number := float(text)):
+    if _ATTR_INT.fullmatch(text) and abs(number := int(text)) <= MAX_EXACT_INT:
         return number
+    if _ATTR_FLOAT.fullmatch(text) and abs(real := float(text)) <= MAX_EXACT_INT:  # (false for inf and NaN)
+        return real
     return _json_attr(value)
 
 
@@ -301,13 +320,15 @@ def _storable(attributes: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _json_attr(value: Any) -> Any:
-    """A JSON scalar kept as sent; None for null, "" and nested values (Traccar skips those too)."""
+    """A JSON scalar kept as sent; None for null, "" and nested values (Traccar skips those too).
+
+    A number that cannot be stored exactly (NaN, infinite, beyond ±(2^53 − 1)) is kept as its text:
+    an odd attribute value never costs an OsmAnd position (the bounds on size and count in `fields` do).
+    """
     if isinstance(value, bool | str):
         return value if _present(value) else None
-    if isinstance(value, int):
-        return value if -_INT64 <= value < _INT64 else str(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
+    if isinstance(value, int | float):
+        return value if abs(value) <= MAX_EXACT_INT else str(value)  # (false for NaN)
     return None
 
 

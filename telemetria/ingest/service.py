@@ -21,6 +21,7 @@ def limits_from(settings: Settings) -> Limits:
         max_future=timedelta(seconds=settings.max_future_s),
         retention=timedelta(days=settings.retention_days),
         max_speed_kmh=settings.max_speed_kmh,
+        max_attributes_bytes=settings.max_attributes_bytes,
     )
 
 

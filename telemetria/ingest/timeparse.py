@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 from telemetria.ingest.model import DecodeError
 
@@ -33,8 +33,11 @@ def from_epoch(value: float, field: str = "ts") -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
-def from_text(value: str, field: str = "ts", *, naive_is_utc: bool = False) -> datetime:
-    """ISO 8601 / RFC 3339 text to an aware UTC datetime; a numeric string is read as epoch."""
+def from_text(value: str, field: str = "ts", *, naive_tz: tzinfo | None = None) -> datetime:
+    """ISO 8601 / RFC 3339 text to an aware UTC datetime; a numeric string is read as epoch.
+
+    A time without an offset is refused, unless `naive_tz` says which zone it is in.
+    """
     text = value.strip()
     if not text:
         raise DecodeError(f"{field}: empty")
@@ -47,16 +50,16 @@ def from_text(value: str, field: str = "ts", *, naive_is_utc: bool = False) -> d
             raise DecodeError(f"{field}: {value[:40]!r} is a leap second (second 60), which is not accepted") from None
         raise DecodeError(f"{field}: {value[:40]!r} is not an RFC 3339 time or epoch number") from None
     if parsed.tzinfo is None:
-        if not naive_is_utc:
+        if naive_tz is None:
             raise DecodeError(f"{field}: time {value[:40]!r} has no UTC offset")
-        parsed = parsed.replace(tzinfo=UTC)
+        parsed = parsed.replace(tzinfo=naive_tz)
     try:
         return parsed.astimezone(UTC)
     except OverflowError:  # e.g. 0001-01-01T00:00:00+05:00 falls before year 1 in UTC
         raise DecodeError(f"{field}: {value[:40]!r} is out of range") from None
 
 
-def parse_time(value: object, field: str = "ts", *, naive_is_utc: bool = False) -> datetime:
+def parse_time(value: object, field: str = "ts", *, naive_tz: tzinfo | None = None) -> datetime:
     """Any accepted time representation to an aware UTC datetime, or DecodeError naming the field."""
     # Fast path for the common RFC 3339 text with an offset (the ingest hot path).
     if type(value) is str and len(value) >= 20 and value[4] == "-":
@@ -76,7 +79,7 @@ def parse_time(value: object, field: str = "ts", *, naive_is_utc: bool = False) 
     if isinstance(value, int | float):
         return from_epoch(value, field)
     if isinstance(value, str):
-        return from_text(value, field, naive_is_utc=naive_is_utc)
+        return from_text(value, field, naive_tz=naive_tz)
     raise DecodeError(f"{field}: expected RFC 3339 text or an epoch number, got {type(value).__name__}")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from telemetria.ingest.fields import DEFAULT_MAX_ATTRIBUTES_BYTES, attributes_problem, driver_problem
 from telemetria.ingest.model import Fix, Rejected
 
 REAL_MAX = 3.4028234663852886e38  # the largest PostgreSQL real (accuracy_m and hdop are real columns)
@@ -17,6 +18,7 @@ class Limits:
     max_future: timedelta = timedelta(minutes=5)
     retention: timedelta = timedelta(days=731)
     max_speed_kmh: float = 300.0
+    max_attributes_bytes: int = DEFAULT_MAX_ATTRIBUTES_BYTES
 
 
 Check = Callable[[Fix, datetime, Limits], str | None]  # a reason to reject, or None
@@ -64,7 +66,16 @@ def quality(fix: Fix, now: datetime, limits: Limits) -> str | None:
     return None
 
 
-CHECKS: tuple[Check, ...] = (coords, time_window, speed, quality)
+def free_fields(fix: Fix, now: datetime, limits: Limits) -> str | None:
+    # The same limits whichever protocol the fix came by (ingest.fields).
+    if fix.driver_id is not None and (problem := driver_problem(fix.driver_id)):
+        return problem
+    if fix.attributes is None:
+        return None
+    return attributes_problem(fix.attributes, limits.max_attributes_bytes)
+
+
+CHECKS: tuple[Check, ...] = (coords, time_window, speed, quality, free_fields)
 
 
 def validate(

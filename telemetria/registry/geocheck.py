@@ -164,11 +164,14 @@ def check_line(coords: object) -> list[Coord]:
 _KINDS = {"boarding": "boarding", "embarque": "boarding", "parada": "boarding", "ponto": "boarding"}
 _KINDS |= {"school": "school", "escola": "school", "garage": "garage", "garagem": "garage"}
 _HHMM = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # as the registry's text fields: NUL cannot be stored
 
 
 def stop_from(n: int, where: Coord, props: Mapping[str, Any]) -> StopIn:
     field = f"stops[{n}]"
     name = next((str(props[k]).strip() for k in ("name", "desc", "description") if str(props.get(k) or "").strip()), "")
+    if _CONTROL.search(name):
+        raise RouteFileError(f"{field}.name", f"stop {n}: the name contains control characters (such as NUL)")
     if (explicit := props.get("kind")) is not None:
         kind = _KINDS.get(str(explicit).strip().lower())
         if kind is None:

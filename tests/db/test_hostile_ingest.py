@@ -16,6 +16,8 @@ import httpx
 import orjson
 import pytest
 
+from telemetria.app import create_app
+from tests.conftest import ScratchDb
 from tests.db.conftest import Tracker
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
@@ -141,7 +143,7 @@ async def test_a_batch_keeps_its_good_fixes_and_lists_each_bad_one(
     assert body["accepted"] == 3
     assert [x["index"] for x in body["rejected"]] == [1, 2, 3, 4, 6, 7, 8, 9, 10]
     errors = {x["index"]: x["error"] for x in body["rejected"]}
-    assert "lone surrogate" in errors[2] and "NUL" in errors[4] and "64-bit" in errors[6]
+    assert "lone surrogate" in errors[2] and "NUL" in errors[4] and "cannot be stored exactly" in errors[6]
     assert "deeper than 16" in errors[7] and "too large" in errors[8] and "surrogates" in errors[9]
     assert [row["driver_id"] for row in await conn.fetch("SELECT driver_id FROM fixes ORDER BY ts")] == [
         "D0",
@@ -169,17 +171,81 @@ async def test_sql_and_unicode_in_free_text_are_stored_exactly_as_sent(
     assert await conn.fetchval("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == tables
 
 
+async def test_attributes_are_bounded_and_stored_exactly_or_their_fix_is_refused(
+    client: httpx.AsyncClient, tracker: Tracker, conn: asyncpg.Connection
+) -> None:
+    """A 1 MB attributes object was stored, and an integer past 64 bits came back as a float: now each such
+    fix is rejected with the reason, and the good fixes of its batch are stored exactly as sent."""
+    items = [
+        orjson.dumps(fix(0, attributes={"batt": 80, "n": 2**53 - 1, "m": -(2**53 - 1), "f": 0.1})),
+        orjson.dumps(fix(1, attributes={"blob": "x" * 1_000_000})),
+        raw(2, f'"attributes": {{"n": {2**64 + 1}}}'),  # orjson alone would read it as 1.8446744073709552e19
+        raw(3, f'"attributes": {{"n": {2**53 + 1}}}'),
+        raw(4, f'"attributes": {{"a": [{{"n": {-(2**60)}}}]}}'),
+        orjson.dumps(fix(5, note="y" * 5000)),  # an unknown top-level key is an attribute too
+        orjson.dumps(fix(6, attributes={f"k{i}": i for i in range(65)})),
+        orjson.dumps(fix(7, attributes={"k": "z" * 4000})),
+    ]
+    r = await post(client, tracker, b'{"fixes": [' + b",".join(items) + b"]}")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    errors = {x["index"]: x["error"] for x in body["rejected"]}
+    assert body["accepted"] == 2 and sorted(errors) == [1, 2, 3, 4, 5, 6]
+    assert "bytes as JSON, at most 4096 per fix" in errors[1] and "bytes as JSON" in errors[5]
+    assert all("cannot be stored exactly" in errors[i] for i in (2, 3, 4))
+    assert "65 keys, at most 64" in errors[6]
+    rows = await conn.fetch("SELECT attributes FROM fixes ORDER BY ts")
+    assert [row["attributes"] for row in rows] == [
+        {"batt": 80, "n": 2**53 - 1, "m": -(2**53 - 1), "f": 0.1},
+        {"k": "z" * 4000},
+    ]
+    # NaN and infinities would be written as null: refused too (the body then goes through json.loads).
+    r = await post(client, tracker, b'{"fixes": [' + raw(8, '"attributes": {"x": 1e400}') + b"]}")
+    assert (
+        r.json()["rejected"][0]["error"]
+        == "attributes: NaN or an infinite number cannot be stored (it would become null)"
+    )
+    assert await count(conn) == 2
+
+
+async def test_the_attributes_bound_is_a_setting(
+    test_db: ScratchDb, tracker: Tracker, conn: asyncpg.Connection
+) -> None:
+    app = create_app(test_db.settings(rollup_interval_s=0, max_attributes_bytes=512))
+    body = {"fixes": [fix(0, attributes={"k": "a" * 480}), fix(1, attributes={"k": "a" * 520})]}
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            r = await post(c, tracker, body)
+    assert r.json()["accepted"] == 1
+    assert "at most 512 per fix" in r.json()["rejected"][0]["error"]
+
+
 @pytest.mark.parametrize(
     "ctype",
     ["text/xml", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-     "image/png", "application/octet-stream", "text/html; charset=utf-8"],
+     "image/png", "application/octet-stream", "text/html; charset=utf-8", "text/plain", "text/plain; charset=utf-8",
+     "application/jsonx", "application/x-json-stream", "text/jsonp"],
 )  # fmt: skip
 async def test_wrong_content_types_are_415(
     client: httpx.AsyncClient, tracker: Tracker, conn: asyncpg.Connection, ctype: str
 ) -> None:
+    """As the README says: a body that is not declared JSON gets 415, and the answer names the type accepted."""
     r = await post(client, tracker, fix(), ctype)
-    assert r.status_code == 415 and r.json()["detail"]
+    assert r.status_code == 415
+    assert r.json()["detail"] == f"Content-Type must be application/json, not {ctype.split(';')[0]}"
     assert await count(conn) == 0
+
+
+@pytest.mark.parametrize(
+    "ctype", ["application/json", "application/json; charset=utf-8", "Application/JSON", "application/vnd.fix+json",
+              "text/json", None],
+)  # fmt: skip
+async def test_json_content_types_and_none_are_read_as_json(
+    client: httpx.AsyncClient, tracker: Tracker, conn: asyncpg.Connection, ctype: str | None
+) -> None:
+    headers = {**tracker.auth, **({"Content-Type": ctype} if ctype else {})}
+    r = await client.post("/api/v1/fixes", content=orjson.dumps(fix()), headers=headers)
+    assert r.status_code == 200 and r.json()["accepted"] == 1
 
 
 async def test_an_oversized_body_is_413_declared_or_streamed(
@@ -195,7 +261,9 @@ async def test_an_oversized_body_is_413_declared_or_streamed(
             yield b" " * (1024 * 1024)
         yield b"]}"
 
-    r = await client.post("/api/v1/fixes", content=chunks(), headers={**tracker.auth, "Content-Type": "text/plain"})
+    r = await client.post(
+        "/api/v1/fixes", content=chunks(), headers={**tracker.auth, "Content-Type": "application/json"}
+    )
     assert r.status_code == 413 and str(BIG_MIB) in r.json()["detail"]
     assert await count(conn) == 0
 

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import orjson
+import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import SecretStr
 
 from telemetria.app import create_app
 from telemetria.logs import JsonFormatter
 from telemetria.reports.queries import last_fixes
+from telemetria.settings import Settings
 from tests.conftest import ScratchDb
 from tests.db.conftest import Tracker
 
@@ -121,3 +129,68 @@ async def test_metrics_token_when_configured(test_db: ScratchDb) -> None:
             assert (await c.get("/metrics", headers={"Authorization": "Bearer nope"})).status_code == 401
             ok = await c.get("/metrics", headers={"Authorization": "Bearer s3cret"})
             assert ok.status_code == 200 and "telemetria_database_up 1.0" in ok.text
+
+
+# --- the shipped deployment ------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shipped_env(compose: bool, dotenv: dict[str, str]) -> dict[str, str]:
+    """The TELEMETRIA_* variables the Docker image sets, overlaid (with `compose`) by docker-compose.yml's,
+    its ${VAR} references filled from `dotenv` as docker compose would from .env."""
+    env: dict[str, str] = {}
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        if line.startswith("ENV "):
+            env.update(pair.partition("=")[::2] for pair in shlex.split(line[4:]))
+    if compose:
+        app = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["app"]
+
+        def fill(m: re.Match[str]) -> str:
+            if m["name"] in dotenv:
+                return dotenv[m["name"]]
+            assert m["op"] != ":?", f"docker compose would refuse to start without {m['name']}"
+            return m["default"] or ""
+
+        for name, value in app["environment"].items():
+            env[name] = re.sub(r"\$\{(?P<name>\w+)(?:(?P<op>:-|:\?)(?P<default>[^}]*))?\}", fill, str(value))
+    return {k: v for k, v in env.items() if k.startswith("TELEMETRIA_")}
+
+
+@pytest.mark.parametrize(
+    ("compose", "dotenv", "token"),
+    [
+        (False, {}, None),
+        (True, {"POSTGRES_PASSWORD": "x"}, None),
+        (True, {"POSTGRES_PASSWORD": "x", "METRICS_TOKEN": "m3trics-t0ken"}, "m3trics-t0ken"),
+    ],
+    ids=["image alone", "compose without METRICS_TOKEN", "compose with METRICS_TOKEN"],
+)
+async def test_the_shipped_deployment_never_serves_metrics_without_the_token(
+    test_db: ScratchDb, monkeypatch: pytest.MonkeyPatch, compose: bool, dotenv: dict[str, str], token: str | None
+) -> None:
+    """/metrics lists every plate with the age of its last fix: the image and the compose file keep it closed."""
+    env = shipped_env(compose, dotenv)
+    assert env.get("TELEMETRIA_HOST") == "0.0.0.0"  # the image listens on every address: the token is the guard
+    for name in [n for n in os.environ if n.startswith("TELEMETRIA_")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    app = create_app(Settings(database_url=test_db.dsn, rollup_interval_s=0))  # the database is the test's
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            anonymous = await c.get("/metrics")
+            wrong = await c.get("/metrics", headers={"Authorization": "Bearer "})
+            right = await c.get("/metrics", headers={"Authorization": f"Bearer {token}"}) if token else None
+    assert anonymous.status_code in (401, 403) and "telemetria_" not in anonymous.text
+    assert wrong.status_code in (401, 403)
+    if token is None:
+        assert anonymous.status_code == 403 and "TELEMETRIA_METRICS_TOKEN" in anonymous.json()["detail"]
+    else:
+        assert right is not None and right.status_code == 200 and "telemetria_database_up 1.0" in right.text
+
+
+def test_an_empty_metrics_token_is_no_token() -> None:
+    assert Settings(metrics_token=SecretStr("")).metrics_token is None
+    assert Settings(metrics_token=SecretStr("  ")).metrics_token is None
+    assert Settings(metrics_token=SecretStr("t")).metrics_token == SecretStr("t")

@@ -8,6 +8,7 @@ import httpx
 import orjson
 import pytest
 
+from telemetria.app import create_app
 from tests.db.conftest import Tracker
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
@@ -135,3 +136,56 @@ async def test_an_attribute_the_database_cannot_hold_is_dropped_not_the_position
     assert r.status_code == 200
     [row] = await stored(conn)
     assert row["attributes"] == {"batt": 80}
+
+
+async def test_osmand_holds_the_driver_id_to_the_json_apis_limit(client, tracker, conn) -> None:
+    """One set of limits on every path: a driver id the JSON API refuses is not stored from OsmAnd either."""
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH)}
+    r = await client.get("/osmand", params={**params, "driverUniqueId": "9" * 5000})
+    assert r.status_code == 200  # rejected positions are answered 200 (see above), and not stored
+    assert await stored(conn) == []
+    r = await client.post(
+        "/api/v1/fixes", json={"ts": T0.isoformat(), "lat": -10.43, "lon": -62.47, "driver_id": "9" * 5000},
+        headers=tracker.auth,
+    )  # fmt: skip
+    assert r.status_code == 422 and "driver_id" in r.json()["detail"]
+    r = await client.get("/osmand", params={**params, "driverUniqueId": "9" * 64})
+    assert r.status_code == 200
+    assert [row["driver_id"] for row in await stored(conn)] == ["9" * 64]
+
+
+@pytest.mark.parametrize(("zone", "offset_h"), [(None, 0), ("UTC", 0), ("America/Porto_Velho", 4)])
+async def test_a_time_without_offset_is_read_in_the_configured_zone(test_db, tracker, conn, zone, offset_h) -> None:
+    """TELEMETRIA_OSMAND_TIMEZONE (default UTC) says what zone an OsmAnd `timestamp` without an offset is in."""
+    overrides = {"rollup_interval_s": 0} | ({"osmand_timezone": zone} if zone else {})
+    app = create_app(test_db.settings(**overrides))
+    naive = (T0 - timedelta(hours=offset_h)).replace(tzinfo=None).isoformat(sep=" ")
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": naive}
+            r = await c.get("/osmand", params=params)
+    assert r.status_code == 200
+    assert [row["ts"] for row in await stored(conn)] == [T0]
+
+
+async def test_an_osmand_number_that_cannot_be_stored_exactly_is_kept_as_its_text(client, tracker, conn) -> None:
+    """OsmAnd never loses a position over an odd extra: a number past ±(2^53 − 1) is stored as the text sent."""
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH)}
+    r = await client.get("/osmand", params={**params, "iccid": str(2**53 + 1), "n": str(2**53 - 1), "e": "1e20"})
+    assert r.status_code == 200
+    position = f'"id": "{tracker.unique_id}", "lat": -10.43, "lon": -62.47, "timestamp": {EPOCH + 1}'
+    body = f'{{{position}, "iccid": {2**64 + 1}, "n": {-(2**53 - 1)}}}'
+    r = await client.post("/osmand", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 200
+    rows = await stored(conn)
+    assert [row["attributes"] for row in rows] == [
+        {"iccid": str(2**53 + 1), "n": 2**53 - 1, "e": "1e20"},
+        {"iccid": str(2**64 + 1), "n": -(2**53 - 1)},
+    ]
+
+
+async def test_osmand_attributes_over_the_bound_reject_their_position(client, tracker, conn) -> None:
+    params = {"id": tracker.unique_id, "lat": "-10.43", "lon": "-62.47", "timestamp": str(EPOCH)}
+    r = await client.post("/osmand", data={**params, "note": "x" * 5000})
+    assert r.status_code == 200  # answered 200 and logged, like every position that fails validation
+    assert await stored(conn) == []

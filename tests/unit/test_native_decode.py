@@ -63,7 +63,7 @@ def test_parse_time_rejections(value: object, words: str) -> None:
 
 
 def test_naive_text_is_utc_only_when_asked() -> None:
-    assert parse_time("2026-11-30T14:00:00", naive_is_utc=True) == T
+    assert parse_time("2026-11-30T14:00:00", naive_tz=UTC) == T
 
 
 def test_body_shapes() -> None:

@@ -38,12 +38,23 @@ def test_text_problem(text: str, problem: str | None) -> None:
         ({"a": ["\\\x00"]}, "NUL"),  # a backslash, then a NUL
         ({"a": "\ud800"}, "cannot be stored"),
         ({"\udfff": 1}, "cannot be stored"),
-        ({"big": 2**64}, "cannot be stored"),
-        ({"a": float("nan")}, None),  # written as null
+        ({"big": 2**64}, "cannot be stored exactly"),
+        # Numbers: what would not come back as sent is refused, not changed (2^53: I-JSON, RFC 7493).
+        ({"n": 2**53 - 1, "m": -(2**53 - 1), "f": 9007199254740991.0, "g": -1.5e-300}, None),
+        ({"n": 2**53}, "beyond ±9007199254740991"),
+        ({"n": -(2**53)}, "beyond ±9007199254740991"),
+        ({"a": [1, {"b": 2**63 - 1}]}, "beyond ±9007199254740991"),
+        ({"f": 1.8446744073709552e19}, "beyond ±9007199254740991"),  # how orjson reads 2^64 + 1
+        ({"a": float("nan")}, "NaN or an infinite number"),  # orjson would write null
+        ({"a": [float("-inf")]}, "NaN or an infinite number"),
+        ({"flag": True, "zero": 0}, None),
+        # Size: the encoded JSON, at most max_bytes
+        ({"a": "x" * 4088}, None),  # {"a":"…"} is 8 bytes around the text: 4096 in all
+        ({"a": "x" * 4089}, "4097 bytes as JSON, at most 4096 per fix"),
     ],
 )
 def test_json_problem(value: object, problem: str | None) -> None:
-    got = json_problem(value, 16)
+    got = json_problem(value, 16, 4096)
     assert got is None if problem is None else problem in (got or "")
 
 
@@ -53,7 +64,7 @@ def test_json_depth_limit(depth: int, ok: bool) -> None:
     for _ in range(depth - 1):
         value = [value]
     value = {"a": value}  # the object itself is level 1
-    assert (json_problem(value, 16) is None) == ok
+    assert (json_problem(value, 16, 4096) is None) == ok
 
 
 json_like = st.recursive(
@@ -65,5 +76,7 @@ json_like = st.recursive(
 
 @given(json_like)
 def test_json_problem_never_raises_and_none_means_writable(value: object) -> None:
-    if json_problem(value, 16) is None:
-        assert b"\\u0000" not in orjson.dumps(value).replace(b"\\\\", b"")
+    if json_problem(value, 16, 1 << 20) is None:
+        encoded = orjson.dumps(value)
+        assert b"\\u0000" not in encoded.replace(b"\\\\", b"")
+        assert orjson.loads(encoded) == value  # stored exactly: what is read back is what was sent

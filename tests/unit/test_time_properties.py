@@ -6,7 +6,8 @@ March 1973, so no real fix time is ambiguous). Leap seconds (second 60) are refu
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -44,10 +45,14 @@ anything = (
 )
 
 
-@given(anything, st.booleans())
-def test_any_input_gives_an_aware_utc_time_or_a_decode_error(value: object, naive_is_utc: bool) -> None:
+ZONES = ("America/Porto_Velho", "America/Sao_Paulo", "Asia/Kolkata")
+NAIVE_ZONES = st.sampled_from([None, UTC, *map(ZoneInfo, ZONES)])
+
+
+@given(anything, NAIVE_ZONES)
+def test_any_input_gives_an_aware_utc_time_or_a_decode_error(value: object, naive_tz: tzinfo | None) -> None:
     try:
-        ts = parse_time(value, "ts", naive_is_utc=naive_is_utc)
+        ts = parse_time(value, "ts", naive_tz=naive_tz)
     except DecodeError as e:
         assert str(e).startswith("ts: ")
     else:
@@ -97,7 +102,7 @@ def test_epochs_outside_1970_to_9999_are_refused(value: float) -> None:
 def test_leap_seconds_are_refused_with_a_clear_message(day: object, hhmm: str, frac: str, tz: str, sep: str) -> None:
     text = f"{day}{sep}{hhmm}:60{frac}{tz}"
     with pytest.raises(DecodeError, match=r"leap second \(second 60\)"):
-        parse_time(text, naive_is_utc=True)
+        parse_time(text, naive_tz=UTC)
 
 
 def test_the_last_leap_second_is_refused_and_its_neighbours_are_not() -> None:
