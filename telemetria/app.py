@@ -111,7 +111,12 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.state.ingest_budget = InflightBudget(settings.ingest_max_inflight_bytes, settings.ingest_max_inflight_requests)
     app.router.routes.extend(ingest_api.ROUTES)
-    app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing
+    app.add_middleware(  # every route, before parsing: bodies bounded in size and in time
+        BodyLimitMiddleware,
+        limit_bytes=settings.max_body_bytes,
+        timeout_s=settings.body_timeout_s,
+        min_rate=settings.body_min_bytes_per_s,
+    )
     app.add_middleware(RequestIdMiddleware, access=settings.access_log)  # added last: outermost
     for router in API_ROUTERS:
         app.include_router(router)

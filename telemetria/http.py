@@ -8,6 +8,8 @@ import orjson
 from fastapi import Request
 from fastapi.responses import Response
 
+from telemetria.bodylimit import BodyCut
+
 RETRY_AFTER_S = 5
 
 
@@ -57,20 +59,24 @@ def declared_length(request: Request, limit: int) -> int:
 
 
 async def read_body(request: Request, limit: int, hold: Hold | None = None) -> bytes:
-    """The request body, or 413 as soon as it is known to exceed `limit` bytes.
+    """The request body, or 413 as soon as it is known to exceed `limit` bytes, or 408 when it does not
+    arrive in time (the deadline is BodyLimitMiddleware's, on every route).
 
     With `hold`, bytes beyond what the client declared must fit its budget as they arrive (503 if not).
     """
     declared_length(request, limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HttpError(413, f"body exceeds the limit of {limit} bytes")
-        if hold is not None:
-            hold.cover(size)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HttpError(413, f"body exceeds the limit of {limit} bytes")
+            if hold is not None:
+                hold.cover(size)
+            chunks.append(chunk)
+    except BodyCut as e:
+        raise HttpError(e.status, e.detail) from None
     return b"".join(chunks)
 
 

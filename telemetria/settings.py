@@ -113,8 +113,12 @@ class Settings(BaseSettings):
     # When set, GET /metrics requires `Authorization: Bearer <token>`.
     metrics_token: SecretStr | None = None
 
-    # Ingest limits and validation.
+    # Request bodies, on every route: at most this large, and received within `body_timeout_s` of the
+    # headers plus 1 s per `body_min_bytes_per_s` bytes received (a stalled or dripping client gets 408).
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    body_timeout_s: float = Field(default=20.0, gt=0)
+    body_min_bytes_per_s: float = Field(default=500.0, ge=0)
+    # Ingest limits and validation.
     # In-flight budget, per process: ingest requests being read, decoded or written at once, and the
     # body bytes they hold (decoded, a body takes a few times its size). A request that does not fit
     # is answered 503 + Retry-After before its body is read, so memory stays bounded under overload.
