@@ -24,17 +24,10 @@ from telemetria.auth import api as auth_api
 from telemetria.auth.throttle import LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
-from telemetria.http import (
-    FieldError,
-    HttpError,
-    InflightBudget,
-    bearer_token,
-    error_response,
-    json_response,
-    unavailable,
-)  # fmt: skip
+from telemetria.http import FieldError, HttpError, bearer_token, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
+from telemetria.ingest.inflight import InflightBudget
 from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
 from telemetria.live import api as live_api
@@ -109,7 +102,12 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
-    app.state.ingest_budget = InflightBudget(settings.ingest_max_inflight_bytes, settings.ingest_max_inflight_requests)
+    app.state.ingest_budget = InflightBudget(
+        settings.ingest_max_inflight_bytes,
+        settings.ingest_max_inflight_requests,
+        share_bytes=settings.tracker_share_bytes,
+        share_requests=settings.tracker_share_requests,
+    )
     app.router.routes.extend(ingest_api.ROUTES)
     app.add_middleware(  # every route, before parsing: bodies bounded in size and in time
         BodyLimitMiddleware,
