@@ -9,7 +9,7 @@ connection, each N at a time: the attack of issue 13 (`POST /osmand` headers dec
 OsmAnd bodies within the OsmAnd cap (8 KiB declared), which the service has to wait for. Each drips a byte
 every 5 s, and when the service answers or closes it, it is opened again a second later, as an attacker
 keeping N connections would. Prints one table (req/s, p50, p99 and non-2xx of the valid fixes; what the slow
-connections got) and drops the database.
+connections got) and drops the database; exits 1 if a valid fix was not answered 200, or was lost.
 
 Bounded: N at most 500, S at most 60 s, phases run one after the other; everything on the loopback.
 """
@@ -179,7 +179,7 @@ def report(phases: list[Phase], duration_s: float, wrk: str, db_name: str, dropp
     for i, p in enumerate(phases):
         r, s = p.result, p.stats
         label = f"{p.holds} × {p.kind}" if p.holds else ("0 (again)" if i == len(phases) - 1 else "0")
-        lost = r.integrity.lost if r.integrity else 0
+        lost = _lost(r)
         samples = s.open_samples or [0]
         got = ", ".join(f"{k} {v:,}" for k, v in sorted(s.answers.items())) or "-"
         rows.append(
@@ -247,7 +247,14 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(db.drop())
     dropped = not asyncio.run(db.exists())
     print(report(phases, duration_s, wrk_version(wrk), db.name, dropped, log_dir))
-    return 0
+    failed = [p for p in phases if p.result.non_2xx or p.result.socket_errors or _lost(p.result)]
+    if failed:
+        print(f"FAILED: valid fixes not answered 200, or lost, in {len(failed)} phase(s)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _lost(r: PhaseResult) -> int:
+    return r.integrity.lost if r.integrity else 0
 
 
 def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
