@@ -83,6 +83,7 @@ _FIXES_OPERATION = {
     "responses": {
         "200": {"description": "the accepted fixes are committed; rejected items are listed by index"},
         "401": {"description": "unknown or inactive tracker token"},
+        "408": {"description": "the body did not arrive in time; the connection is closed"},
         "413": {"description": "body or batch too large"},
         "503": {
             "description": "database unavailable or overloaded; nothing acknowledged; retry after Retry-After "
@@ -103,6 +104,8 @@ _OSMAND_OPERATION = {
         "200": {"description": "stored, or a position that failed validation (logged, not stored)"},
         "400": {"description": "not decodable: no device id or no coordinates"},
         "403": {"description": "unknown or inactive device id"},
+        "408": {"description": "the body did not arrive in time; the connection is closed"},
+        "413": {"description": "body over 16 KiB (TELEMETRIA_OSMAND_MAX_BODY_BYTES), or too many positions"},
         "503": {"description": "database unavailable or overloaded; nothing acknowledged; retry after Retry-After"},
     },
 }
