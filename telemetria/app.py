@@ -26,17 +26,10 @@ from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
 from telemetria.forwarded import ForwardedMiddleware
 from telemetria.headers import SecurityHeadersMiddleware
-from telemetria.http import (
-    FieldError,
-    HttpError,
-    InflightBudget,
-    bearer_token,
-    error_response,
-    json_response,
-    unavailable,
-)  # fmt: skip
+from telemetria.http import FieldError, HttpError, bearer_token, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
+from telemetria.ingest.inflight import InflightBudget
 from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
 from telemetria.live import api as live_api
@@ -118,11 +111,21 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.state.login_locks = KeyedLocks()
-    app.state.ingest_budget = InflightBudget(settings.ingest_max_inflight_bytes, settings.ingest_max_inflight_requests)
+    app.state.ingest_budget = InflightBudget(
+        settings.ingest_max_inflight_bytes,
+        settings.ingest_max_inflight_requests,
+        share_bytes=settings.tracker_share_bytes,
+        share_requests=settings.tracker_share_requests,
+    )
     app.router.routes.extend(ingest_api.ROUTES)
     # Inside the body limit, which bounds what the NUL guard reads; ingest rejects NULs per item itself.
     app.add_middleware(NulGuardMiddleware, skip={route.path for route in ingest_api.ROUTES})
-    app.add_middleware(BodyLimitMiddleware, limit_bytes=settings.max_body_bytes)  # every route, before parsing
+    app.add_middleware(  # every route, before parsing: bodies bounded in size and in time
+        BodyLimitMiddleware,
+        limit_bytes=settings.max_body_bytes,
+        timeout_s=settings.body_timeout_s,
+        min_rate=settings.body_min_bytes_per_s,
+    )
     app.add_middleware(RequestIdMiddleware, access=settings.access_log)
     # Outside everything but the headers: everything inside sees the client's address, not the proxy's.
     app.add_middleware(ForwardedMiddleware, trusted=settings.trusted_proxies)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 from fastapi import Request
 from fastapi.responses import Response
+
+from telemetria.bodylimit import BodyCut
 
 RETRY_AFTER_S = 5
 
@@ -56,79 +59,26 @@ def declared_length(request: Request, limit: int) -> int:
     return int(declared)
 
 
-async def read_body(request: Request, limit: int, hold: Hold | None = None) -> bytes:
-    """The request body, or 413 as soon as it is known to exceed `limit` bytes.
+async def read_body(request: Request, limit: int, cover: Callable[[int], None] | None = None) -> bytes:
+    """The request body, or 413 as soon as it is known to exceed `limit` bytes, or 408 when it does not
+    arrive in time (the deadline is BodyLimitMiddleware's, on every route).
 
-    With `hold`, bytes beyond what the client declared must fit its budget as they arrive (503 if not).
+    `cover` is told the size read so far as bytes arrive (a claim that grows with them; 503 if it cannot).
     """
     declared_length(request, limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HttpError(413, f"body exceeds the limit of {limit} bytes")
-        if hold is not None:
-            hold.cover(size)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HttpError(413, f"body exceeds the limit of {limit} bytes")
+            if cover is not None:
+                cover(size)
+            chunks.append(chunk)
+    except BodyCut as e:
+        raise HttpError(e.status, e.detail) from None
     return b"".join(chunks)
-
-
-class InflightBudget:
-    """A per-process cap on requests in progress and the body bytes they hold (buffered, decoded, queued).
-
-    A request claims its declared body length before the body is read; one that does not fit is
-    answered 503 + Retry-After at once, having cost almost nothing. Plain counters: only the event
-    loop's thread touches them, and no `await` falls between a check and its update.
-    """
-
-    def __init__(self, max_bytes: int, max_requests: int) -> None:
-        self.max_bytes = max_bytes
-        self.max_requests = max_requests
-        self.bytes = 0
-        self.requests = 0
-
-    def hold(self, declared_bytes: int) -> Hold:
-        """A claim on one request and `declared_bytes` of body, for a `with` block; 503 if it does not fit."""
-        if self.requests >= self.max_requests:
-            raise overloaded(f"{self.requests} requests in progress")
-        if self.bytes + declared_bytes > self.max_bytes:
-            raise overloaded(f"{self.bytes + declared_bytes} body bytes would be in progress, at most {self.max_bytes}")
-        self.requests += 1
-        self.bytes += declared_bytes
-        return Hold(self, declared_bytes)
-
-
-class Hold:
-    """One request's claim on an InflightBudget; released when its `with` block ends, however it ends."""
-
-    __slots__ = ("_budget", "bytes")
-
-    def __init__(self, budget: InflightBudget, nbytes: int) -> None:
-        self._budget: InflightBudget | None = budget
-        self.bytes = nbytes
-
-    def cover(self, nbytes: int) -> None:
-        """Grow the claim to `nbytes` of body (one longer than declared, or undeclared); 503 if it does not fit."""
-        budget, extra = self._budget, nbytes - self.bytes
-        if budget is None or extra <= 0:
-            return
-        if budget.bytes + extra > budget.max_bytes:
-            raise overloaded(f"{budget.bytes + extra} body bytes would be in progress, at most {budget.max_bytes}")
-        budget.bytes += extra
-        self.bytes = nbytes
-
-    def release(self) -> None:
-        budget, self._budget = self._budget, None
-        if budget is not None:
-            budget.requests -= 1
-            budget.bytes -= self.bytes
-
-    def __enter__(self) -> Hold:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 def overloaded(why: str) -> HttpError:

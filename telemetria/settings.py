@@ -120,13 +120,22 @@ class Settings(BaseSettings):
     metrics_token: SecretStr | None = None
     metrics_require_token: bool = False
 
-    # Ingest limits and validation.
+    # Request bodies, on every route: at most this large, and received within `body_timeout_s` of the
+    # headers plus 1 s per `body_min_bytes_per_s` bytes received (a stalled or dripping client gets 408).
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    body_timeout_s: float = Field(default=20.0, gt=0)
+    body_min_bytes_per_s: float = Field(default=500.0, ge=0)
+    # OsmAnd bodies are read before the device is known, so they are small: Traccar's own OsmAnd server
+    # takes at most 16 KiB (HttpObjectAggregator(16384)), and one position is under 1 KiB.
+    osmand_max_body_bytes: int = Field(default=16 * 1024, ge=1024)
     # In-flight budget, per process: ingest requests being read, decoded or written at once, and the
-    # body bytes they hold (decoded, a body takes a few times its size). A request that does not fit
-    # is answered 503 + Retry-After before its body is read, so memory stays bounded under overload.
+    # body bytes they hold (decoded, a body takes a few times its size). Only an identified tracker
+    # claims, at most its share (bytes: None = one largest body); a request that does not fit is
+    # answered 503 + Retry-After before its body is read, so memory stays bounded under overload.
     ingest_max_inflight_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     ingest_max_inflight_requests: int = Field(default=1024, ge=1)
+    ingest_max_inflight_bytes_per_tracker: int | None = Field(default=None, ge=1024)
+    ingest_max_inflight_requests_per_tracker: int = Field(default=8, ge=1)
     max_batch_fixes: int = Field(default=10_000, ge=1)
     max_future_s: float = Field(default=300.0, ge=0)
     max_speed_kmh: float = Field(default=300.0, gt=0)
@@ -208,6 +217,29 @@ class Settings(BaseSettings):
     def _proxy_addresses(cls, v: str) -> str:
         parse_trusted(v)
         return v
+
+    @field_validator("ingest_max_inflight_bytes_per_tracker")
+    @classmethod
+    def _share_fits_a_body(cls, v: int | None, info: ValidationInfo) -> int | None:
+        body = info.data.get("max_body_bytes")
+        if v is not None and body is not None and v < body:
+            raise ValueError(f"must be at least TELEMETRIA_MAX_BODY_BYTES ({body}): a largest body would never fit")
+        return v
+
+    @property
+    def osmand_body_limit(self) -> int:
+        """Largest OsmAnd body in bytes (never more than any body may be)."""
+        return min(self.osmand_max_body_bytes, self.max_body_bytes)
+
+    @property
+    def tracker_share_bytes(self) -> int:
+        """Body bytes one tracker may hold in flight: the setting, else one largest body; within the budget."""
+        return min(self.ingest_max_inflight_bytes_per_tracker or self.max_body_bytes, self.ingest_max_inflight_bytes)
+
+    @property
+    def tracker_share_requests(self) -> int:
+        """Ingest requests one tracker may have in flight, within the process's cap."""
+        return min(self.ingest_max_inflight_requests_per_tracker, self.ingest_max_inflight_requests)
 
     @field_validator("retention_days")
     @classmethod

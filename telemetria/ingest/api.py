@@ -13,9 +13,7 @@ from starlette.routing import Route
 from telemetria import metrics
 from telemetria.db import DB_ERRORS, is_unavailable
 from telemetria.http import (
-    Hold,
     HttpError,
-    InflightBudget,
     bearer_token,
     declared_length,
     error_response,
@@ -25,6 +23,7 @@ from telemetria.http import (
     unavailable,
 )
 from telemetria.ingest.decode import BodyError, decode_items, parse_body
+from telemetria.ingest.inflight import Hold, InflightBudget
 from telemetria.ingest.model import DecodeError, Rejected
 from telemetria.ingest.osmand import decode_osmand
 from telemetria.ingest.rows import IngestResult
@@ -84,6 +83,7 @@ _FIXES_OPERATION = {
     "responses": {
         "200": {"description": "the accepted fixes are committed; rejected items are listed by index"},
         "401": {"description": "unknown or inactive tracker token"},
+        "408": {"description": "the body did not arrive in time; the connection is closed"},
         "413": {"description": "body or batch too large"},
         "503": {
             "description": "database unavailable or overloaded; nothing acknowledged; retry after Retry-After "
@@ -104,6 +104,8 @@ _OSMAND_OPERATION = {
         "200": {"description": "stored, or a position that failed validation (logged, not stored)"},
         "400": {"description": "not decodable: no device id or no coordinates"},
         "403": {"description": "unknown or inactive device id"},
+        "408": {"description": "the body did not arrive in time; the connection is closed"},
+        "413": {"description": "body over 16 KiB (TELEMETRIA_OSMAND_MAX_BODY_BYTES), or too many positions"},
         "503": {"description": "database unavailable or overloaded; nothing acknowledged; retry after Retry-After"},
     },
 }
@@ -122,16 +124,17 @@ OPENAPI_SECURITY = {"trackerToken": {"type": "http", "scheme": "bearer", "descri
 
 async def post_fixes(request: Request) -> Response:
     try:
-        with admit(request) as hold:
-            response = json_response((await _post_fixes(request, hold)).as_json())
+        response = json_response((await _post_fixes(request)).as_json())
     except HttpError as e:
         response = error_response(e)
     metrics.observe_request("json", response.status_code)
     return response
 
 
-async def _post_fixes(request: Request, hold: Hold) -> IngestResult:
+async def _post_fixes(request: Request) -> IngestResult:
     settings = request.app.state.settings
+    _shed_if_backlogged(request)
+    # Who is posting comes first: a request from nobody in particular never claims any of the budget.
     token = bearer_token(request)
     if token is None:
         raise HttpError(401, "Authorization: Bearer <tracker token> required", _UNAUTHORIZED)
@@ -141,15 +144,16 @@ async def _post_fixes(request: Request, hold: Hold) -> IngestResult:
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype and not _is_json(ctype):  # no Content-Type at all is read as JSON, as the README says
         raise HttpError(415, f"Content-Type must be application/json, not {ctype[:100]}")
-    body = await read_body(request, settings.max_body_bytes, hold)
-    try:
-        items, batch = parse_body(body, settings.max_batch_fixes)
-    except BodyError as e:
-        raise HttpError(e.status, str(e)) from None
-    try:
-        result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items), "json")
-    except Unstorable as e:
-        raise HttpError(422, f"the database refused these fixes, nothing stored: {e}") from None
+    with admit(request, tracker_id, declared_length(request, settings.max_body_bytes)) as hold:
+        body = await read_body(request, settings.max_body_bytes, hold.cover)
+        try:
+            items, batch = parse_body(body, settings.max_batch_fixes)
+        except BodyError as e:
+            raise HttpError(e.status, str(e)) from None
+        try:
+            result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items), "json")
+        except Unstorable as e:
+            raise HttpError(422, f"the database refused these fixes, nothing stored: {e}") from None
     if result.tracker_inactive:
         raise HttpError(401, "tracker is inactive", _UNAUTHORIZED)
     if not batch and result.rejected:
@@ -164,40 +168,40 @@ def _is_json(media_type: str) -> bool:
 
 async def osmand(request: Request) -> Response:
     try:
-        with admit(request) as hold:
-            response = await _osmand(request, hold)
+        response = await _osmand(request)
     except HttpError as e:
         response = error_response(e)
     metrics.observe_request("osmand", response.status_code)
     return response
 
 
-async def _osmand(request: Request, hold: Hold) -> Response:
+async def _osmand(request: Request) -> Response:
     settings = request.app.state.settings
     service: IngestService = request.app.state.ingest
+    _shed_if_backlogged(request)
+    # The device id is usually in the body, so the body is read before anyone is known: it claims nothing,
+    # is capped at what OsmAnd positions need (a few KiB) and, like every body, has a deadline.
+    body = await read_body(request, settings.osmand_body_limit)
     try:
-        body = await read_body(request, settings.max_body_bytes, hold)
-        try:
-            decoded = decode_osmand(
-                request.method, request.query_params, request.headers.get("content-type"), body,
-                now=service.now(), naive_tz=settings.osmand_timezone,
-            )  # fmt: skip
-        except DecodeError as e:
-            raise HttpError(400, str(e)) from None
-        if len(decoded.items) > settings.max_batch_fixes:
-            raise HttpError(413, f"{len(decoded.items)} positions, at most {settings.max_batch_fixes} per request")
-        tracker_id = await _authenticate(request.app.state.tracker_auth.by_unique_id(decoded.unique_id))
-        if tracker_id is None:
-            # The id is not repeated: error messages end up in device and proxy logs.
-            raise HttpError(403, "device id: not a registered, active tracker (check the id set in the device)")
+        decoded = decode_osmand(
+            request.method, request.query_params, request.headers.get("content-type"), body,
+            now=service.now(), naive_tz=settings.osmand_timezone,
+        )  # fmt: skip
+    except DecodeError as e:
+        raise HttpError(400, str(e)) from None
+    if len(decoded.items) > settings.max_batch_fixes:
+        raise HttpError(413, f"{len(decoded.items)} positions, at most {settings.max_batch_fixes} per request")
+    tracker_id = await _authenticate(request.app.state.tracker_auth.by_unique_id(decoded.unique_id))
+    if tracker_id is None:
+        # The id is not repeated: error messages end up in device and proxy logs.
+        raise HttpError(403, "device id: not a registered, active tracker (check the id set in the device)")
+    with admit(request, tracker_id, len(body)):
         try:
             result = await _ingest(service, tracker_id, decoded.items, "osmand")
         except Unstorable as e:
             result = IngestResult(rejected=[Rejected(i, str(e)) for i in range(len(decoded.items))])
-        if result.tracker_inactive:
-            raise HttpError(403, "tracker is inactive")
-    except HttpError as e:
-        return error_response(e)
+    if result.tracker_inactive:
+        raise HttpError(403, "tracker is inactive")
     # A client that got 4xx for a bad position would retry it forever and block its queue,
     # so positions that cannot be stored are answered 200, logged and dropped.
     for r in result.rejected:
@@ -211,16 +215,18 @@ ROUTES = [
 ]
 
 
-def admit(request: Request) -> Hold:
-    """A claim on this process's ingest budget, taken before the body is read; 503 at once when the
-    budget is spent or the writer's queue is full (a body read and decoded then would be refused)."""
-    settings = request.app.state.settings
-    declared = declared_length(request, settings.max_body_bytes)
+def _shed_if_backlogged(request: Request) -> None:
+    """503 at once while the writer's queue is full: a body read and decoded now would be refused anyway."""
     waiting = request.app.state.ingest.waiting_rows
-    if waiting >= settings.writer_max_pending_rows:
+    if waiting >= request.app.state.settings.writer_max_pending_rows:
         raise overloaded(f"{waiting} fixes waiting for the database")
+
+
+def admit(request: Request, tracker_id: int, nbytes: int) -> Hold:
+    """An identified tracker's claim on this process's ingest budget, within its share; 503 at once if it
+    does not fit (taken before a declared body is read, so a body that would not fit is never read)."""
     budget: InflightBudget = request.app.state.ingest_budget
-    return budget.hold(declared)
+    return budget.hold(tracker_id, nbytes)
 
 
 async def _authenticate(lookup: Awaitable[int | None]) -> int | None:

@@ -236,10 +236,14 @@ async def test_ten_thousand_fix_batch(client, tracker, conn) -> None:
 
 
 @pytest.mark.parametrize("size", [5, 150], ids=["insert-path", "copy-path"])
-async def test_concurrent_requests_group_commit_exactly_once(client, tracker, conn, size) -> None:
+async def test_concurrent_requests_group_commit_exactly_once(test_db, tracker, conn, size) -> None:
     """Many requests at once, overlapping: every fix stored once and credited once."""
     bodies = [{"fixes": [fix(j) for j in range(i, i + size)]} for i in range(0, 200, 2)]
-    answers = await asyncio.gather(*(post(client, tracker, b) for b in bodies))
+    # One tracker sends all 100 at once: more than its default share of requests in flight.
+    app = create_app(test_db.settings(rollup_interval_s=0, ingest_max_inflight_requests_per_tracker=len(bodies)))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+            answers = await asyncio.gather(*(post(client, tracker, b) for b in bodies))
     assert all(a.status_code == 200 for a in answers)
     accepted = sum(a.json()["accepted"] for a in answers)
     dups = sum(a.json()["duplicates"] for a in answers)

@@ -1,15 +1,21 @@
-"""The request-body limit: 413 naming the limit, on Content-Length and while streaming; a tiny app and the real one."""
+"""The request-body limits: 413 naming the size limit, on Content-Length and while streaming; 408 when a body does
+not arrive in time; a tiny app and the real one."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 import httpx
+import orjson
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message
 
 from telemetria.app import create_app
 from telemetria.bodylimit import BodyLimitMiddleware
@@ -81,13 +87,13 @@ async def test_a_route_that_never_reads_the_body_is_still_refused_on_its_length(
     assert r.status_code == 413
 
 
-async def test_a_declared_length_within_the_limit_passes_through_untouched() -> None:
-    # The HTTP server frames the body by Content-Length (uvicorn's httptools and h11 never deliver more
-    # than declared), so there is nothing to count: the request reaches the app with its own receive/send.
+@pytest.mark.parametrize("headers", [[], [(b"content-length", b"0")]], ids=["no body", "empty body"])
+async def test_a_request_without_a_body_passes_through_untouched(headers: list[tuple[bytes, bytes]]) -> None:
+    # Nothing to bound or wait for: the request reaches the app with its own receive/send (no cost on GETs).
     seen: dict[str, object] = {}
 
     async def receive() -> dict[str, object]:
-        return {"type": "http.request", "body": b"x" * 10, "more_body": False}
+        return {"type": "http.request", "body": b"", "more_body": False}
 
     async def send(message: dict[str, object]) -> None:
         pass
@@ -95,9 +101,141 @@ async def test_a_declared_length_within_the_limit_passes_through_untouched() -> 
     async def app(scope: object, rcv: object, snd: object) -> None:
         seen.update(receive=rcv, send=snd)
 
-    scope = {"type": "http", "method": "POST", "path": "/", "headers": [(b"content-length", b"10")]}
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": headers}
     await BodyLimitMiddleware(app, LIMIT)(scope, receive, send)  # type: ignore[arg-type]
     assert seen == {"receive": receive, "send": send}
+
+
+# --- deadlines: driven at the ASGI level, so the client's timing is exact ------------------------------------
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[bytes, bytes]
+    body: bytes
+    after_s: float
+
+
+async def drive(app: ASGIApp, arrivals: list[tuple[float, bytes]], *, then_wait: bool = True) -> Answer:
+    """Run one POST whose body arrives as (delay s, chunk) steps; with `then_wait` the client then sends
+    nothing more, ever (a stalled upload), else the last chunk ends the body."""
+    declared = sum(len(c) for _, c in arrivals) + (1000 if then_wait else 0)
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/echo",
+        "headers": [(b"content-length", str(declared).encode())],
+    }
+    steps = list(arrivals)
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        if steps:
+            delay, chunk = steps.pop(0)
+            await asyncio.sleep(delay)
+            return {"type": "http.request", "body": chunk, "more_body": then_wait or bool(steps)}
+        await asyncio.Event().wait()  # stalled (or, after a whole body, no disconnect yet)
+        raise AssertionError("unreachable")
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    t0 = time.monotonic()
+    await app(scope, receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return Answer(start["status"], dict(start["headers"]), body, time.monotonic() - t0)
+
+
+def guarded(route: Callable[[Request], Awaitable[Response]], timeout_s: float, min_rate: float = 500) -> ASGIApp:
+    app = Starlette(routes=[Route("/echo", route, methods=["POST"])])
+    return BodyLimitMiddleware(app, 1024 * 1024, timeout_s, min_rate)
+
+
+@pytest.mark.parametrize("swallows", [False, True], ids=["route reads", "route turns a failed read into 400"])
+async def test_a_stalled_body_gets_408_and_the_route_lets_go(swallows: bool) -> None:
+    released: list[bool] = []
+
+    async def route(request: Request) -> Response:
+        try:  # a claim held while the body is read, as the ingest routes hold one
+            await request.body()
+        except Exception:
+            if swallows:
+                return JSONResponse({"detail": "could not read"}, 400)
+            raise
+        finally:
+            released.append(True)
+        return JSONResponse({})
+
+    answer = await drive(guarded(route, timeout_s=0.2), [(0, b'{"fixes": [')])
+    assert answer.status == 408 and answer.headers[b"connection"] == b"close"
+    assert orjson.loads(answer.body)["detail"] == (
+        "request body not received in time: 0.2 s, plus 1 s per 500 bytes received (11 bytes arrived)"
+    )
+    assert 0.2 <= answer.after_s < 1.0 and released == [True]
+
+
+async def test_a_client_dripping_bytes_is_cut_off_at_its_deadline() -> None:
+    # One byte every 0.05 s buys 2 ms each: the deadline barely moves, the request is cut soon after 0.3 s.
+    answer = await drive(guarded(echo_size, timeout_s=0.3), [(0.05, b" ")] * 100)
+    assert answer.status == 408 and 0.3 <= answer.after_s < 0.6
+
+
+async def test_a_slow_but_steady_upload_is_never_cut_off() -> None:
+    # 2,000 bytes/s against a minimum of 1,000: 1 s of uploading, five times the initial 0.2 s.
+    answer = await drive(guarded(echo_size, timeout_s=0.2, min_rate=1000), [(0.05, b"x" * 100)] * 20, then_wait=False)
+    assert answer.status == 200 and orjson.loads(answer.body) == {"size": 2000} and answer.after_s > 0.9
+
+
+async def test_there_is_no_deadline_once_the_body_is_complete() -> None:
+    # After the body, receive() only waits for the client to go away (as a streaming response does): not a
+    # body read, so a route may wait on it for longer than any body deadline.
+    async def waits_for_disconnect(request: Request) -> Response:
+        body = await request.body()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.3):
+                await request.receive()
+        return JSONResponse({"size": len(body)})
+
+    answer = await drive(guarded(waits_for_disconnect, timeout_s=0.1), [(0, b"abc")], then_wait=False)
+    assert answer.status == 200 and answer.after_s >= 0.3
+
+
+async def test_a_route_busy_before_its_read_is_not_the_clients_delay() -> None:
+    # The body arrived at once; the route first spends longer than the deadline elsewhere (a token lookup).
+    async def busy_first(request: Request) -> Response:
+        await asyncio.sleep(0.4)
+        return JSONResponse({"size": len(await request.body())})
+
+    answer = await drive(guarded(busy_first, timeout_s=0.2), [(0, b"abc")], then_wait=False)
+    assert answer.status == 200 and orjson.loads(answer.body) == {"size": 3}
+
+
+async def test_a_stalled_body_does_not_hold_up_others_and_the_sweep_stops_after() -> None:
+    app = guarded(echo_size, timeout_s=0.3)
+    assert isinstance(app, BodyLimitMiddleware)
+    stalled = asyncio.create_task(drive(app, [(0, b"{")]))
+    steady = [drive(app, [(0.05, b"x" * 10)] * 4, then_wait=False) for _ in range(5)]
+    answers = await asyncio.gather(*steady)
+    assert [a.status for a in answers] == [200] * 5 and all(a.after_s < 0.3 for a in answers)
+    assert (await stalled).status == 408
+    await asyncio.sleep(2 * app.sweep_s)
+    assert app._sweeper is None and not app._arriving  # nothing left ticking between requests
+
+
+async def test_an_answer_given_before_the_body_is_read_closes_the_connection() -> None:
+    async def refuses(request: Request) -> Response:
+        return JSONResponse({"detail": "who are you?"}, 401)
+
+    answer = await drive(guarded(refuses, timeout_s=5), [(0, b"{")])
+    assert answer.status == 401 and answer.headers[b"connection"] == b"close" and answer.after_s < 0.1
+    answer = await drive(guarded(echo_size, timeout_s=5), [(0, b"{}")], then_wait=False)
+    assert answer.status == 200 and b"connection" not in answer.headers  # a read body keeps the connection
+
+
+async def echo_size(request: Request) -> Response:
+    return JSONResponse({"size": len(await request.body())})
 
 
 async def test_every_route_of_the_real_app_refuses_an_oversized_body() -> None:
