@@ -67,6 +67,9 @@ WHERE f.tracker_id = $1 AND f.vehicle_id = $2 AND f.ts >= $4
 REATTRIBUTE_FIXES = """
 UPDATE fixes SET vehicle_id = $3 WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $4"""
 
+# The vehicles' newest fixes after fixes moved between them (migrations/0009_latest_fix.sql).
+REFRESH_LATEST_FIXES = "SELECT refresh_latest_fixes($1::int[])"
+
 # --- the registry API (ids, scoped): $1 is always the contractor scope (NULL: everything) ------
 
 CONTRACTOR_COLUMNS = ("name", "cnpj", "contract_number", "active")
