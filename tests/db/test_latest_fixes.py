@@ -21,7 +21,7 @@ import orjson
 from telemetria.ingest.writer import SMALL_FLUSH_ROWS
 from telemetria.ops import retention
 from telemetria.registry import fleet
-from tests.db.conftest import Tracker, register
+from tests.db.conftest import People, Tracker, register
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=6)
 KEYS = 2_000  # fix times per vehicle: T0 + 7 s × k
@@ -187,3 +187,25 @@ async def test_retention_leaves_each_vehicle_its_newest_remaining_fix(
     assert gone.vehicle_id not in rows
     assert rows[position_gone.vehicle_id]["valid_ts"] is None and rows[position_gone.vehicle_id]["last_ts"] == recent
     assert rows[kept.vehicle_id]["valid_ts"] == recent
+
+
+async def test_the_reads_show_the_newest_fix_and_the_live_map_the_newest_valid_one(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
+) -> None:
+    rng = random.Random(6)
+    (t,) = await fleet_of(conn, 1)
+    now = datetime.now(UTC).replace(microsecond=0)
+    position, newest = now - timedelta(minutes=20), now - timedelta(minutes=5)
+    shown = random_fix(rng, position, valid_share=1.0)
+    await post(client, t, [shown, random_fix(rng, newest, valid_share=0.0)])
+    await post(client, t, [random_fix(rng, position - timedelta(minutes=1))])  # late: changes nothing
+
+    vehicles = (await client.get("/api/v1/vehicles", headers=people.auth("admin"))).json()["items"]
+    assert [datetime.fromisoformat(v["last_fix_at"]) for v in vehicles] == [newest]
+    metrics = (await client.get("/metrics")).text
+    age = next(line for line in metrics.splitlines() if line.startswith("telemetria_vehicle_last_fix_age_seconds{"))
+    assert 300 <= float(age.rsplit(" ", 1)[1]) < 360
+    live = (await client.get("/api/v1/live", headers=people.auth("admin"))).json()["vehicles"]
+    assert [(datetime.fromisoformat(v["time"]), v["lat"], v["lon"]) for v in live] == [
+        (position, shown["lat"], shown["lon"])
+    ]
