@@ -212,7 +212,7 @@ async def _report_figures(
     _progress(f"track: best {track_t.best_ms:.1f} ms, count(*) {day_base.best_ms:.1f} ms")
 
     # The live map's poll: every vehicle's newest fix with driver and route of the day, plus trails; against
-    # the /metrics query that only finds each newest fix time (the same lateral lookup, nothing joined).
+    # the /metrics query that only reads each newest fix time (the same latest_fixes rows, nothing joined).
     today = datetime.now(LOCAL_TZ).date()
     poll_t, polled = await timed(lambda: _live_poll(conn, ids, today), plan.reps * 2)
     newest_t, _ = await timed(lambda: conn.fetch(LAST_FIXES), plan.reps * 2)
