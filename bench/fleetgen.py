@@ -34,6 +34,7 @@ SCHOOL, BOARDING = 7, (2, 4, 10, 12)
 GPS_NOISE_M, HEADING_NOISE_DEG = 3.0, 3.0
 M_PER_DEG = 111_320.0
 COLUMNS = tuple(FIX_COLUMNS)
+REFRESH_LATEST = "SELECT refresh_latest_fixes(NULL)"  # migrations/0009_latest_fix.sql
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +164,17 @@ def records(v: Vehicle, cols: dict[str, np.ndarray]) -> list[tuple[Any, ...]]:
 
 
 async def load(conn: asyncpg.Connection, fleet: list[Vehicle], days: Days) -> int:
-    """COPY every vehicle's days into fixes, one statement per vehicle; rows stored."""
+    """COPY every vehicle's days into fixes, one statement per vehicle; rows stored.
+
+    COPY goes around the ingest writer, which keeps each vehicle's newest fix (latest_fixes) in the
+    service: it is derived afterwards, as the migration that created the table does.
+    """
     n = 0
     for i, v in enumerate(fleet):
         rows = records(v, vehicle_columns(i, days))
         await conn.copy_records_to_table("fixes", records=rows, columns=COLUMNS)
         n += len(rows)
+    await conn.execute(REFRESH_LATEST)
     return n
 
 

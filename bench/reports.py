@@ -7,8 +7,9 @@ route per vehicle (the line its synthetic fixes follow, with stops, assigned on 
 synthetic days of fixes (bench/fleetgen.py), builds the rollups once, then times: the fleet's `km`
 report over whole local days (from rollups), one vehicle's month computed live, one vehicle-day's
 track analysis, the `trips` report (computed live, no HTTP), and a CSV export of positions
-(bench/csvexport.py, in fresh processes so that peak memory is the export's own). Prints one table
-and drops the database.
+(bench/csvexport.py, in fresh processes so that peak memory is the export's own). Then, in a database
+of its own, the reads with no time bound on a week-old and a two-year-old installation
+(bench/reports_age.py). Prints the tables and drops the databases.
 """
 
 from __future__ import annotations
@@ -16,22 +17,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import orjson
 
-from bench import fleetgen
+from bench import fleetgen, reports_age
 from bench.benchdb import BenchDb
 from bench.csvexport import COUNT_POSITIONS
 from bench.fleetgen import Days
 from bench.reports_table import Figure, Memory, render
+from bench.timing import Timing, timed
 from telemetria.db import Conn, create_pool
 from telemetria.live import queries as live_queries
 from telemetria.localtime import LOCAL_TZ
@@ -61,32 +61,6 @@ def plan_for(args: argparse.Namespace) -> Plan:
     if args.quick:
         return Plan(vehicles=10, days=10, csv_rows=100_000, csv_small=10_000, reps=3)
     return Plan(vehicles=100, days=30, csv_rows=1_000_000, csv_small=100_000, reps=5)
-
-
-@dataclass(frozen=True)
-class Timing:
-    runs_s: list[float]
-
-    @property
-    def best_ms(self) -> float:
-        return min(self.runs_s) * 1000
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.runs_s) * 1000
-
-
-async def timed(fn: Callable[[], Awaitable[Any]], reps: int, warmup: int = 1) -> tuple[Timing, Any]:
-    """`reps` timed calls after `warmup` untimed ones; the last call's result."""
-    result = None
-    for _ in range(warmup):
-        result = await fn()
-    runs = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        result = await fn()
-        runs.append(time.perf_counter() - t)
-    return Timing(runs), result
 
 
 def _progress(text: str) -> None:
@@ -238,7 +212,7 @@ async def _report_figures(
     _progress(f"track: best {track_t.best_ms:.1f} ms, count(*) {day_base.best_ms:.1f} ms")
 
     # The live map's poll: every vehicle's newest fix with driver and route of the day, plus trails; against
-    # the /metrics query that only finds each newest fix time (the same lateral lookup, nothing joined).
+    # the /metrics query that only reads each newest fix time (the same latest_fixes rows, nothing joined).
     today = datetime.now(LOCAL_TZ).date()
     poll_t, polled = await timed(lambda: _live_poll(conn, ids, today), plan.reps * 2)
     newest_t, _ = await timed(lambda: conn.fetch(LAST_FIXES), plan.reps * 2)
@@ -278,20 +252,32 @@ def _split(footer: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.reports", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="10 vehicles × 10 days, CSV of 100k positions")
-    plan = plan_for(p.parse_args(argv))
+    p.add_argument("--two-years", action="store_true", help="only the week-old vs two-year-old reads")
+    args = p.parse_args(argv)
+    plan = plan_for(args)
     # SIGTERM must unwind through the finally block that drops the database.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
     settings = Settings()
     db = BenchDb.for_this_run(settings)
     print(f"bench: database {db.name}", file=sys.stderr)
+    out = []
+    if not args.two_years:
+        asyncio.run(db.create())
+        try:
+            figures, memory, notes = asyncio.run(measure(db, settings, plan))
+        finally:
+            asyncio.run(db.drop())
+        out.append(render(figures, memory, notes, plan.reps, db.name, not asyncio.run(db.exists())))
+    # The two-year case in a database of its own (same name, created anew).
     asyncio.run(db.create())
     try:
-        figures, memory, notes = asyncio.run(measure(db, settings, plan))
+        age = asyncio.run(reports_age.measure(db, plan.reps * 2, _progress))
     finally:
         asyncio.run(db.drop())
-    dropped = not asyncio.run(db.exists())
-    print(render(figures, memory, notes, plan.reps, db.name, dropped))
+    out += ["", reports_age.render(age, plan.reps * 2), ""]
+    out.append(f"cleanup: database {db.name} {'NOT dropped' if asyncio.run(db.exists()) else 'dropped'}")
+    print("\n".join(out))
     return 0
 
 

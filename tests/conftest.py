@@ -91,7 +91,8 @@ async def conn(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
 async def clean(pool: asyncpg.Pool) -> None:
     """Each database test starts from empty tables."""
     await pool.execute(
-        "TRUNCATE fixes, report_rollups, rollup_stale, tracker_installations, trackers, vehicles, contractors,"
+        "TRUNCATE fixes, latest_fixes, report_rollups, rollup_stale, tracker_installations, trackers, vehicles,"
+        " contractors,"
         " drivers, driver_assignments, routes, route_stops, route_assignments, speed_zones, users, sessions,"
         " api_tokens, audit_log, retention_runs"
         " RESTART IDENTITY CASCADE;"

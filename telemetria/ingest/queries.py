@@ -49,9 +49,12 @@ FIX_COLUMNS = [
 # A small flush (live single fixes) is one round trip: migrations/0003_ingest_function.sql.
 INGEST_FIXES = "SELECT * FROM ingest_fixes($1, " + ", ".join(f"${n}" for n in range(2, 20)) + ")"
 
-# The report rollups of the days that stored fixes can change are marked stale in the same
-# transaction (migrations/0007_report_rollups.sql); the small-flush function does it itself.
-MARK_STALE = "SELECT mark_rollups_stale($1, $2, $3, $4)"
+# A large flush's bookkeeping for the fixes it stored, in one round trip of its transaction: each
+# vehicle's newest fix noted (migrations/0009_latest_fix.sql; $1-$10, rows.newest_stored) and the
+# report rollups of the days they can change marked stale (migrations/0007_report_rollups.sql;
+# $11-$14). The small-flush function does both itself.
+NOTE_STORED = """
+SELECT note_latest_fixes($1, $2, $3, $4, $5, $6, $7, $8, $9, $10), mark_rollups_stale($11, $12, $13, $14)"""
 
 REGISTRY_EPOCH = "SELECT n FROM registry_epoch"
 

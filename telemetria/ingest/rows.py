@@ -108,3 +108,32 @@ def credit(p: Plan, inserted: set[tuple[int, datetime]]) -> None:
             inserted.discard(key)
         else:
             p.results[pos].duplicates += 1
+
+
+def newest_stored(rows: Sequence[Row], stored: set[tuple[int, datetime]] | None = None) -> list[list[Any]]:
+    """Per vehicle, its newest stored row and its newest stored valid row, as note_latest_fixes' ten arrays.
+
+    `stored`: the (vehicle, ts) keys the insert stored, of which a key's first row is the one stored;
+    None when every row was. Two rows per vehicle at most, whatever the flush's size, so noting them
+    costs the database little more than for a single fix.
+    """
+    newest: dict[int, Row] = {}
+    newest_valid: dict[int, Row] = {}
+    seen: set[tuple[int, datetime]] = set()
+    for r in rows:
+        v, ts = r[0], r[2]
+        if stored is not None:
+            if (v, ts) not in stored or (v, ts) in seen:
+                continue
+            seen.add((v, ts))
+        if v not in newest or ts > newest[v][2]:
+            newest[v] = r
+        if r[14] and (v not in newest_valid or ts > newest_valid[v][2]):
+            newest_valid[v] = r
+    picked = [*newest.values(), *(r for v, r in newest_valid.items() if newest[v] is not r)]
+    # vehicle_id, ts, valid, received_at (NULL: now()), lat, lon, speed_kmh, heading_deg, ignition, driver_id
+    return [
+        [r[0] for r in picked], [r[2] for r in picked], [r[14] for r in picked], [None] * len(picked),
+        [r[3] for r in picked], [r[4] for r in picked], [r[5] for r in picked], [r[6] for r in picked],
+        [r[11] for r in picked], [r[13] for r in picked],
+    ]  # fmt: skip

@@ -21,7 +21,7 @@ from telemetria import metrics
 from telemetria.db import DB_ERRORS, Conn, is_unavailable
 from telemetria.ingest import queries as q
 from telemetria.ingest.model import Fix
-from telemetria.ingest.rows import IngestResult, Installation, Plan, Request, credit, credit_all, plan
+from telemetria.ingest.rows import IngestResult, Installation, Plan, Request, credit, credit_all, newest_stored, plan
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports.params import DEFAULT as DEFAULT_PARAMS
 
@@ -240,14 +240,17 @@ class Writer:
             await conn.copy_records_to_table("fix_stage", records=p.rows, columns=q.FIX_COLUMNS)
             inserted = {(r[0], r[1]) for r in await conn.fetch(q.INSERT_FROM_STAGE)}
             stored = [key[1] for key in inserted]
-            spans = _spans(inserted)  # before credit(), which empties `inserted`
+            # Both before credit(), which empties `inserted`.
+            spans = _spans(inserted)
+            newest = newest_stored(p.rows, inserted)
             credit(p, inserted)
         else:
             stored = [row[2] for row in p.rows]
             spans = _spans((row[0], row[2]) for row in p.rows)
+            newest = newest_stored(p.rows)
             credit_all(p)
         if stored:
-            await conn.execute(q.MARK_STALE, *spans, *_STALE_ZONE)
+            await conn.execute(q.NOTE_STORED, *newest, *spans, *_STALE_ZONE)
         await conn.execute("COMMIT")
         return stored
 

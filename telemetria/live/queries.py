@@ -8,11 +8,12 @@ from typing import Any
 from telemetria.db import Conn
 
 # $1 the caller's contractor scope (NULL: every contractor), $2 one vehicle (NULL: all), $3 the
-# service's local date (for the route assigned today). The newest fix comes from the (vehicle_id,
-# ts) index, newest chunk first; the driver is the fix's card, else the assignment (fix_driver).
+# service's local date (for the route assigned today). The newest valid fix is the vehicle's row of
+# latest_fixes (kept by the ingest writer), so the poll costs the same on a two-year-old
+# installation as on a new one; the driver is the fix's card, else the assignment (fix_driver).
 LIVE = """
 SELECT v.id AS vehicle_id, v.plate, v.prefix, v.contractor_id, c.name AS contractor,
-       f.ts, extract(epoch FROM now() - f.ts)::float8 AS age_s, f.received_at,
+       f.valid_ts AS ts, extract(epoch FROM now() - f.valid_ts)::float8 AS age_s, f.received_at,
        f.lat, f.lon, f.speed_kmh, f.heading_deg, f.ignition,
        d.id AS driver_id, d.name AS driver,
        (SELECT string_agg(r.code, ', ' ORDER BY r.code)
@@ -21,10 +22,8 @@ SELECT v.id AS vehicle_id, v.plate, v.prefix, v.contractor_id, c.name AS contrac
            AND extract(isodow FROM $3::date)::smallint = ANY (a.weekdays)) AS routes
 FROM vehicles v
 LEFT JOIN contractors c ON c.id = v.contractor_id
-LEFT JOIN LATERAL (
-    SELECT x.ts, x.received_at, x.lat, x.lon, x.speed_kmh, x.heading_deg, x.ignition, x.driver_id
-    FROM fixes x WHERE x.vehicle_id = v.id AND x.valid ORDER BY x.ts DESC LIMIT 1) f ON true
-LEFT JOIN drivers d ON d.id = fix_driver(v.id, coalesce(f.ts, now()), f.driver_id)
+LEFT JOIN latest_fixes f ON f.vehicle_id = v.id
+LEFT JOIN drivers d ON d.id = fix_driver(v.id, coalesce(f.valid_ts, now()), f.driver_id)
 WHERE v.active AND ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR v.id = $2)
 ORDER BY v.plate"""
 

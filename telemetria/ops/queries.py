@@ -40,6 +40,11 @@ SELECT min(range_start) FROM timescaledb_information.chunks
 WHERE format('%I.%I', hypertable_schema, hypertable_name) = $1
   AND format('%I.%I', chunk_schema, chunk_name) <> ALL ($2::text[])"""
 
+# After chunks of fixes are dropped, the vehicles whose newest fix (or newest valid fix) may have
+# gone with them are re-derived from what is left (migrations/0009_latest_fix.sql).
+REFRESH_LATEST_BEFORE = """
+SELECT refresh_latest_fixes(array(SELECT vehicle_id FROM latest_fixes WHERE last_ts < $1 OR valid_ts < $1))"""
+
 RECORD_RUN = """
 INSERT INTO retention_runs (cutoff, retention_days, source, chunks) VALUES ($1, $2, $3, $4)"""
 

@@ -5,8 +5,9 @@ Lei 3.588/2023 Art. 15 §6 requires records to be kept for no less than 2 years;
 the window, and `drop_chunks` drops only chunks that lie *entirely* before it, so up to one
 chunk interval (1 day for fixes) of rows older than the window remains until a later run.
 Every hypertable in the database is covered (fixes, and any audit log or rollup added later as a
-hypertable); plain tables are not touched. Each run that is not a dry run is recorded in
-`retention_runs`.
+hypertable); plain tables are not touched, except latest_fixes: in the same transaction, the
+vehicles whose newest fix may have gone with the dropped chunks of fixes get it re-derived from
+what is left. Each run that is not a dry run is recorded in `retention_runs`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ LOCK_TIMEOUT = "10s"
 # the last recorded run, so restarts and several processes do not make it run more often).
 CHECK_EVERY_S = 3600.0
 FIRST_CHECK_S = 60.0
+# The hypertable whose drops also change each vehicle's newest fix (latest_fixes).
+FIXES = "public.fixes"
 
 
 class RetentionError(ValueError):
@@ -126,6 +129,8 @@ async def run(
                     raise RetentionError(f"{name}: drop_chunks dropped {sorted(dropped)}, expected {chunks}")
             oldest = await conn.fetchval(q.OLDEST_KEPT_START, name, [c.name for c in chunks])
             result.hypertables.append(HypertableRun(name, column, chunks, oldest))
+            if name == FIXES and not dry_run and chunks:
+                await conn.execute(q.REFRESH_LATEST_BEFORE, cutoff)
         if not dry_run:
             dropped_json = [
                 {"hypertable": h.hypertable, **_chunk_json(c)} for h in result.hypertables for c in h.chunks

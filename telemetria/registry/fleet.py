@@ -153,6 +153,8 @@ async def move_tracker(conn: Conn, unique_id: str, to_plate: str, at: datetime) 
             from_plate = await conn.fetchval(q.PLATE_BY_ID, current["vehicle_id"])
             dropped = _count(await conn.execute(q.DROP_COLLIDING_FIXES, tid, current["vehicle_id"], to_vid, at))
             moved = _count(await conn.execute(q.REATTRIBUTE_FIXES, tid, current["vehicle_id"], to_vid, at))
+            if moved or dropped:
+                await conn.execute(q.REFRESH_LATEST_FIXES, [current["vehicle_id"], to_vid])
         await conn.execute(q.INSERT_INSTALLATION, tid, to_vid, at)
     return MoveResult(unique_id, from_plate, normalize_plate(to_plate), at, moved, dropped)
 

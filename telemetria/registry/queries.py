@@ -67,6 +67,9 @@ WHERE f.tracker_id = $1 AND f.vehicle_id = $2 AND f.ts >= $4
 REATTRIBUTE_FIXES = """
 UPDATE fixes SET vehicle_id = $3 WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $4"""
 
+# The vehicles' newest fixes after fixes moved between them (migrations/0009_latest_fix.sql).
+REFRESH_LATEST_FIXES = "SELECT refresh_latest_fixes($1::int[])"
+
 # --- the registry API (ids, scoped): $1 is always the contractor scope (NULL: everything) ------
 
 CONTRACTOR_COLUMNS = ("name", "cnpj", "contract_number", "active")
@@ -89,6 +92,8 @@ VEHICLE_COLUMNS = (
 )  # fmt: skip
 INSERT_VEHICLE_FULL = insert_sql("vehicles", VEHICLE_COLUMNS)
 PATCH_VEHICLE = patch_sql("vehicles", VEHICLE_COLUMNS)
+# last_fix_at comes from latest_fixes (kept by the ingest writer): a lookup in `fixes` without a
+# time bound visits every chunk, so the list would slow down as the installation ages.
 SELECT_VEHICLES = """
 SELECT v.id, v.plate, v.prefix, v.description, v.contractor_id, c.name AS contractor, v.capacity,
        v.manufacture_year, v.kind, v.speed_limit_kmh, v.active, v.created_at,
@@ -96,7 +101,7 @@ SELECT v.id, v.plate, v.prefix, v.description, v.contractor_id, c.name AS contra
          WHERE i.vehicle_id = v.id AND i.during @> now() LIMIT 1) AS tracker,
        (SELECT d.name FROM driver_assignments a JOIN drivers d ON d.id = a.driver_id
          WHERE a.vehicle_id = v.id AND a.during @> now() LIMIT 1) AS driver,
-       (SELECT f.ts FROM fixes f WHERE f.vehicle_id = v.id ORDER BY f.ts DESC LIMIT 1) AS last_fix_at,
+       (SELECT l.last_ts FROM latest_fixes l WHERE l.vehicle_id = v.id) AS last_fix_at,
        count(*) OVER () AS total
 FROM vehicles v LEFT JOIN contractors c ON c.id = v.contractor_id
 WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR v.id = $2)

@@ -7,12 +7,12 @@ from datetime import datetime
 
 from telemetria.db import Pool
 
-# One index probe per vehicle on fixes_vehicle_ts, newest chunk first (TimescaleDB's ordered
-# append stops at the first chunk that has a row), so it stays cheap with years of data.
+# Each vehicle's newest fix (valid or not) from latest_fixes, kept by the ingest writer: looking it
+# up in `fixes` has no time bound and visits every chunk, years of them on an old installation.
 LAST_FIXES = """
-SELECT v.id AS vehicle_id, v.plate, f.ts AS last_ts, extract(epoch FROM now() - f.ts)::float8 AS age_s
+SELECT v.id AS vehicle_id, v.plate, f.last_ts, extract(epoch FROM now() - f.last_ts)::float8 AS age_s
 FROM vehicles v
-LEFT JOIN LATERAL (SELECT ts FROM fixes WHERE vehicle_id = v.id ORDER BY ts DESC LIMIT 1) f ON true
+LEFT JOIN latest_fixes f ON f.vehicle_id = v.id
 WHERE v.active
 ORDER BY v.plate"""
 

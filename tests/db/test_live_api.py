@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import httpx
@@ -19,12 +19,15 @@ async def world(conn: asyncpg.Connection, people: People) -> World:
     return await make_world(conn, people)
 
 
-async def _fix(conn: asyncpg.Connection, w: World, n: int, ago_s: float, lat: float, valid: bool = True) -> None:
-    await conn.execute(
-        "INSERT INTO fixes (vehicle_id, tracker_id, ts, lat, lon, speed_kmh, heading_deg, ignition, valid)"
-        " VALUES ($1, $2, now() - make_interval(secs => $3), $4, -62.465, 42.5, 90, true, $5)",
-        w[f"v{n}"], w[f"t{n}"], ago_s, lat, valid,
-    )  # fmt: skip
+async def _fix(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, n: int, ago_s: float, lat: float, valid: bool = True
+) -> None:
+    """A fix of vehicle n from ago_s seconds ago, sent by its tracker through the ingest API."""
+    token = await fleet.rotate_token(conn, f"86000000000000{n}")
+    ts = datetime.now(UTC) - timedelta(seconds=ago_s)
+    body = {"ts": ts.isoformat(), "lat": lat, "lon": -62.465, "speed_kmh": 42.5, "heading_deg": 90, "ignition": True}
+    r = await client.post("/api/v1/fixes", json=body | {"valid": valid}, headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200 and r.json()["accepted"] == 1, r.text
 
 
 async def _live(client: httpx.AsyncClient, people: People, role: str, **params: str) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -38,10 +41,10 @@ async def _live(client: httpx.AsyncClient, people: People, role: str, **params: 
 async def test_each_vehicle_has_its_newest_position_driver_route_and_freshness(
     client: httpx.AsyncClient, conn: asyncpg.Connection, world: World
 ) -> None:
-    await _fix(conn, world, 1, 300, -10.4410)
-    await _fix(conn, world, 1, 10, -10.4400)
-    await _fix(conn, world, 1, 5, -10.4390, valid=False)  # an invalid fix is never the position shown
-    await _fix(conn, world, 2, 240, -10.4300)
+    await _fix(client, conn, 1, 300, -10.4410)
+    await _fix(client, conn, 1, 10, -10.4400)
+    await _fix(client, conn, 1, 5, -10.4390, valid=False)  # an invalid fix is never the position shown
+    await _fix(client, conn, 2, 240, -10.4300)
     quiet = await fleet.add_vehicle(conn, "CCC3C33")
     live = await _live(client, world.people, "monitor")
 
@@ -63,8 +66,8 @@ async def test_each_vehicle_has_its_newest_position_driver_route_and_freshness(
 async def test_a_silent_vehicle_is_offline_and_the_trail_is_bounded(
     client: httpx.AsyncClient, conn: asyncpg.Connection, world: World
 ) -> None:
-    await _fix(conn, world, 1, 1200, -10.4410)
-    await _fix(conn, world, 1, 700, -10.4400)
+    await _fix(client, conn, 1, 1200, -10.4410)
+    await _fix(client, conn, 1, 700, -10.4400)
     live = await _live(client, world.people, "auditor", trail_s="900")
     assert live["AAA1A11"]["status"] == "offline"
     assert len(live["AAA1A11"]["trail"]) == 1  # only the fix of the last 900 s
@@ -74,8 +77,8 @@ async def test_a_silent_vehicle_is_offline_and_the_trail_is_bounded(
 async def test_a_contractor_sees_only_its_own_vehicles(
     client: httpx.AsyncClient, conn: asyncpg.Connection, world: World
 ) -> None:
-    await _fix(conn, world, 1, 10, -10.44)
-    await _fix(conn, world, 2, 10, -10.43)
+    await _fix(client, conn, 1, 10, -10.44)
+    await _fix(client, conn, 2, 10, -10.43)
     assert set(await _live(client, world.people, "contractor")) == {"AAA1A11"}
     assert await _live(client, world.people, "contractor", vehicle_id=str(world["v2"])) == {}
     assert set(await _live(client, world.people, "admin", vehicle_id=str(world["v2"]))) == {"BBB2B22"}

@@ -17,6 +17,7 @@ import httpx
 import orjson
 import pytest
 
+from telemetria.geo.geodesic import GEOD
 from telemetria.sim import MotionParams, SimRun, TrackerParams, simulate_vehicle
 from telemetria.sim.truth import off_route_runs
 from telemetria.sim.wire import body
@@ -81,6 +82,12 @@ async def _get(client: httpx.AsyncClient, people: People, kind: str, vehicle_id:
     r = await client.get(f"/api/v1/reports/{kind}", params=params, headers=people.auth("auditor"))
     assert r.status_code == 200, r.text
     return dict(orjson.loads(r.content))
+
+
+def _overlap_s(stop: dict[str, Any], start: datetime, end: datetime) -> float:
+    """Seconds a reported stop shares with [start, end]."""
+    lo = max(datetime.fromisoformat(stop["start"]), start)
+    return (min(datetime.fromisoformat(stop["end"]), end) - lo).total_seconds()
 
 
 def _anonymous(value: Any, plate: str) -> Any:
@@ -149,8 +156,18 @@ async def test_reports_are_right_and_the_same_whatever_order_fixes_arrive(
         kinds = [x.kind for x in truth.stops if x.t_start_s - INTERVAL <= t0 <= x.t_end_s]
         assert kinds, s
         assert s["authorized"] == (kinds[0] in ("boarding", "school", "garage")), (s, kinds)
+    # Each planned stop long enough to be one (a minute, plus a reporting interval either side) is
+    # reported on its own: at its point, authorized, starting and ending within one interval of the truth.
     planned = [x for x in truth.stops if x.kind in ("boarding", "school") and x.duration_s >= 90]
-    assert sum(s["authorized"] for s in stops) >= len(planned)
+    assert [x.kind for x in planned] == ["boarding", "boarding", "school", "boarding"]
+    for x in planned:
+        at = [s for s in stops if _overlap_s(s, truth.time(x.t_start_s), truth.time(x.t_end_s)) > 0]
+        assert len(at) == 1, (x, at)
+        s = at[0]
+        assert s["authorized"] and s["point_kind"] == x.kind, (x, s)
+        assert GEOD.inv(x.lon, x.lat, s["lon"], s["lat"])[2] <= 50.0, (x, s)
+        assert abs(datetime.fromisoformat(s["start"]) - truth.time(x.t_start_s)) <= timedelta(seconds=INTERVAL), (x, s)
+        assert abs(datetime.fromisoformat(s["end"]) - truth.time(x.t_end_s)) <= timedelta(seconds=INTERVAL), (x, s)
 
 
 async def test_a_leg_over_two_hours_is_flagged(

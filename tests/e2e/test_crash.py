@@ -1,5 +1,5 @@
 """Worker processes SIGKILLed under load: the supervisor restarts them, trackers retry, and key by key
-every acknowledged fix is stored exactly once and nothing stored was never sent."""
+every acknowledged fix is stored exactly once, nothing stored was never sent and nothing was rejected."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def assert_stored_once(ledger: KeyLedger, stats: FleetStats, rows: list[Key], do
     # Stored without ever getting a 2xx: only fixes of requests whose answer never came.
     assert not (odd := stored - ledger.acked - ledger.unanswered), f"stored, unacknowledged: {few(odd)}"
     assert stats.pending == 0 and stats.dropped == 0, stats.summary()  # drained, none given up
+    # Conservation: every fix made (and every copy re-sent) was answered stored or duplicate, none
+    # rejected. A server refusing valid fixes would pass the key checks above (a rejected fix is
+    # neither acknowledged nor stored), so this is checked on its own.
+    assert stats.rejected == 0, stats.summary()
+    assert stats.generated + stats.resent == stats.accepted + stats.duplicates, stats.summary()
     # Each stored row was inserted by exactly one request: answered (the answers' `accepted`) or not
     # (the 2xx to its retry called it a duplicate, or no 2xx ever came).
     assert len(stored) == stats.accepted + ledger.stored_unanswered + len(stored - ledger.acked), stats.summary()

@@ -49,5 +49,3 @@ async def test_database_restarts_under_load_lose_nothing(fresh_cluster_env: dict
     assert stats.by_status.get("503", 0) > 0, stats.summary()  # the outages were seen...
     assert set(stats.by_status) <= {"200", "503"}, stats.summary()  # ...as 503, never 500
     assert_stored_once(ledger, stats, rows, doubled)
-    # Every fix made (and every copy re-sent) was stored once, the rest answered as duplicates.
-    assert stats.generated + stats.resent == stats.accepted + stats.duplicates, stats.summary()

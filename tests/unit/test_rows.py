@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from telemetria.ingest.model import Fix
-from telemetria.ingest.rows import NOT_INSTALLED, TRACKER_INACTIVE, Installation, Request, credit, credit_all, plan
+from telemetria.ingest.rows import (
+    NOT_INSTALLED,
+    TRACKER_INACTIVE,
+    Installation,
+    Request,
+    credit,
+    credit_all,
+    newest_stored,
+    plan,
+)
 
 T = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 
@@ -52,3 +61,29 @@ def test_credit_all() -> None:
     p = plan([Request(1, [0, 1, 2], fixes(0, 1, 2))], {1: True}, {1: [Installation(100, None, None)]})
     credit_all(p)
     assert p.results[0].accepted == 3 and p.results[0].duplicates == 0
+
+
+def test_newest_stored_keeps_each_vehicles_newest_row_and_newest_valid_row_of_those_stored() -> None:
+    def row(v: int, minute: int, valid: bool, lat: float) -> tuple[object, ...]:
+        ts = T + timedelta(minutes=minute)
+        return (v, 1, ts, lat, -62.4, 40.0, 90.0, None, None, None, None, True, None, "CARD1", valid, None)
+
+    rows = [
+        row(1, 5, True, -10.1),
+        row(1, 9, False, -10.2),  # newest of vehicle 1, invalid
+        row(1, 7, True, -10.3),  # its newest valid
+        row(2, 3, True, -10.4),
+        row(2, 3, True, -10.5),  # a second copy of the key: not the one stored
+        row(2, 8, True, -10.6),  # sent, but not stored (a duplicate of an earlier flush)
+    ]
+    stored = {(1, T + timedelta(minutes=m)) for m in (5, 7, 9)} | {(2, T + timedelta(minutes=3))}
+    v, ts, valid, received, lat, *_ = newest_stored(rows, stored)
+    assert sorted(zip(v, [t.minute for t in ts], valid, lat, strict=True)) == [
+        (1, 7, True, -10.3),
+        (1, 9, False, -10.2),
+        (2, 3, True, -10.4),
+    ]
+    assert received == [None] * 3  # the database's now(), as the fixes' received_at
+    # Every row stored (the COPY path): vehicle 2's newest is the fix at minute 8, which is also valid.
+    v, ts, *_ = newest_stored(rows)
+    assert sorted(zip(v, [t.minute for t in ts], strict=True)) == [(1, 7), (1, 9), (2, 8)]
