@@ -55,13 +55,16 @@ def start_service(workers: int, dsn: str, log: Path) -> Server:
     return _start(f"service-{workers}w", cmd, env, port, log)
 
 
-def start_noop(log: Path) -> Server:
-    """bench/noop_app.py under uvicorn with the settings `telemetria serve` uses."""
+NOOP_APPS = {"bare": "bench.noop_app:bare", "fastapi": "bench.noop_app:app"}
+
+
+def start_noop(kind: str, log: Path) -> Server:
+    """One of bench/noop_app.py's baselines ("bare" or "fastapi") under uvicorn with `telemetria serve`'s settings."""
     port = free_port()
-    cmd = [str(VENV_BIN / "python"), "-m", "uvicorn", "bench.noop_app:app", "--host", "127.0.0.1"]
+    cmd = [str(VENV_BIN / "python"), "-m", "uvicorn", NOOP_APPS[kind], "--host", "127.0.0.1"]
     cmd += ["--port", str(port), "--workers", "1", "--loop", "uvloop", "--http", "httptools", "--no-access-log"]
     cmd += ["--log-level", "info", "--timeout-graceful-shutdown", "10"]
-    return _start("noop", cmd, dict(os.environ), port, log)
+    return _start(f"no-op {kind}", cmd, dict(os.environ), port, log)
 
 
 def _start(name: str, cmd: list[str], env: dict[str, str], port: int, log: Path) -> Server:
