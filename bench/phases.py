@@ -131,7 +131,7 @@ def http_phase(
     result.non_2xx, result.socket_errors, result.cpu = r.non_2xx, r.socket_errors, cpu
     if stores:
         _within(r, len(ctx.fleet), fixes_per_req, span)
-        asyncio.run(_settled_count(ctx.db))
+        asyncio.run(settled_count(ctx.db))
         result.integrity = asyncio.run(_account(ctx, r.runs, fixes_per_req, base, span, r))
         result.rows = result.integrity.stored_acked
     return result
@@ -153,7 +153,7 @@ async def _account(
     return account(runs, stored, per, off_grid_rows=off_grid, **extra)
 
 
-async def _settled_count(db: BenchDb, timeout_s: float = 15.0) -> int:
+async def settled_count(db: BenchDb, timeout_s: float = 15.0) -> int:
     """Rows in `fixes` once requests cut off by wrk's stop have finished landing (or failed)."""
     last = await db.count_fixes()
     deadline = time.monotonic() + timeout_s
