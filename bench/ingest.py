@@ -3,9 +3,10 @@
     .venv/bin/python -m bench.ingest [--duration S] [--quick]
 
 Creates its own database (telemetria_bench_<pid>) in the local cluster, registers a fleet, runs
-the real service (`telemetria serve`) and two no-op apps under the same uvicorn settings (a bare
+the real service (`telemetria serve`) and no-op apps under the same uvicorn settings (a bare
 Starlette + orjson route: the limit; FastAPI with a pydantic model: what a typical FastAPI app
-costs), drives all three with wrk at each concurrency in turn, measures asyncpg COPY into the same
+costs; the service's own app with a no-op ingest route: what its framework and middleware cost),
+drives them all with wrk at each concurrency in turn, measures asyncpg COPY into the same
 hypertable, looks up every fix each phase sent by its key (every acknowledged one must be stored
 exactly once), prints one table, and drops the database. Exits 1 when an integrity check fails.
 """
@@ -87,11 +88,14 @@ class Windows:
 
 
 def run_single(ctx: Context, plan: Plan, windows: Windows, results: list[PhaseResult]) -> Server:
-    """Single fixes at each concurrency, the bare no-op, the FastAPI no-op and the service in turn, so
-    that the three figures of one concurrency are measured seconds apart. Returns the running service."""
+    """Single fixes at each concurrency, the bare no-op, the service's stack with a no-op route, the FastAPI
+    no-op and the service in turn, so that the figures of one concurrency are measured seconds apart.
+    Returns the running service."""
     service = procs.start_service(1, ctx.db.dsn, ctx.log_dir / "service-1w.log")
     try:
-        noops = [(kind, procs.start_noop(kind, ctx.log_dir / f"noop-{kind}.log")) for kind in ("bare", "fastapi")]
+        noops = [
+            (k, procs.start_noop(k, ctx.log_dir / f"noop-{k}.log", ctx.db.dsn)) for k in ("bare", "stack", "fastapi")
+        ]
         try:
             # Warm-up: fills the token cache and the pool; its fixes are checked like any phase's.
             results.append(_phase(ctx, service, "warm-up", 1, 32, 1, plan.warmup_s, windows))

@@ -15,6 +15,7 @@ from bench.copy_ceiling import ROWS_PER_COPY, CopyResult, CopyRun
 from bench.keys import Accounting, Run, account
 from bench.wrk import WrkResult, run_wrk
 
+NOOPS = ("bare", "stack", "fastapi")  # phases against bench/noop_app.py: nothing stored, nothing to check
 STEP = timedelta(milliseconds=1)  # between a tracker's consecutive fixes, in every phase
 
 
@@ -28,7 +29,7 @@ class Cpu:
 
 @dataclass(slots=True)
 class PhaseResult:
-    kind: str  # "bare" or "fastapi" (the no-op baselines), "single", "batch", "COPY", "warm-up"
+    kind: str  # "bare", "stack" or "fastapi" (bench/noop_app.py), "single", "batch", "COPY", "warm-up"
     workers: int | None
     conns: int
     fixes_per_req: int
@@ -111,7 +112,7 @@ def http_phase(
 ) -> PhaseResult:
     """wrk against `server`, its fixes at `base` + steps; unless a no-op, every fix is looked up by key in
     [base, base + span), a window no other phase writes to."""
-    stores = kind not in ("bare", "fastapi")
+    stores = kind not in NOOPS
     watch = CpuWatch(server.proc.pid, ctx.postmaster)
     r = run_wrk(
         ctx.wrk,

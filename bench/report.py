@@ -98,8 +98,9 @@ def render(out: Outcome) -> str:
     head = (
         f"telemetria ingest bench   {now}   nproc {os.cpu_count()}   {out.wrk} (1 thread)   "
         f"{out.plan.duration_s:g} s per phase\n"
-        "bare: Starlette route + orjson, no work (the limit); fastapi: FastAPI + 13-field pydantic model (what a "
-        "typical FastAPI app costs); same uvicorn flags and requests\n"
+        "bare: Starlette route + orjson, no work (the limit); stack: the service's own app (FastAPI, its middleware)"
+        " with a no-op ingest route; fastapi: FastAPI + 13-field pydantic model (what a typical FastAPI app costs);"
+        " same uvicorn flags and requests\n"
         f"single: one fix per POST; batch: {{'fixes': [1,000]}} per POST; COPY: asyncpg "
         f"copy_records_to_table, {ROWS_PER_COPY:,} rows per statement (its requests = statements)\n"
         "2xx/s and fixes/s count 2xx answers only (fixes: acknowledged and found stored by key); p50/p99 are of all "
@@ -187,16 +188,17 @@ def _integrity(rows: list[PhaseResult]) -> str:
 
 
 def _baselines(rows: list[PhaseResult]) -> str:
-    bare, fastapi, single = _by(rows, "bare"), _by(rows, "fastapi"), _by(rows, "single")
-    headers = ["conns", "service 2xx/s", "p99 ms", "bare 2xx/s", "÷ bare", "fastapi 2xx/s", "÷ fastapi", "caveats"]
+    bare, stack, fastapi = _by(rows, "bare"), _by(rows, "stack"), _by(rows, "fastapi")
+    headers = ["conns", "service 2xx/s", "p99 ms", "bare 2xx/s", "÷ bare", "stack 2xx/s", "stack ÷ bare"]
+    headers += ["fastapi 2xx/s", "÷ fastapi", "caveats"]
     out = []
-    for c, s in sorted(single.items()):
-        b, f = bare.get(c), fastapi.get(c)
+    for c, s in sorted(_by(rows, "single").items()):
+        b, k, f = bare.get(c), stack.get(c), fastapi.get(c)
         out.append(
             [
-                *(str(c), num(s.req_per_s), ms(s.p99_ms)),
-                *(num(b.req_per_s) if b else "-", _ratio(s, b), num(f.req_per_s) if f else "-", _ratio(s, f)),
-                caveats(s, b, f) or "-",
+                *(str(c), num(s.req_per_s), ms(s.p99_ms), num(b.req_per_s) if b else "-", _ratio(s, b)),
+                *(num(k.req_per_s) if k else "-", _ratio(k, b) if k else "-"),
+                *(num(f.req_per_s) if f else "-", _ratio(s, f), caveats(s, b, k, f) or "-"),
             ]
         )
     return table(headers, out)
@@ -209,11 +211,11 @@ def _ratio(r: PhaseResult, base: PhaseResult | None) -> str:
 def headline(results: list[PhaseResult]) -> str:
     """The README's table: each load against its baseline(s), and the verdict of its target."""
     measured = _measured(results)
-    bare, fastapi = _by(measured, "bare"), _by(measured, "fastapi")
+    bare, stack, fastapi = _by(measured, "bare"), _by(measured, "stack"), _by(measured, "fastapi")
     verdicts = {t.key: t for t in targets(measured)}
     rows = []
     for s in (r for r in measured if r.kind == "single"):
-        b, f = bare.get(s.conns), fastapi.get(s.conns)
+        b, k, f = bare.get(s.conns), stack.get(s.conns), fastapi.get(s.conns)
         judged = [verdicts.get((name, s.workers, s.conns)) for name in ("vs bare", "p99")]
         rows.append(
             [
@@ -223,6 +225,7 @@ def headline(results: list[PhaseResult]) -> str:
                 _ratio(s, b) if s.workers == 1 else "",
                 f"{_k(f.req_per_s)} req/s" if f and s.workers == 1 else "",
                 _ratio(s, f) if s.workers == 1 else "",
+                f"{_k(k.req_per_s)} req/s" if k and s.workers == 1 else "",
                 _verdicts([t for t in judged if t is not None]),
             ]
         )
@@ -237,10 +240,12 @@ def headline(results: list[PhaseResult]) -> str:
                 t.value if t else "",
                 "",
                 "",
+                "",
                 _verdicts([t] if t else []),
             ]
         )
     headers = ["load", "service", "limit: bare no-op / COPY", "ratio", "FastAPI no-op (typical app)", "ratio"]
+    headers.append("the service's app, no-op ingest route")
     headers.append("targets (≥ 50 % of the limit; p99 < 50 ms at 32 and 128 connections)")
     return _markdown(headers, rows)
 
