@@ -54,9 +54,14 @@ AREAS = (
 )
 
 
+# Every frame of the event loop's thread sits under asyncio's Runner.run; the frames above it (the CLI,
+# uvicorn's start-up) are on every stack and say nothing, so stacks start below it.
+LOOP_ITSELF = "(the event loop itself: uvloop's C code, callbacks)"
+
+
 @dataclass
 class Profile:
-    """Collapsed stacks (outermost first) and their sample counts."""
+    """Collapsed stacks (outermost first, from below the event loop's entry) and their sample counts."""
 
     stacks: Counter[tuple[str, ...]] = field(default_factory=Counter)
 
@@ -69,6 +74,11 @@ class Profile:
             if not stack or not count.isdigit():
                 continue
             frames = tuple(f for f in stack.split(";") if not f.startswith(("process ", "thread ")))
+            loop = [
+                i for i, f in enumerate(frames) if f.startswith("Runner.run (") and f.endswith("asyncio/runners.py)")
+            ]
+            if loop:
+                frames = frames[loop[-1] + 1 :] or (LOOP_ITSELF,)
             if frames:
                 p.stacks[frames] += int(count)
         return p
@@ -100,6 +110,8 @@ class Profile:
 
 
 def area(frame: str) -> str:
+    if frame == LOOP_ITSELF:
+        return "asyncio"
     path = frame[frame.rfind("(") + 1 : -1] if frame.endswith(")") else frame
     path = path.replace("\\", "/")
     return next((name for prefix, name in AREAS if prefix in path), "other")
