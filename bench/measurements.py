@@ -222,7 +222,6 @@ def main(argv: list[str] | None = None) -> int:
     line = (
         f"From [docs/measurements.md](docs/measurements.md): commit {commit()}, {started:%Y-%m-%d}, "
         f"{machine.cores} cores, load average {load_before} before and {load_after} after; `{command}`."
-        + (f" {args.note}" if args.note else "")
     )
     block = headline_block(outcome, line)
     DOC.parent.mkdir(exist_ok=True)
