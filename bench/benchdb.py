@@ -4,16 +4,42 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from bench.keys import Stored
 from telemetria.db import init_connection, migrate
 from telemetria.localdb import LocalDb
 from telemetria.registry import fleet
 from telemetria.settings import Settings
 
 COUNT_FIXES = "SELECT count(*) FROM fixes"
+# Rows stored in [$1, $2) by request number g (see bench/keys.py): the fix's tracker index t (its
+# place in $3), its step from $1 in units of $4 µs, and its request k = step // $5 (fixes per request);
+# g = k * trackers + t. Consecutive g with the same (rows, distinct) come back as one run, so a
+# healthy phase of millions of fixes is a handful of rows.
+STORED_RUNS = """
+WITH fleet AS (SELECT tracker_id, ord - 1 AS t FROM unnest($3::int[]) WITH ORDINALITY AS f(tracker_id, ord)),
+r AS (
+    SELECT f.t, x.ts, (extract(epoch FROM x.ts - $1::timestamptz) * 1000000)::bigint AS off_us
+    FROM fixes x JOIN fleet f USING (tracker_id)
+    WHERE x.ts >= $1 AND x.ts < $2
+),
+per_g AS (
+    SELECT (off_us / $4 / $5) * cardinality($3::int[]) + t AS g, count(*) AS n, count(DISTINCT ts) AS d
+    FROM r WHERE off_us % $4 = 0
+    GROUP BY 1
+),
+islands AS (SELECT g, n, d, g - row_number() OVER (PARTITION BY n, d ORDER BY g) AS island FROM per_g)
+SELECT min(g) AS g0, count(*) AS len, n, d FROM islands GROUP BY island, n, d ORDER BY g0"""
+# Rows in [$1, $2) no request number can name: another tracker's, or a fix time between steps of $4 µs.
+OFF_GRID = """
+SELECT count(*) FROM fixes x
+WHERE x.ts >= $1 AND x.ts < $2
+  AND (x.tracker_id IS NULL OR x.tracker_id <> ALL($3::int[])
+       OR (extract(epoch FROM x.ts - $1::timestamptz) * 1000000)::bigint % $4 <> 0)"""
 DUPLICATE_KEYS = """
 SELECT count(*) FROM (SELECT vehicle_id, ts FROM fixes GROUP BY vehicle_id, ts HAVING count(*) > 1) d"""
 
@@ -99,6 +125,19 @@ class BenchDb:
             return int(await conn.fetchval(COUNT_FIXES))
         finally:
             await conn.close()
+
+    async def stored_runs(
+        self, start: datetime, end: datetime, step: timedelta, per: int, tracker_ids: list[int]
+    ) -> tuple[list[Stored], int]:
+        """Rows stored in [start, end) by request number, and the rows there no request number names."""
+        step_us = step // timedelta(microseconds=1)
+        conn = await asyncpg.connect(self.dsn)
+        try:
+            rows = await conn.fetch(STORED_RUNS, start, end, tracker_ids, step_us, per)
+            off = int(await conn.fetchval(OFF_GRID, start, end, tracker_ids, step_us))
+        finally:
+            await conn.close()
+        return [Stored(r["g0"], r["len"], r["n"], r["d"]) for r in rows], off
 
     async def duplicate_keys(self) -> int:
         """(vehicle_id, ts) keys stored more than once; the unique index should keep this at 0."""

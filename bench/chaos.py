@@ -10,8 +10,10 @@ fleet of its own and K faults at random moments (seeded): the whole service (sup
 workers) SIGKILLed and started again, or PostgreSQL stopped with `fast` or `immediate` shutdown
 and started again. Then the fleet stops, the trackers' buffers drain, and what was sent,
 acknowledged and stored is compared key by key (tracker, fix time). One row per scenario; exits
-1 if a fix was acknowledged but not stored (lost), stored twice, stored but never sent, or
-answered with a status other than 2xx, 503 or 429.
+1 if a fix was acknowledged but not stored (lost), stored twice, stored but never sent, rejected
+by the server, dropped by a tracker (a 4xx, or a full buffer) or still pending in a tracker's
+buffer after the drain (a service that never recovers would leave them all there), or a request
+was answered with a status other than 2xx, 503 or 429.
 """
 
 from __future__ import annotations
@@ -136,9 +138,23 @@ class Row:
         by = self.stats.by_status
         return sum(n for s, n in by.items() if s.isdigit() and not (s.startswith("2") or s in ("503", "429")))
 
+    def problems(self) -> list[str]:
+        """Why this scenario fails; empty when every fix the fleet made was acknowledged and stored exactly once."""
+        s = self.stats
+        checks = [
+            (self.lost, "acknowledged but not stored"),
+            (self.doubled, "keys stored twice"),
+            (self.unsent, "stored but never sent"),
+            (self.odd_statuses, "answers other than 2xx, 503 and 429"),
+            (s.rejected, "fixes rejected by the server"),
+            (s.dropped, "fixes dropped by trackers"),
+            (s.pending, "fixes still pending after the drain"),
+        ]
+        return [f"{n:,} {what}" for n, what in checks if n]
+
     @property
     def failed(self) -> bool:
-        return bool(self.lost or self.doubled or self.unsent or self.odd_statuses)
+        return bool(self.problems())
 
 
 async def faults(kind: str, n: int, plan: Plan, service: Service, cluster: LocalDb, rng: random.Random) -> None:
@@ -209,13 +225,14 @@ async def run_scenario(kind: str, plan: Plan, db: BenchDb, service: Service, clu
 
 def table(rows: list[Row]) -> str:
     headers = ["scenario", "faults", "sent", "acked", "stored", "no 2xx", "dup", "lost", "unsent"]
-    headers += ["503", "conn err", "other", "retries", "left", "acked/s"]
+    headers += ["503", "conn err", "other", "rejected", "dropped", "retries", "left", "acked/s"]
     out = []
     for r in rows:
         s = r.stats
         conn_errors = sum(n for k, n in s.by_status.items() if not k.isdigit())
         counts = [len(r.ledger.sent), len(r.ledger.acked), len(r.stored), r.without_2xx, r.doubled, r.lost]
-        counts += [r.unsent, s.by_status.get("503", 0), conn_errors, r.odd_statuses, s.retries, s.pending]
+        counts += [r.unsent, s.by_status.get("503", 0), conn_errors, r.odd_statuses, s.rejected, s.dropped]
+        counts += [s.retries, s.pending]
         out.append([r.scenario, str(r.faults), *map(num, counts), num(r.acked_per_s)])
     return render(headers, out)
 
@@ -226,9 +243,11 @@ no 2xx: stored by a request that got no 2xx (in flight at a fault: no answer, or
 PostgreSQL went away between committing and confirming), acknowledged only as a duplicate on retry.
 dup: keys stored twice (must be 0). lost: acknowledged but not stored (must be 0). unsent: stored
 but never posted (must be 0). 503, conn err (no answer), other (any other non-2xx but 429; must be
-0): requests. retries: requests re-sending a batch. left: fixes still buffered after the drain (not
-acknowledged, so not lost). acked/s: while the faults came; trackers back off after failures, so
-part of the backlog lands in the drain after the load."""
+0): requests. rejected: fixes the server refused in a 2xx answer; dropped: fixes trackers gave up
+(a 4xx, or pushed out of a full buffer); left: fixes still buffered after the drain (all three must
+be 0: every fix the fleet made must end up acknowledged). retries: requests re-sending a batch.
+acked/s: while the faults came; trackers back off after failures, so part of the backlog lands in
+the drain after the load."""
 
 
 async def run_all(plan: Plan, db: BenchDb, cluster: LocalDb, data: Path, log_dir: Path) -> list[Row]:
@@ -291,8 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(table(rows))
     print("\n" + LEGEND)
-    failed = [r.scenario for r in rows if r.failed]
-    print(f"\nFAILED: {', '.join(failed)}" if failed else "\nOK: every acknowledged fix stored exactly once")
+    failed = [f"{r.scenario}: {'; '.join(r.problems())}" for r in rows if r.failed]
+    print(
+        "\nFAILED: " + " | ".join(failed)
+        if failed
+        else "\nOK: every fix made was acknowledged, and every acknowledged fix stored exactly once"
+    )
     return 1 if failed else 0
 
 

@@ -31,6 +31,8 @@ class CopyResult:
     duration_s: float
     p50_ms: float
     p99_ms: float
+    calibration_rows: int = 0  # the first rows of build_chunks(fleet, base, ...), committed before the clock
+    committed_per_conn: tuple[int, ...] = ()  # connection c committed the first rows of its own window
 
 
 def build_chunks(fleet: list[Vehicle], base: datetime, rows: int) -> list[list[Row]]:
@@ -96,6 +98,8 @@ class CopyRun:
             elapsed,
             _pct(latencies, 50),
             _pct(latencies, 99),
+            cal,
+            tuple(done),
         )
 
     async def close(self) -> None:

@@ -5,7 +5,11 @@
 --   request g of the run goes to tracker g % #tokens; that tracker's k-th request holds
 --   the fixes at base_ms + (k * fixes_per_request + j) * step_ms, so no (vehicle, ts) repeats.
 --
--- Prints `BENCH ...` lines in done() that bench/wrk.py parses next to wrk's own summary.
+-- Request g carries `X-Request-Id: bench-<g>`; the service echoes the id, so each answer names its
+-- request, and through g its fixes (bench/keys.py). done() prints the outcome of every request
+-- number as runs ("BENCH run g0 count status", status 0 = built but never answered), 2xx answers
+-- whose body did not report all fixes stored, and answers that named no request, next to wrk's
+-- own summary; bench/wrk.py parses them.
 
 local tokens = {}
 local per_request = 1
@@ -20,6 +24,9 @@ accepted = 0
 duplicates = 0
 rejected = 0
 tid = 0
+answers = {} -- g -> HTTP status
+miscounted = {} -- "g accepted duplicates rejected" of 2xx answers that did not store all their fixes
+unidentified = 0 -- answers without a request id we sent
 
 local registry = {}
 local next_tid = 0
@@ -78,6 +85,7 @@ function request()
   local headers = {
     ["Authorization"] = "Bearer " .. tokens[tracker + 1],
     ["Content-Type"] = "application/json",
+    ["X-Request-Id"] = "bench-" .. g,
   }
   return wrk.format("POST", "/api/v1/fixes", headers, body)
 end
@@ -95,16 +103,60 @@ end
 
 function response(status, headers, body)
   statuses[status] = (statuses[status] or 0) + 1
+  local rid = headers["x-request-id"] or headers["X-Request-Id"]
+  local g = rid and tonumber(string.match(rid, "^bench%-(%d+)$"))
+  if g then
+    answers[g] = status
+  else
+    unidentified = unidentified + 1
+  end
   if status >= 200 and status < 300 then
     -- What the service says it stored, not what we assume a 2xx means.
-    accepted = accepted + (tonumber(string.match(body, '"accepted":(%d+)')) or 0)
-    duplicates = duplicates + (tonumber(string.match(body, '"duplicates":(%d+)')) or 0)
-    rejected = rejected + count(body, '"index":')
+    local a = tonumber(string.match(body, '"accepted":(%d+)')) or 0
+    local d = tonumber(string.match(body, '"duplicates":(%d+)')) or 0
+    local r = count(body, '"index":')
+    accepted, duplicates, rejected = accepted + a, duplicates + d, rejected + r
+    if a ~= per_request and g then
+      table.insert(miscounted, string.format("%d %d %d %d", g, a, d, r))
+    end
+  end
+end
+
+-- The outcome of every request number of all threads, as runs: thread t built g = seq * threads + t
+-- for seq < its `generated`; a built g with no answer is 0, a number no thread built is -1.
+local function write_runs()
+  local threads = #registry -- done() runs in the main state, where init() never set `threads`
+  local all, built, last = {}, {}, -1
+  for _, thread in ipairs(registry) do
+    local t, n = thread:get("tid"), thread:get("generated")
+    built[t] = n
+    last = math.max(last, (n - 1) * threads + t)
+    for g, status in pairs(thread:get("answers")) do
+      all[g] = status
+    end
+  end
+  local run_g, run_status, run_n = 0, nil, 0
+  for g = 0, last do
+    local status = all[g]
+    if not status then
+      status = (math.floor(g / threads) < (built[g % threads] or 0)) and 0 or -1
+    end
+    if status == run_status then
+      run_n = run_n + 1
+    else
+      if run_n > 0 then
+        io.write(string.format("BENCH run %d %d %d\n", run_g, run_n, run_status))
+      end
+      run_g, run_status, run_n = g, status, 1
+    end
+  end
+  if run_n > 0 then
+    io.write(string.format("BENCH run %d %d %d\n", run_g, run_n, run_status))
   end
 end
 
 function done(summary, latency, requests)
-  local total = { generated = 0, accepted = 0, duplicates = 0, rejected = 0 }
+  local total = { generated = 0, accepted = 0, duplicates = 0, rejected = 0, unidentified = 0 }
   local by_status = {}
   for _, thread in ipairs(registry) do
     for key, _ in pairs(total) do
@@ -132,4 +184,11 @@ function done(summary, latency, requests)
   for code, c in pairs(by_status) do
     io.write(string.format("BENCH status %d %d\n", code, c))
   end
+  io.write(string.format("BENCH unidentified %d\n", total.unidentified))
+  for _, thread in ipairs(registry) do
+    for _, line in ipairs(thread:get("miscounted")) do
+      io.write("BENCH miscounted " .. line .. "\n")
+    end
+  end
+  write_runs()
 end

@@ -1,8 +1,18 @@
-"""The baseline for single-fix ingest: FastAPI + uvicorn doing nothing but parse a fix-shaped body.
+"""The two baselines for single-fix ingest, served by bench/ingest.py under the service's own server
+settings (uvloop, httptools, one worker, no access log), with the same requests.
 
-Served by bench/ingest.py with the service's own server settings (uvloop, httptools, one worker,
-no access log), so the gap between the two is what the service adds: auth, decode, validate and
-the round trip to the database.
+- `bare`: a plain Starlette route that reads the body, parses it with orjson and answers as the
+  service does. The service's ingest route is a plain Starlette route with orjson too, so this is
+  the limit on the same stack: what is left when the service does nothing.
+- `app`: FastAPI with a 13-field pydantic model for the body. It is what a typical FastAPI app
+  costs for the same request, not a limit: it does more per request than the service's route.
+- `stack()`: the service's own app (FastAPI, every middleware and router) with its ingest route
+  swapped for the bare one. Not a baseline to meet but a split of the gap: bare → stack is what
+  the framework and middleware cost per request, stack → service what ingest itself does.
+
+None of them authenticates, validates or stores. The gap between the service and `bare` is what
+the service adds per request: FastAPI and its middleware (request id, body limit), the in-flight
+budget, auth, decode, validate and the wait for the database's commit.
 """
 
 from __future__ import annotations
@@ -13,6 +23,13 @@ import orjson
 from fastapi import FastAPI
 from fastapi.responses import Response
 from pydantic import BaseModel
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+
+# Same answer shape and serializer as the service, so response size and encoding match.
+_ANSWER = {"accepted": 1, "duplicates": 0, "rejected": []}
+_READY = b'{"status":"ready"}'
 
 app = FastAPI(title="telemetria bench no-op")
 
@@ -35,10 +52,33 @@ class FixIn(BaseModel):
 
 @app.post("/api/v1/fixes")
 async def post_fix(fix: FixIn) -> Response:
-    # Same answer shape and serializer as the service, so response size and encoding match.
-    return Response(orjson.dumps({"accepted": 1, "duplicates": 0, "rejected": []}), media_type="application/json")
+    return Response(orjson.dumps(_ANSWER), media_type="application/json")
 
 
 @app.get("/readyz")
 async def readyz() -> Response:
-    return Response(b'{"status":"ready"}', media_type="application/json")
+    return Response(_READY, media_type="application/json")
+
+
+async def _bare_fix(request: Request) -> Response:
+    orjson.loads(await request.body())
+    return Response(orjson.dumps(_ANSWER), media_type="application/json")
+
+
+async def _bare_ready(request: Request) -> Response:
+    return Response(_READY, media_type="application/json")
+
+
+bare = Starlette(routes=[Route("/api/v1/fixes", _bare_fix, methods=["POST"]), Route("/readyz", _bare_ready)])
+
+
+def stack() -> FastAPI:
+    """The service's app, settings from the environment, its ingest route answered by the bare no-op (a factory)."""
+    from telemetria.app import create_app
+    from telemetria.settings import Settings
+
+    service = create_app(Settings())
+    routes = service.router.routes
+    at = next(i for i, r in enumerate(routes) if isinstance(r, Route) and r.path == "/api/v1/fixes")
+    routes[at] = Route("/api/v1/fixes", _bare_fix, methods=["POST"])
+    return service

@@ -1,4 +1,4 @@
-"""One measured phase: load, CPU watched on all sides, and stored rows counted before and after."""
+"""One measured phase: load, CPU watched on all sides, and every fix it sent accounted for by key."""
 
 from __future__ import annotations
 
@@ -12,31 +12,11 @@ from pathlib import Path
 from bench import procs
 from bench.benchdb import BenchDb, Vehicle
 from bench.copy_ceiling import ROWS_PER_COPY, CopyResult, CopyRun
-from bench.wrk import run_wrk
+from bench.keys import Accounting, Run, account
+from bench.wrk import WrkResult, run_wrk
 
-
-@dataclass(slots=True)
-class Integrity:
-    sent: int  # fixes in requests (or COPY statements) started
-    acked_by_status: int  # 2xx answers × fixes per request
-    acked: int  # fixes the 2xx bodies say were stored
-    cut_at_stop: int  # fixes in requests the load generator started but never saw answered
-    stored: int  # rows added to `fixes` during the phase
-    service_duplicates: int = 0  # fixes 2xx bodies called duplicates (none are: all are distinct)
-    service_rejected: int = 0
-
-    @property
-    def beyond_acked(self) -> int:
-        return self.stored - self.acked
-
-    @property
-    def duplicates(self) -> int:
-        """Rows no request accounts for: beyond the acknowledged plus those cut off unanswered."""
-        return max(0, self.stored - self.acked - self.cut_at_stop)
-
-    @property
-    def lost(self) -> int:
-        return max(0, self.acked - self.stored)
+NOOPS = ("bare", "stack", "fastapi")  # phases against bench/noop_app.py: nothing stored, nothing to check
+STEP = timedelta(milliseconds=1)  # between a tracker's consecutive fixes, in every phase
 
 
 @dataclass(slots=True)
@@ -49,27 +29,38 @@ class Cpu:
 
 @dataclass(slots=True)
 class PhaseResult:
-    kind: str  # "no-op", "single", "batch", "COPY", "warm-up"
+    kind: str  # "bare", "stack" or "fastapi" (bench/noop_app.py), "single", "batch", "COPY", "warm-up"
     workers: int | None
     conns: int
     fixes_per_req: int
-    requests: int
+    requests: int  # answered, whatever the status (statements for COPY)
+    ok: int  # answered 2xx (statements committed for COPY)
     duration_s: float
-    p50_ms: float
+    p50_ms: float  # of all answers: wrk's histogram does not split by status (see `clean`)
     p99_ms: float
-    rows: int  # fixes acknowledged (rows committed for COPY)
+    rows: int  # fixes acknowledged by a 2xx and found stored (rows committed for COPY; 2xx for a no-op)
     non_2xx: dict[int, int] = field(default_factory=dict)
     socket_errors: dict[str, int] = field(default_factory=dict)
     cpu: Cpu = field(default_factory=Cpu)
-    integrity: Integrity | None = None
+    integrity: Accounting | None = None
 
     @property
     def req_per_s(self) -> float:
-        return self.requests / self.duration_s if self.duration_s else 0.0
+        """2xx answers a second; nothing else counts as throughput."""
+        return self.ok / self.duration_s if self.duration_s else 0.0
 
     @property
     def rows_per_s(self) -> float:
         return self.rows / self.duration_s if self.duration_s else 0.0
+
+    @property
+    def clean(self) -> bool:
+        """Every answer a 2xx and no socket errors: only then are its latencies those of successes."""
+        return not self.non_2xx and not self.socket_errors
+
+    @property
+    def problems(self) -> list[str]:
+        return self.integrity.problems() if self.integrity else []
 
 
 @dataclass
@@ -117,10 +108,11 @@ def http_phase(
     fixes_per_req: int,
     duration_s: float,
     base: datetime,
+    span: timedelta,
 ) -> PhaseResult:
-    """wrk against `server`; rows in `fixes` are counted around it unless the server is the no-op."""
-    stores = kind != "no-op"
-    before = asyncio.run(ctx.db.count_fixes()) if stores else 0
+    """wrk against `server`, its fixes at `base` + steps; unless a no-op, every fix is looked up by key in
+    [base, base + span), a window no other phase writes to."""
+    stores = kind not in NOOPS
     watch = CpuWatch(server.proc.pid, ctx.postmaster)
     r = run_wrk(
         ctx.wrk,
@@ -130,24 +122,39 @@ def http_phase(
         tokens_file=ctx.tokens_file,
         fixes_per_request=fixes_per_req,
         base_ms=int(base.timestamp() * 1000),
-        step_ms=1,
+        step_ms=STEP // timedelta(milliseconds=1),
         log=ctx.log_dir / f"wrk-{kind}-{workers}w-c{conns}.txt",
     )
     cpu = watch.stop(r.cpu_s)
     result = PhaseResult(
-        kind, workers, conns, fixes_per_req, r.requests, r.duration_s, r.p50_ms, r.p99_ms, r.accepted, r.non_2xx
+        kind, workers, conns, fixes_per_req, r.requests, r.ok, r.duration_s, r.p50_ms, r.p99_ms, r.ok * fixes_per_req
     )
-    result.socket_errors, result.cpu = r.socket_errors, cpu
+    result.non_2xx, result.socket_errors, result.cpu = r.non_2xx, r.socket_errors, cpu
     if stores:
-        stored = asyncio.run(_settled_count(ctx.db)) - before
-        cut = (r.generated - r.requests) * fixes_per_req
-        result.integrity = Integrity(
-            r.generated * fixes_per_req, r.ok * fixes_per_req, r.accepted, cut, stored, r.duplicates, r.rejected
-        )
+        _within(r, len(ctx.fleet), fixes_per_req, span)
+        asyncio.run(settled_count(ctx.db))
+        result.integrity = asyncio.run(_account(ctx, r.runs, fixes_per_req, base, span, r))
+        result.rows = result.integrity.stored_acked
     return result
 
 
-async def _settled_count(db: BenchDb, timeout_s: float = 15.0) -> int:
+def _within(r: WrkResult, trackers: int, per: int, span: timedelta) -> None:
+    """The fixes of the last request built must lie inside the phase's window, or keys could collide."""
+    last_g = r.runs[-1].end - 1 if r.runs else 0
+    if (last_g // trackers + 1) * per * STEP > span:
+        raise RuntimeError(f"phase ran past its {span} window of fix times: shorten it or widen WINDOW")
+
+
+async def _account(
+    ctx: Context, runs: list[Run], per: int, base: datetime, span: timedelta, r: WrkResult | None = None
+) -> Accounting:
+    ids = [v.tracker_id for v in ctx.fleet]
+    stored, off_grid = await ctx.db.stored_runs(base, base + span, STEP, per, ids)
+    extra = {"unidentified": r.unidentified, "miscounted": r.miscounted} if r else {}
+    return account(runs, stored, per, off_grid_rows=off_grid, **extra)
+
+
+async def settled_count(db: BenchDb, timeout_s: float = 15.0) -> int:
     """Rows in `fixes` once requests cut off by wrk's stop have finished landing (or failed)."""
     last = await db.count_fixes()
     deadline = time.monotonic() + timeout_s
@@ -161,13 +168,21 @@ async def _settled_count(db: BenchDb, timeout_s: float = 15.0) -> int:
 
 
 def copy_phase(ctx: Context, conns: int, duration_s: float, base: datetime, window: timedelta) -> PhaseResult:
-    """asyncpg COPY of the same rows into the same hypertable; rows counted around it."""
-    before = asyncio.run(ctx.db.count_fixes())
+    """asyncpg COPY of the same rows into the same hypertable; every row checked by key, as for HTTP.
+
+    Row r of a COPY window is vehicle r % n at window start + (r // n) ms: request number g = r of one fix.
+    """
     c, cpu = asyncio.run(_timed_copy(ctx, conns, duration_s, base, window))
-    stored = asyncio.run(ctx.db.count_fixes()) - before
-    result = PhaseResult("COPY", None, conns, ROWS_PER_COPY, 0, c.duration_s, c.p50_ms, c.p99_ms, c.timed_rows)
-    result.requests, result.cpu = c.timed_rows // ROWS_PER_COPY, cpu
-    result.integrity = Integrity(c.rows_sent, c.rows_committed, c.rows_committed, 0, stored)
+    statements = c.timed_rows // ROWS_PER_COPY
+    result = PhaseResult(
+        "COPY", None, conns, ROWS_PER_COPY, statements, statements, c.duration_s, c.p50_ms, c.p99_ms, c.timed_rows
+    )
+    result.cpu = cpu
+    grids = [(base, c.calibration_rows)] + [(base + (i + 1) * window, n) for i, n in enumerate(c.committed_per_conn)]
+    result.integrity = sum(
+        (asyncio.run(_account(ctx, [Run(0, n, 200)] if n else [], 1, start, window)) for start, n in grids),
+        Accounting(),
+    )
     return result
 
 

@@ -55,13 +55,24 @@ def start_service(workers: int, dsn: str, log: Path) -> Server:
     return _start(f"service-{workers}w", cmd, env, port, log)
 
 
-def start_noop(log: Path) -> Server:
-    """bench/noop_app.py under uvicorn with the settings `telemetria serve` uses."""
+NOOP_APPS = {"bare": "bench.noop_app:bare", "fastapi": "bench.noop_app:app", "stack": "bench.noop_app:stack"}
+
+
+def start_noop(kind: str, log: Path, dsn: str | None = None) -> Server:
+    """One of bench/noop_app.py's apps ("bare", "fastapi", "stack") under uvicorn with `telemetria serve`'s settings.
+
+    "stack" is the service's own app: it opens a pool on `dsn` (for /readyz); its background jobs stay off.
+    """
     port = free_port()
-    cmd = [str(VENV_BIN / "python"), "-m", "uvicorn", "bench.noop_app:app", "--host", "127.0.0.1"]
+    env = dict(os.environ)
+    cmd = [str(VENV_BIN / "python"), "-m", "uvicorn", NOOP_APPS[kind], "--host", "127.0.0.1"]
+    if kind == "stack":
+        cmd.append("--factory")
+        env |= {"TELEMETRIA_ROLLUP_INTERVAL_S": "0", "TELEMETRIA_RETENTION_INTERVAL_S": "0"}
+        env |= {"TELEMETRIA_DATABASE_URL": dsn} if dsn else {}
     cmd += ["--port", str(port), "--workers", "1", "--loop", "uvloop", "--http", "httptools", "--no-access-log"]
     cmd += ["--log-level", "info", "--timeout-graceful-shutdown", "10"]
-    return _start("noop", cmd, dict(os.environ), port, log)
+    return _start(f"no-op {kind}", cmd, env, port, log)
 
 
 def _start(name: str, cmd: list[str], env: dict[str, str], port: int, log: Path) -> Server:

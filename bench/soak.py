@@ -7,7 +7,9 @@ its default settings and drives it with wrk posting 1,000-fix batches on many co
 than one process decodes and commits. Clients ignore Retry-After and re-send at once (the worst
 case). Every `--jam-every` seconds a side connection locks `fixes` for `--jam-for` seconds, so the
 writer backs up as well. Prints one row per interval and a verdict; exits 1 when a 5xx other than
-503 appears, a 503 lacks Retry-After, an acknowledged fix is missing, or memory grows past the bound.
+503 appears, a 503 lacks Retry-After, memory grows past the bound, or the per-key check fails: an
+acknowledged fix missing, a key stored twice, or a stored fix no request carried (requests cut off
+when wrk stops are reported apart, never netted against losses).
 
 The fixes are late (their days are closed), so the service's rollup refresher recomputes every
 vehicle-day each minute from all of that day's fixes. With the default 1 ms between a tracker's
@@ -31,7 +33,9 @@ from pathlib import Path
 from types import FrameType
 
 from bench import procs
-from bench.benchdb import BenchDb
+from bench.benchdb import BenchDb, Vehicle
+from bench.keys import Accounting, account
+from bench.phases import settled_count
 from bench.table import num
 from bench.table import render as table
 from bench.wrk import LUA_SCRIPT, WrkResult, ensure_wrk, parse, wrk_version
@@ -195,8 +199,9 @@ async def jam(db: BenchDb, every_s: float, for_s: float, stop: asyncio.Event, he
 class Load:
     """One wrk run for the whole soak; its running totals are read from its output as it goes."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, base: datetime, step: timedelta) -> None:
         self.proc = proc
+        self.base, self.step = base, step  # request g's fixes are at base + (g // trackers * 1,000 + j) * step
         self.now = Totals()
         self.lines: list[str] = []
 
@@ -208,12 +213,14 @@ class Load:
         # start earlier by twice that, so that they stay in the past too.
         steps = 500_000 * plan.minutes * (plan.fix_step_ms - 1)
         back = timedelta(hours=20) + timedelta(milliseconds=steps)
-        base_ms = int((datetime.now(UTC) - back).timestamp() * 1000)
+        base = (datetime.now(UTC) - back).replace(microsecond=0)
+        base_ms = int(base.timestamp() * 1000)
         args = [wrk, "-t1", f"-c{plan.connections}", f"-d{round(plan.minutes * 60)}s", "--timeout", "30s"]
         args += ["--latency", "-s", str(script), url, "--", str(tokens), str(BATCH_FIXES), str(base_ms)]
         args += [str(plan.fix_step_ms), "1"]
         pipe = asyncio.subprocess.PIPE
-        return cls(await asyncio.create_subprocess_exec(*args, stdout=pipe, stderr=pipe))
+        proc = await asyncio.create_subprocess_exec(*args, stdout=pipe, stderr=pipe)
+        return cls(proc, base, timedelta(milliseconds=plan.fix_step_ms))
 
     async def follow(self) -> None:
         assert self.proc.stdout is not None
@@ -251,7 +258,9 @@ HEADERS = ["time", "RSS MiB", "peak MiB", "2xx", "503 (Retry-After)", "budget", 
 HEADERS += ["fixes acked", "fixes stored"]
 
 
-async def soak(db: BenchDb, server: procs.Server, wrk: str, plan: Plan, tokens: Path, log_dir: Path) -> int:
+async def soak(
+    db: BenchDb, fleet: list[Vehicle], server: procs.Server, wrk: str, plan: Plan, tokens: Path, log_dir: Path
+) -> int:
     script = log_dir / "soak.lua"
     script.write_text(WRAPPER_LUA.format(fixes=LUA_SCRIPT))
     rss = RssWatch(server.proc.pid)
@@ -285,12 +294,18 @@ async def soak(db: BenchDb, server: procs.Server, wrk: str, plan: Plan, tokens: 
         sampler.cancel()
         if load.proc.returncode is None:
             load.proc.kill()
-    await asyncio.sleep(5)  # requests cut off by wrk's stop land (or fail); the writer drains
+    await settled_count(db)  # requests cut off by wrk's stop land (or fail); the writer drains
     settled_rss = procs.tree_rss(server.proc.pid)
     stored = await db.count_fixes()
     rows.append(row("settled", settled_rss, None, totals, stored))
     memory = Memory(start_rss, first_rss, end_rss, settled_rss)
-    return verdict(plan, rows, totals, r, latency, memory, stored, held)
+    keys, off = await db.stored_runs(
+        load.base, datetime.now(UTC) + timedelta(days=1), load.step, BATCH_FIXES, [v.tracker_id for v in fleet]
+    )
+    checked = account(
+        r.runs, keys, BATCH_FIXES, off_grid_rows=off, unidentified=r.unidentified, miscounted=r.miscounted
+    )
+    return verdict(plan, rows, totals, r, latency, memory, checked, held)
 
 
 def _progress(rows: list[list[str]]) -> None:
@@ -316,18 +331,16 @@ def verdict(
     r: WrkResult,
     latency: dict[str, str],
     m: Memory,
-    stored: int,
+    keys: Accounting,
     held: list[float],
 ) -> int:
     settings = Settings()
-    lost = max(0, t.acked_fixes - stored)
     failures = []
     if t.bad_5xx:
         failures.append(f"{t.bad_5xx} 5xx answers other than 503")
     if t.retry_after != t.shed:
         failures.append(f"{t.shed - t.retry_after} 503 answers without Retry-After")
-    if lost:
-        failures.append(f"{lost} acknowledged fixes not stored")
+    failures += keys.problems()
     if m.end > m.bound:
         failures.append("memory grew past the bound")
     answered = sum(t.statuses.values())
@@ -350,8 +363,11 @@ def verdict(
         f" 503; latency of all answers p50 {latency.get('50')}, p90 {latency.get('90')}, p99 {latency.get('99')},"
         f" max {r.max_ms / 1000:,.1f}s;"
         f" socket errors: {errors}",
-        f"fixes acknowledged {num(t.acked_fixes)}, stored {num(stored)} (the rest were in requests cut off when"
-        f" wrk stopped), lost {num(lost)}",
+        f"by key (tracker, fix time): fixes sent {num(keys.sent)}, acknowledged {num(keys.acked)}, stored"
+        f" {num(keys.stored)}; lost {num(keys.lost)}, doubled {num(keys.doubled)}, stored but never sent"
+        f" {num(keys.unsent)} (all three must be 0); cut off unanswered when wrk stopped: {num(keys.cut_requests)}"
+        f" requests, {num(keys.cut)} fixes, {num(keys.cut_stored)} of them stored; stored after a non-2xx answer"
+        f" {num(keys.stored_without_2xx)}",
         f"RSS: start (idle) {m.start / MIB:,.0f} MiB, after the first interval {m.first / MIB:,.0f} MiB, end of load"
         f" {m.end / MIB:,.0f} MiB, settled {m.settled / MIB:,.0f} MiB; bound {GROWTH:g} × first + {SLACK_MIB} MiB"
         f" = {m.bound / MIB:,.0f} MiB",
@@ -390,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         tokens.write_text("".join(v.token + "\n" for v in fleet))
         server = procs.start_service(1, db.dsn, log_dir / "service.log")
         try:
-            return asyncio.run(soak(db, server, wrk, plan, tokens, log_dir))
+            return asyncio.run(soak(db, fleet, server, wrk, plan, tokens, log_dir))
         finally:
             server.stop()
     finally:

@@ -10,6 +10,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.keys import Run
+
 LUA_SCRIPT = Path(__file__).with_name("fixes.lua")
 # One wrk thread: on 2 cores every cycle wrk spends is taken from the server it measures.
 WRK_THREADS = 1
@@ -25,6 +27,9 @@ class WrkResult:
     accepted: int = 0  # fixes the 2xx bodies say were stored
     duplicates: int = 0  # fixes the 2xx bodies say were already stored
     rejected: int = 0  # fixes the 2xx bodies list as rejected
+    runs: list[Run] = field(default_factory=list)  # each request number's outcome (bench/keys.py)
+    miscounted: int = 0  # 2xx answers whose body did not report all their fixes stored
+    unidentified: int = 0  # answers that did not echo the request id fixes.lua sent
     socket_errors: dict[str, int] = field(default_factory=dict)
     p50_ms: float = 0.0
     p90_ms: float = 0.0
@@ -41,8 +46,9 @@ class WrkResult:
         return {code: n for code, n in sorted(self.statuses.items()) if not 200 <= code < 300}
 
     @property
-    def req_per_s(self) -> float:
-        return self.requests / self.duration_s if self.duration_s else 0.0
+    def ok_per_s(self) -> float:
+        """2xx answers a second: throughput counts nothing else."""
+        return self.ok / self.duration_s if self.duration_s else 0.0
 
 
 def ensure_wrk() -> str:
@@ -127,6 +133,12 @@ def parse(out: str) -> WrkResult:
             r.accepted, r.duplicates, r.rejected = int(f[2]), int(f[3]), int(f[4])
         elif f[:2] == ["BENCH", "status"]:
             r.statuses[int(f[2])] = int(f[3])
+        elif f[:2] == ["BENCH", "run"]:
+            r.runs.append(Run(int(f[2]), int(f[3]), int(f[4])))
+        elif f[:2] == ["BENCH", "miscounted"]:
+            r.miscounted += 1
+        elif f[:2] == ["BENCH", "unidentified"]:
+            r.unidentified = int(f[2])
         elif f[:2] == ["BENCH", "latency_us"]:
             r.max_ms = int(f[5]) / 1000
     # The percentiles as wrk --latency prints them ("Latency Distribution").
@@ -135,7 +147,21 @@ def parse(out: str) -> WrkResult:
     r.p50_ms, r.p90_ms, r.p99_ms = (_ms(dist.get(p, "0us")) for p in ("50", "90", "99"))
     if sum(r.statuses.values()) != r.requests:
         raise RuntimeError(f"wrk answered {r.requests} requests but the script saw {sum(r.statuses.values())}")
+    if r.runs:
+        _check_runs(r)
     return r
+
+
+def _check_runs(r: WrkResult) -> None:
+    """The runs must tile 0..n without gaps and agree with the answer counts (a parse or script bug otherwise)."""
+    g = 0
+    for run in r.runs:
+        if run.g0 != g or run.count <= 0:
+            raise RuntimeError(f"wrk runs do not tile the request numbers at {run}")
+        g = run.end
+    answered = sum(run.count for run in r.runs if run.status > 0)
+    if answered + r.unidentified != r.requests:
+        raise RuntimeError(f"wrk answered {r.requests} requests; runs name {answered}, {r.unidentified} unnamed")
 
 
 def _ms(text: str) -> float:

@@ -7,9 +7,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from telemetria.ingest.model import Fix, Rejected
-from telemetria.ingest.validate import Limits, validate
+from telemetria.ingest.validate import CHECKS, REAL_MAX, Limits, passes_all, validate
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 GOOD = Fix(ts=NOW - timedelta(minutes=1), lat=-10.43, lon=-62.47, speed_kmh=40.0)
@@ -58,3 +60,40 @@ def test_positions_survive_mixed_input() -> None:
     idx, ok, bad = validate(items, NOW, LIMITS)
     assert idx == [0, 3] and len(ok) == 2
     assert [r.index for r in bad] == [1, 2]
+
+
+# Values on and beyond every boundary of every check, NaN and infinities included.
+_EDGES = [0.0, -0.0, 90.0, -90.0, 180.0, -180.0, 300.0, -1000.0, 20000.0, REAL_MAX, 3.5e38, -1e-9, 1e-9]
+_floats = st.sampled_from(_EDGES) | st.floats(allow_nan=True, allow_infinity=True)
+
+
+def _field(draw: st.DrawFn, usual: Any, odd: st.SearchStrategy[Any]) -> Any:
+    """Mostly a plainly valid value, so that one odd field at a time decides the outcome."""
+    return usual if draw(st.integers(0, 9)) < 8 else draw(st.none() | odd)
+
+
+@st.composite
+def fixes(draw: st.DrawFn) -> Fix:
+    seconds = _field(draw, -60, st.sampled_from([-(731 * 86400), 300, 301]) | st.integers(-(732 * 86400), 400))
+    return Fix(
+        ts=NOW + timedelta(seconds=seconds or 0, microseconds=draw(st.sampled_from([0, 1, -1]))),
+        lat=_field(draw, -10.43, _floats) or 0.0,
+        lon=_field(draw, -62.47, _floats) or 0.0,
+        speed_kmh=_field(draw, 40.0, _floats),
+        heading_deg=_field(draw, 90.0, _floats),
+        altitude_m=_field(draw, 152.0, _floats),
+        accuracy_m=_field(draw, 5.0, _floats),
+        hdop=_field(draw, 0.9, _floats),
+        satellites=_field(draw, 9, st.sampled_from([-1, 0, 255, 256]) | st.integers(-5, 300)),
+        odometer_m=_field(draw, 1000.0, _floats),
+    )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(fixes())
+def test_the_one_expression_form_passes_exactly_what_every_check_passes(fix: Fix) -> None:
+    by_checks = all(check(fix, NOW, LIMITS) is None for check in CHECKS)
+    fast = passes_all(fix, NOW - LIMITS.retention, NOW + LIMITS.max_future, LIMITS.max_speed_kmh)
+    assert fast == by_checks
+    # And validate() gives the same answer as it does with the checks alone.
+    assert validate([fix], NOW, LIMITS) == validate([fix], NOW, LIMITS, checks=list(CHECKS))
