@@ -32,7 +32,7 @@ from types import FrameType
 
 from bench import procs
 from bench.benchdb import BenchDb, postmaster_pid
-from bench.ingest import Windows
+from bench.ingest import WINDOW, Windows
 from bench.phases import Context, PhaseResult, http_phase
 from bench.table import ms, num, render
 from bench.wrk import ensure_wrk, wrk_version
@@ -144,7 +144,7 @@ def run_phases(ctx: Context, holds: list[int], duration_s: float) -> list[Phase]
     port = int(server.url.rsplit(":", 1)[1])
     out: list[Phase] = []
     try:
-        http_phase(ctx, server, "warm-up", 1, WRK_CONNS, 1, 3, windows.take())  # the token cache, the pool
+        http_phase(ctx, server, "warm-up", 1, WRK_CONNS, 1, 3, windows.take(), WINDOW)  # the token cache, the pool
         # The baseline runs first and again last: the difference between the two is the run's noise.
         plan = [(0, ""), *((n, kind) for kind in KINDS for n in holds if n), (0, "")]
         for n, kind in plan:
@@ -152,7 +152,7 @@ def run_phases(ctx: Context, holds: list[int], duration_s: float) -> list[Phase]
             holder.start()
             time.sleep(SETTLE_S if n else 0)
             holder.stats.open_samples.clear()  # held connections are counted while measuring only
-            result = http_phase(ctx, server, "single", 1, WRK_CONNS, 1, duration_s, windows.take())
+            result = http_phase(ctx, server, "single", 1, WRK_CONNS, 1, duration_s, windows.take(), WINDOW)
             out.append(Phase(n, kind, result, holder.stop()))
             _progress(out[-1])
     finally:
@@ -247,9 +247,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(db.drop())
     dropped = not asyncio.run(db.exists())
     print(report(phases, duration_s, wrk_version(wrk), db.name, dropped, log_dir))
-    failed = [p for p in phases if p.result.non_2xx or p.result.socket_errors or _lost(p.result)]
+    failed = [p for p in phases if p.result.non_2xx or p.result.socket_errors or p.result.problems]
     if failed:
-        print(f"FAILED: valid fixes not answered 200, or lost, in {len(failed)} phase(s)", file=sys.stderr)
+        problems = "; ".join(f"slow={p.holds} {p.kind}: {q}" for p in failed for q in p.result.problems)
+        print(f"FAILED: valid fixes refused, or not stored once, in {len(failed)} phase(s) {problems}", file=sys.stderr)
     return 1 if failed else 0
 
 
