@@ -86,6 +86,11 @@ def fixes(draw: st.DrawFn) -> Fix:
         hdop=_field(draw, 0.9, _floats),
         satellites=_field(draw, 9, st.sampled_from([-1, 0, 255, 256]) | st.integers(-5, 300)),
         odometer_m=_field(draw, 1000.0, _floats),
+        # The free fields too: a driver id over its limit, attributes over their bound or not storable exactly.
+        driver_id=_field(draw, None, st.sampled_from(["D-1", "x" * 64, "x" * 65])),
+        attributes=_field(
+            draw, None, st.sampled_from([{"ign": True}, {"n": 2**53 + 1}, {"big": "x" * 5000}, {"f": float("nan")}])
+        ),
     )
 
 
@@ -93,7 +98,9 @@ def fixes(draw: st.DrawFn) -> Fix:
 @given(fixes())
 def test_the_one_expression_form_passes_exactly_what_every_check_passes(fix: Fix) -> None:
     by_checks = all(check(fix, NOW, LIMITS) is None for check in CHECKS)
-    fast = passes_all(fix, NOW - LIMITS.retention, NOW + LIMITS.max_future, LIMITS.max_speed_kmh)
+    fast = passes_all(
+        fix, NOW - LIMITS.retention, NOW + LIMITS.max_future, LIMITS.max_speed_kmh, LIMITS.max_attributes_bytes
+    )
     assert fast == by_checks
     # And validate() gives the same answer as it does with the checks alone.
     assert validate([fix], NOW, LIMITS) == validate([fix], NOW, LIMITS, checks=list(CHECKS))
