@@ -237,6 +237,15 @@ REPORTS: dict[str, list[str]] = {
     "schedule": ["route-code", "route-name", "stop-2"],
     "reporting": [],
 }
+# Ticks every box of the report's "Mais colunas", one change event each, as a person would.
+SHOW_EVERY_COLUMN = """() => {
+  for (const box of document.querySelectorAll("details.columns input[type=checkbox]")) {
+    if (!box.checked) {
+      box.checked = true;
+      box.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+  }
+}"""
 # Reports whose map tooltips name a stop or a route: the tooltips opened must show the markup as text.
 TOOLTIP_NAMES = {"stops", "route-deviation", "track"}
 
@@ -248,6 +257,7 @@ async def test_every_report_page_writes_names_as_text(tab: Tab, watch: Watch, wo
     await tab.open(path)
     page = tab.page
     await expect(page.locator("#report-status")).to_contain_text("Relatório gerado", timeout=30_000)
+    await page.evaluate(SHOW_EVERY_COLUMN)  # the columns behind "Mais colunas" draw names too
     if kind == "schedule":
         await page.locator("#report-table button", has_text="pontos").first.click()
     await page.evaluate(CHOOSE_ROWS)  # a row chosen shows its place on the map and opens its tooltip
