@@ -50,7 +50,8 @@ async def test_wide_reports_show_their_key_columns_first_and_the_rest_on_demand(
     await tab.login("auditor")
     await tab.open(f"/relatorios/km?vehicle_id={site.history_vehicle_id}&from={day}&to={day}&by=day")
     await expect(page.locator("#report-table tbody tr")).to_have_count(1)
-    first = ["Placa", "Data", "Km", "Método", "Tempo em movimento", "Vel. máxima (km/h)", "Contratada"]
+    first = ["Placa", "Data", "Km", "Km planejado (rotas)", "Método", "Tempo em movimento", "Vel. máxima (km/h)",
+             "Contratada"]  # fmt: skip
     assert await _headers(tab) == first
     box = page.locator("#report-table").locator("xpath=..")
     fits = await box.evaluate("b => b.scrollWidth <= b.clientWidth")
@@ -69,7 +70,7 @@ async def test_wide_reports_show_their_key_columns_first_and_the_rest_on_demand(
         params = {"vehicle_id": str(site.history_vehicle_id), "from": day, "to": day, "by": "day", "format": "csv"}
         r = await client.get("/api/v1/reports/km", params=params, headers=site.token("auditor"))
     header = r.content.decode("utf-8-sig").splitlines()[0].split(";")
-    assert len(header) == 17 and "Km do odômetro (conferência)" in header
+    assert len(header) == 18 and "Km do odômetro (conferência)" in header
 
     # On a phone the summary starts with the plate, the km and the drivers.
     await page.set_viewport_size({"width": 390, "height": 844})
