@@ -68,6 +68,15 @@ async def _api(tab: Tab, kind: str, **params: Any) -> dict[str, Any]:
     return dict(r.json())
 
 
+def _bars(data: dict[str, Any], categories: list[str], cls: str) -> tuple[dict[str, float], float]:
+    """The values of the bars of one series as drawn, read on the y axis, by category; and the reading's tolerance."""
+    axis = Axis(data["ticks"])
+    bars = [b for b in data["bars"] if cls in b["cls"].split()]
+    for b in bars:
+        assert b["bottom"] == pytest.approx(axis.y(0), abs=0.2)  # every bar stands on 0
+    return {categories[b["category"]]: axis.value(b["top"]) for b in bars}, axis.px
+
+
 def _points(d: str) -> list[tuple[str, list[float]]]:
     """The commands of an SVG path: [("M", [x, y]), ("V", [y]), ...]."""
     return [(c, [float(n) for n in args.split()]) for c, args in re.findall(r"([MLHV])([-\d. ]+)", d)]
@@ -122,10 +131,9 @@ async def test_the_history_speed_chart_follows_playback_and_moves_it(tab: Tab) -
     slider = page.get_by_label("Momento da trajetória")
     assert await cursor.get_attribute("data-index") == await slider.input_value()
     # ... and a click on the chart takes the playback, the map and the cursor there.
-    hit = fig.locator("rect.hit")
-    box = await hit.bounding_box()
+    box = await fig.locator("rect.hit").bounding_box()  # the plot area
     assert box is not None
-    await hit.click(position={"x": box["width"] * 0.75, "y": box["height"] / 2})
+    await page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
     chosen = int(await slider.input_value())
     assert abs(chosen - 0.75 * (len(track) - 1)) < len(track) * 0.1  # the fixes come about every 30 s
     await expect(cursor).to_have_attribute("data-index", str(chosen))
@@ -144,22 +152,17 @@ async def test_the_km_chart_draws_km_per_day_beside_the_planned_route_km(tab: Ta
     fig = page.locator("figure.km-chart")
     data = await _read(fig)
     await _accessible(tab, data, "report-table")
-    axis = Axis(data["ticks"])
-
-    def drawn(cls: str) -> dict[str, float]:
-        bars = [b for b in data["bars"] if cls in b["cls"].split()]
-        for b in bars:
-            assert b["bottom"] == pytest.approx(axis.y(0), abs=0.2)  # every bar stands on 0
-        return {days[b["category"]]: axis.value(b["top"]) for b in bars}
 
     # The group (both vehicles): a bar per day with positions, and a planned bar per day with a route.
     km = {d: sum(r["km"] for r in doc["vehicles"] if r["date"] == d and r["method"] != "no_fixes") for d in days}
     with_fixes = {r["date"] for r in doc["vehicles"] if r["method"] != "no_fixes"}
     assert with_fixes == {WEEK[1]}
-    assert drawn("km") == pytest.approx({d: km[d] for d in with_fixes}, abs=axis.px)
+    bars, px = _bars(data, days, "km")
+    assert bars == pytest.approx({d: km[d] for d in with_fixes}, abs=px)
     planned = {r["date"]: r["planned_km"] for r in doc["vehicles"] if r["planned_km"] is not None}
     assert set(planned) == {"2026-11-22", "2026-11-23"}
-    assert drawn("planned") == pytest.approx(planned, abs=axis.px)
+    bars, px = _bars(data, days, "planned")
+    assert bars == pytest.approx(planned, abs=px)
     await expect(fig.locator(".chart-note")).to_contain_text("grupo de 2 veículos")
     await expect(page.locator("#report-table tfoot")).to_contain_text(re.compile(r"\d+,\d\d"))
     await fig.screenshot(path=str(ARTIFACTS / "chart-km-group.png"))
@@ -171,6 +174,18 @@ async def test_the_km_chart_draws_km_per_day_beside_the_planned_route_km(tab: Ta
     assert not [b for b in (await _read(fig))["bars"] if "km" in b["cls"].split()]
     await page.get_by_label("Veículos no gráfico").select_option(label=site.history_plate)
     await expect(fig.locator("rect.bar.km")).to_have_count(1)
+
+    # By vehicle: a bar per vehicle with positions, and the week's planned km beside it.
+    whole = await _api(tab, "km", vehicle_id=ids, **{"from": WEEK[0], "to": WEEK[1]})
+    await page.get_by_label("Agrupar").select_option(label="Por veículo")
+    await page.get_by_role("button", name="Gerar relatório").click()
+    await expect(fig).to_contain_text("Km rodados por veículo")
+    data = await _read(fig)
+    plates = [r["plate"] for r in whole["vehicles"]]
+    bars, px = _bars(data, plates, "km")
+    assert bars == pytest.approx({r["plate"]: r["km"] for r in whole["vehicles"] if r["method"] != "no_fixes"}, abs=px)
+    bars, px = _bars(data, plates, "planned")
+    assert bars == pytest.approx({site.history_plate: sum(planned.values())}, abs=px)
 
 
 async def test_the_reporting_chart_draws_the_daily_coverage_under_the_100_percent_line(tab: Tab) -> None:

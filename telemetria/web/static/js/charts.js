@@ -167,6 +167,7 @@ export function timeChart(box, spec) {
   const t = spec.x.map(wallMs);
   let at = null; // the cursor's point
   let place = null; // draws the cursor in the current drawing
+  let drawn = null; // the current drawing's width, plot edges and time span, to read a click
   const { picture } = figure(box, spec, (w, h) => {
     const values = spec.series.flatMap((s) => s.values).filter((v) => v !== null && v !== undefined);
     const { box: b, y, axis } = frame(w, h, Math.max(...values, 0), spec.unit);
@@ -193,17 +194,22 @@ export function timeChart(box, spec) {
       cursor.setAttribute("visibility", "visible");
     };
     place();
+    // Under everything else, so an episode still shows its title on hover; clicks reach the picture anyway.
     const hit = svg("rect", { class: "hit", x: b.left, y: b.top, width: px(b.right - b.left), height: px(b.bottom - b.top),
       fill: "transparent" });
-    hit.addEventListener("click", (e) => {
-      if (!spec.onPick || !t.length) return;
+    drawn = { w, left: b.left, right: b.right, a, z };
+    return [hit, axis, ranges, xAxis, ...lines, ...(spec.refs || []).map((r) => refLine(b, y, r)), cursor];
+  });
+  if (spec.onPick) {
+    picture.classList.add("pickable");
+    picture.addEventListener("click", (e) => {
+      if (!drawn || !t.length) return;
       const r = picture.getBoundingClientRect();
-      const sx = ((e.clientX - r.left) / r.width) * w; // screen → drawing units (the print or zoom may scale it)
-      const want = a + ((sx - b.left) / (b.right - b.left)) * (z - a);
+      const sx = ((e.clientX - r.left) / r.width) * drawn.w; // screen → drawing units (print or zoom may scale it)
+      const want = drawn.a + ((sx - drawn.left) / (drawn.right - drawn.left)) * (drawn.z - drawn.a);
       spec.onPick(nearest(t, want));
     });
-    return [axis, ranges, xAxis, ...lines, ...(spec.refs || []).map((r) => refLine(b, y, r)), cursor, hit];
-  });
+  }
   return { cursor: (i) => { at = i; if (place) place(); } };
 }
 
