@@ -42,6 +42,7 @@ class Route:
     limit_kmh: float
     tolerance_m: float
     points: tuple[Point, ...]
+    planned_km: float | None = None  # km one day's run is planned to cover: the declared km, else the line's length
 
     @cached_property
     def digest(self) -> str:
@@ -81,6 +82,11 @@ class Vehicle:
             if a.on(day):
                 seen.setdefault(a.route.id, a.route)
         return list(seen.values())
+
+    def planned_km(self, day: date) -> float | None:
+        """km the routes assigned on local date `day` plan for the vehicle (each route once), None with no route."""
+        planned = [r.planned_km for r in self.routes_on(day) if r.planned_km is not None]
+        return sum(planned) if planned else None
 
     def basis(self, day: date, zones_digest: str, params: ReportParams) -> str:
         """What the vehicle's figures of local day `day` derive from besides its fixes: a rollup is current
@@ -176,9 +182,8 @@ async def _routes(conn: Conn, generation: tuple[str, int], ids: set[int]) -> dic
         points = tuple(
             Point(s["name"], s["kind"], s["lat"], s["lon"], s["seq"], s["scheduled_time"], r["id"]) for s in r["stops"]
         )
-        known[r["id"]] = Route(
-            r["id"], r["code"], r["name"], lon, lat, r["speed_limit_kmh"], r["deviation_tolerance_m"], points
-        )
+        limits = (r["speed_limit_kmh"], r["deviation_tolerance_m"])
+        known[r["id"]] = Route(r["id"], r["code"], r["name"], lon, lat, *limits, points, planned_km=r["planned_km"])
     return {i: known[i] for i in ids}
 
 

@@ -8,6 +8,9 @@ refresher has run.
 A vehicle with no position at all reads "sem posições" (method `no_fixes`, km left blank on screen and in
 the CSV), which is not "sem deslocamento" (positions, but no movement: 0 km). Days that have not begun
 are not rows.
+
+`planned_km` is what the routes assigned that day plan (each route's declared km, else its line's length;
+None on a day with no route), summed over the days of a vehicle's row: the km the charts show beside it.
 """
 
 from __future__ import annotations
@@ -72,6 +75,12 @@ def km_or_blank(key: str) -> Any:
     return lambda r: None if r["method"] == "no_fixes" else r[key]
 
 
+def planned(v: Vehicle, days: list[date]) -> float | None:
+    """km the vehicle's assigned routes plan over local `days`, None when no route was assigned on any of them."""
+    each = [p for day in days if (p := v.planned_km(day)) is not None]
+    return round(sum(each), 3) if each else None
+
+
 def _row(v: Vehicle, f: Facts, win: Window) -> dict[str, Any]:
     return {
         **v.label(),
@@ -109,6 +118,7 @@ KM_COLUMNS = [
     Column("Velocidade máxima (km/h)", "max_kmh", KMH),
     Column("Primeira posição", "first_fix", DATETIME),
     Column("Última posição", "last_fix", DATETIME),
+    Column("Km planejado (rotas)", "planned_km", KM),
 ]
 
 
@@ -119,6 +129,7 @@ async def km(
     per = await daily_facts(conn, ctx, win, params, now)
     rows: list[dict[str, Any]] = []
     total = Facts()
+    total_planned: list[float] = []
     rolled = live = 0
     for v in ctx.vehicles:
         whole = Facts()
@@ -126,10 +137,14 @@ async def km(
             whole.add(f)
             rolled, live = rolled + from_rollup, live + (not from_rollup)
             if by_day:
-                rows.append({**_row(v, f, win), "date": day})
+                rows.append({**_row(v, f, win), "planned_km": planned(v, [day]), "date": day})
+        plan = planned(v, [day for day, _, _ in per[v.id]])
         if not by_day:
-            rows.append(_row(v, whole, win))
+            rows.append({**_row(v, whole, win), "planned_km": plan})
+        if plan is not None:
+            total_planned.append(plan)
         total.add(whole)
+    plan_total = round(sum(total_planned), 3) if total_planned else None
     header = {"by": "day" if by_day else "vehicle"}
 
     def footer() -> dict[str, Any]:
@@ -138,12 +153,14 @@ async def km(
             "total_route_km": round(total.route_m / 1000, 3),
             "total_chord_km": round(total.chord_m / 1000, 3),
             "total_gap_km": round(total.gap_m / 1000, 3),
+            "total_planned_km": plan_total,
             "vehicle_days": {"from_rollups": rolled, "computed_live": live},
         }
 
     def totals() -> list[dict[str, Any]]:
         row = _row(Vehicle(0, "TOTAL", None, None, None, None), total, win)
-        return [{**row, "vehicle_id": None, "date": None, "first_fix": None, "last_fix": None}]
+        blank = {"vehicle_id": None, "date": None, "first_fix": None, "last_fix": None}
+        return [{**row, "planned_km": plan_total, **blank}]
 
     columns = KM_COLUMNS if by_day else [c for c in KM_COLUMNS if c.header != "Data"]
     return Report("km", win, "vehicles", rows, columns, header, footer, totals=totals)

@@ -55,6 +55,7 @@ ORDER BY a.vehicle_id, a.route_id"""
 
 ROUTE_DETAILS = """
 SELECT r.id, r.code, r.name, r.geometry, r.speed_limit_kmh, r.deviation_tolerance_m,
+       coalesce(r.declared_km, r.length_m / 1000) AS planned_km,
        coalesce((SELECT jsonb_agg(jsonb_build_object('seq', s.seq, 'name', s.name, 'lat', s.lat, 'lon', s.lon,
                                                      'kind', s.kind, 'scheduled_time', s.scheduled_time::text)
                                   ORDER BY s.seq)

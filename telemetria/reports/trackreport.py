@@ -1,7 +1,9 @@
 """`track`: every position of the window with time, speed and distance, the places passed, and totals.
 
 Positions stream (one local day in memory at a time), so a year of a vehicle exports in constant
-memory. GeoJSON/GPX/KML draw one line per vehicle and day, and the stops and route points passed.
+memory. Each position carries the speed limit that applies there (zone, route, vehicle or the
+default), which the history's speed chart draws. GeoJSON/GPX/KML draw one line per vehicle and
+day, and the stops and route points passed.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def positions(a: Analysis, win: Window) -> list[dict[str, Any]]:
     for n, i in enumerate(idx.tolist()):
         speed = tr.speed_kmh[i]
         heading = tr.heading_deg[i]
+        limit = a.limit_kmh[i]
         out.append(
             {
                 **label,
@@ -98,6 +101,7 @@ def positions(a: Analysis, win: Window) -> list[dict[str, Any]]:
                 "used": bool(a.keep[i]),
                 "received": local(tr.received[i], win.tz),
                 "delay_s": round(float(tr.received[i] - tr.t[i])),
+                "limit_kmh": None if limit != limit else round(float(limit), 1),  # the one speeding is judged by
             }
         )
     return out

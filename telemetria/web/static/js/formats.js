@@ -28,7 +28,7 @@ export function localWall(iso) {
 }
 
 // "YYYY-MM-DDTHH:MM:SS…" as written (offset ignored) → milliseconds of that wall clock read as UTC.
-function wallMs(iso) {
+export function wallMs(iso) {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?/.exec(iso || "");
   if (!m) return null;
   const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, "0")) : 0;

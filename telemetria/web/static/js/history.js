@@ -2,6 +2,7 @@
 // speeding and deviations marked, a timeline to play it back, and the figures of Art. 15 §4.
 import { api, el, explain, fmt, localDate } from "./api.js";
 import { COLOURS, dot, makeMap, tip } from "./mapbase.js";
+import { speedChart } from "./speedchart.js";
 
 const L = window.L;
 const form = document.getElementById("history-form");
@@ -17,6 +18,7 @@ let cursor = null;
 let positions = [];
 let shownPositions = PAGE;
 let timer = null;
+let chart = null; // the speed chart, whose cursor follows the playback
 
 // --- the form --------------------------------------------------------------------------------------
 async function loadVehicles() {
@@ -96,6 +98,7 @@ async function show(vehicle, from, to) {
     eventTable(speeding.episodes, stops.stops, deviations.episodes);
     shownPositions = PAGE;
     positionTable();
+    chart = speedChart(document.getElementById("h-chart"), positions, speeding.episodes, pick);
     timeline();
     status.textContent = positions.length
       ? `${positions.length} posições no período.`
@@ -252,10 +255,20 @@ function moveTo(i) {
   const p = positions[i];
   if (!p) { nowOut.textContent = ""; cursor.remove(); return; }
   cursor.setLatLng([p.lat, p.lon]).addTo(map);
+  chart?.cursor(i);
   nowOut.textContent = `${fmt.time(p.time)} · ${fmt.kmh(p.speed_kmh)} · ${fmt.km(p.km)} percorridos`;
 }
 
 slider.addEventListener("input", () => moveTo(Number(slider.value)));
+
+// A moment chosen on the speed chart: the map goes there; a playback under way goes on from there.
+function pick(i) {
+  const playing = timer !== null;
+  stop();
+  slider.value = String(i);
+  moveTo(i);
+  if (playing) play.click();
+}
 
 function stop() {
   clearInterval(timer);

@@ -2,6 +2,7 @@
 // exports. What each report shows lives in reports/columns.js; every figure comes from the reports API as is,
 // and every export is the API's own file for the same parameters.
 import { config, download, el } from "./api.js";
+import { clearChart, drawChart } from "./reports/chart.js";
 import { KIND, R } from "./reports/columns.js";
 import { clear, render } from "./reports/draw.js";
 import { bytes } from "./reports/format.js";
@@ -47,9 +48,11 @@ async function run() {
       (n) => { if (n > 65536) say(`Carregando… ${bytes(n)} recebidos`, "busy"); });
     if (mine !== running) return;
     render(data);
+    drawChart(data);
   } catch (err) {
     if (err.name === "AbortError") return;
     clear();
+    clearChart();
     fail(refused(err));
   } finally {
     if (mine === running) {

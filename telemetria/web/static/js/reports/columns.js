@@ -29,7 +29,7 @@ const REPORTS = {
     noun: (d) => (d.by === "day" ? ["dia de veículo", "dias de veículo"] : ["veículo", "veículos"]),
     columns: (d) => [
       PLATE, ...(d.by === "day" ? [tcol("Data", "date", time)] : []),
-      num("Km", "km", km), col("Método", "method", word), num("Tempo em movimento", "driving_s", fmt.duration),
+      num("Km", "km", km), num("Km planejado (rotas)", "planned_km", rule("km")), col("Método", "method", word), num("Tempo em movimento", "driving_s", fmt.duration),
       num("Vel. máxima (km/h)", "max_kmh"), col("Contratada", "contractor"),
       more(col("Prefixo", "prefix")), more(num("Km pela rota", "route_km", km)),
       more(num("Km em linha reta", "chord_km", km)), more(num("Km em lacunas de sinal", "gap_km", km)),
@@ -37,7 +37,7 @@ const REPORTS = {
       more(num("Posições usadas", "fixes_used", int)), more(tcol("Primeira posição", "first_fix", time)),
       more(tcol("Última posição", "last_fix", time)),
     ],
-    totals: (d) => ({ km: d.total_km, route_km: d.total_route_km, chord_km: d.total_chord_km, gap_km: d.total_gap_km }),
+    totals: (d) => ({ km: d.total_km, planned_km: d.total_planned_km, route_km: d.total_route_km, chord_km: d.total_chord_km, gap_km: d.total_gap_km }),
   },
   summary: {
     about: "Por veículo: km, tempo em movimento, trechos, velocidades, paradas, alertas e condutores do período.",
