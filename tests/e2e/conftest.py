@@ -58,17 +58,22 @@ def server(db_env: dict[str, str]) -> Iterator[str]:
     yield from serve(db_env)
 
 
-def serve(env: dict[str, str], *args: str) -> Generator[str, None, None]:
-    """Start the server; the generator yields its URL once and stops it when closed."""
+def serve(env: dict[str, str], *args: str, log: Path | None = None) -> Generator[str, None, None]:
+    """Start the server; the generator yields its URL once and stops it when closed.
+
+    With `log`, the server's output goes to that file (to be read after it stops), else to a pipe."""
     port = free_port()
+    out = log.open("w") if log else None
     proc = subprocess.Popen(
         [*CLI, "serve", "--port", str(port), *args],
         env=env,
         cwd=ROOT,
-        stdout=subprocess.PIPE,
+        stdout=out or subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    if out:
+        out.close()  # the server holds its own copy of the file
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
@@ -79,7 +84,8 @@ def serve(env: dict[str, str], *args: str) -> Generator[str, None, None]:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            raise AssertionError(f"server did not become ready: {proc.stdout.read() if proc.stdout else ''}")
+            said = proc.stdout.read() if proc.stdout else log.read_text() if log else ""
+            raise AssertionError(f"server did not become ready: {said}")
         time.sleep(0.1)
     try:
         yield url

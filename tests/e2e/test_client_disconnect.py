@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 import time
 from pathlib import Path
 
 import httpx
 
-from tests.e2e.conftest import CLI, ROOT, cli, free_port
+from tests.e2e.conftest import cli, serve
 
 
 def hang_up_mid_body(port: int, path: str, headers: dict[str, str], partial: bytes) -> None:
@@ -26,20 +25,10 @@ def hang_up_mid_body(port: int, path: str, headers: dict[str, str], partial: byt
 def test_a_client_that_disconnects_mid_body_is_one_plain_log_line(db_env: dict[str, str], tmp_path: Path) -> None:
     cli(db_env, "vehicle", "add", "--plate", "DSC1A00")
     token = json.loads(cli(db_env, "tracker", "add", "--unique-id", "dsc-0001", "--vehicle", "DSC1A00").stdout)["token"]
-    port = free_port()
     log = tmp_path / "server.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([*CLI, "serve", "--port", str(port)], env=db_env, cwd=ROOT, stdout=out, stderr=out)
+    server = serve(db_env, log=log)
+    port = int(next(server).rsplit(":", 1)[1])  # serve() waits for /readyz 200
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
         json_type = {"Content-Type": "application/json"}
         hang_up_mid_body(port, "/api/v1/fixes", {**json_type, "Authorization": f"Bearer {token}"}, b'{"fixes": [')
         hang_up_mid_body(port, "/osmand?id=dsc-0001", {"Content-Type": "application/x-www-form-urlencoded"}, b"lat=")
@@ -48,8 +37,7 @@ def test_a_client_that_disconnects_mid_body_is_one_plain_log_line(db_env: dict[s
         time.sleep(0.5)
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200  # still serving
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+        server.close()  # stops the server: its whole log is written
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     assert not [line for line in lines if line["level"] in ("error", "critical") or "exc" in line], log.read_text()
     assert "Traceback" not in log.read_text()
