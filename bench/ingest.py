@@ -174,10 +174,7 @@ def measure(plan: Plan) -> Outcome:
     print(f"bench: database {db.name}, logs in {log_dir}", file=sys.stderr)
     asyncio.run(db.create())
     try:
-        fleet = asyncio.run(db.register_fleet(FLEET_SIZE))
-        tokens_file = log_dir / "tokens.txt"
-        tokens_file.write_text("".join(v.token + "\n" for v in fleet))
-        ctx = Context(wrk, db, fleet, tokens_file, log_dir, postmaster_pid(settings))
+        ctx = Context.with_fleet(wrk, db, FLEET_SIZE, log_dir, postmaster_pid(settings))
         run_all(ctx, plan, out.results)
         out.duplicate_keys = asyncio.run(db.duplicate_keys())
     finally:

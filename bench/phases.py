@@ -72,6 +72,14 @@ class Context:
     log_dir: Path
     postmaster: int | None
 
+    @classmethod
+    def with_fleet(cls, wrk: str, db: BenchDb, size: int, log_dir: Path, postmaster: int | None) -> Context:
+        """Register `size` vehicles with trackers in `db` (created) and write their tokens for wrk's script."""
+        fleet = asyncio.run(db.register_fleet(size))
+        tokens_file = log_dir / "tokens.txt"
+        tokens_file.write_text("".join(v.token + "\n" for v in fleet))
+        return cls(wrk, db, fleet, tokens_file, log_dir, postmaster)
+
 
 class CpuWatch:
     """CPU seconds of the server tree, the database tree and the whole machine over a phase."""

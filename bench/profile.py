@@ -185,10 +185,7 @@ def measure(seconds: float) -> str:
     print(f"profile: database {db.name}, logs in {log_dir}", file=sys.stderr)
     asyncio.run(db.create())
     try:
-        fleet = asyncio.run(db.register_fleet(FLEET_SIZE))
-        tokens = log_dir / "tokens.txt"
-        tokens.write_text("".join(v.token + "\n" for v in fleet))
-        ctx = Context(wrk, db, fleet, tokens, log_dir, postmaster_pid(settings))
+        ctx = Context.with_fleet(wrk, db, FLEET_SIZE, log_dir, postmaster_pid(settings))
         parts = profile_all(ctx, seconds)
     finally:
         asyncio.run(db.drop())
