@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 
 from telemetria.audit.log import entries
 from telemetria.auth.guard import require
 from telemetria.auth.roles import Perm, Principal
+from telemetria.deps import Conn
 from telemetria.http import json_response
 from telemetria.localtime import LOCAL_TZ
 from telemetria.paging import Page, page
@@ -19,7 +20,6 @@ PERIOD = "a local date (America/Porto_Velho), a local date-time, or RFC 3339"
 
 @router.get("/audit")
 async def audit_log(
-    request: Request,
     since: str | None = Query(None, alias="from", max_length=40, description=PERIOD),
     until: str | None = Query(
         None, alias="to", max_length=40, description=f"{PERIOD}: the last day, minute or second included"
@@ -28,10 +28,11 @@ async def audit_log(
     username: str | None = Query(None, max_length=64),
     pg: Page = Depends(page),
     who: Principal = Depends(require(Perm.READ_AUDIT)),
+    *,
+    conn: Conn,  # after the guard: see telemetria/deps.py
 ) -> Response:
     """Newest first: who did what, when and from which address."""
     start = instant(since, LOCAL_TZ, "from") if since else None
     end = instant(until, LOCAL_TZ, "to", end=True) if until else None
-    async with request.app.state.pool.acquire() as conn:
-        items, total = await entries(conn, start, end, action, username, pg.limit, pg.offset)
+    items, total = await entries(conn, start, end, action, username, pg.limit, pg.offset)
     return json_response(pg.answer(items, total))
