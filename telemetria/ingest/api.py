@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from telemetria import metrics
 from telemetria.db import DB_ERRORS, is_unavailable
+from telemetria.fix import DecodeError, Rejected
 from telemetria.http import (
     HttpError,
     bearer_token,
@@ -24,7 +25,6 @@ from telemetria.http import (
 )
 from telemetria.ingest.decode import BodyError, decode_items, parse_body
 from telemetria.ingest.inflight import Hold, InflightBudget
-from telemetria.ingest.model import DecodeError, Rejected
 from telemetria.ingest.osmand import decode_osmand
 from telemetria.ingest.rows import IngestResult
 from telemetria.ingest.service import IngestService

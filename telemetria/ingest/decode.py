@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from telemetria.ingest.model import DecodeError, Fix, Rejected
+from telemetria.fix import DecodeError, Fix, Rejected
 from telemetria.ingest.timeparse import parse_time
 
 _FLOAT_FIELDS = ("speed_kmh", "heading_deg", "altitude_m", "accuracy_m", "hdop", "odometer_m")

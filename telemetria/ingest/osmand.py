@@ -12,8 +12,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl
 
+from telemetria.fix import DecodeError, Fix, Rejected
 from telemetria.ingest.fields import MAX_DEVICE_ID
-from telemetria.ingest.model import DecodeError, Fix, Rejected
 from telemetria.ingest.storable import MAX_EXACT_INT, text_problem
 from telemetria.ingest.timeparse import parse_time
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from telemetria.ingest.model import Fix, Rejected
+from telemetria.fix import Fix, Rejected
 
 NOT_INSTALLED = "tracker was not installed in any vehicle at the fix's time"
 TRACKER_INACTIVE = "tracker is inactive"

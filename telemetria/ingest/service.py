@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from telemetria.ingest.model import Fix, Rejected
+from telemetria.fix import Fix, Rejected
 from telemetria.ingest.rows import IngestResult
 from telemetria.ingest.validate import Limits, validate
 from telemetria.ingest.writer import Writer

@@ -6,7 +6,7 @@ import math
 import re
 from datetime import UTC, datetime, tzinfo
 
-from telemetria.ingest.model import DecodeError
+from telemetria.fix import DecodeError
 
 # Epoch values at or above this are milliseconds: 1e11 s is the year 5138, 1e11 ms is March 1973,
 # so no real fix time is ambiguous between the two readings.

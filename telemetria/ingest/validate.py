@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from telemetria.fix import Fix, Rejected
 from telemetria.ingest.fields import DEFAULT_MAX_ATTRIBUTES_BYTES, attributes_problem, driver_problem
-from telemetria.ingest.model import Fix, Rejected
 
 REAL_MAX = 3.4028234663852886e38  # the largest PostgreSQL real (accuracy_m and hdop are real columns)
 

@@ -19,8 +19,8 @@ import asyncpg
 
 from telemetria import metrics
 from telemetria.db import DB_ERRORS, Conn, is_unavailable
+from telemetria.fix import Fix
 from telemetria.ingest import queries as q
-from telemetria.ingest.model import Fix
 from telemetria.ingest.rows import IngestResult, Installation, Plan, Request, credit, credit_all, newest_stored, plan
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports.params import DEFAULT as DEFAULT_PARAMS

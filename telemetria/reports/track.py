@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
-from telemetria.ingest.model import Fix
+from telemetria.fix import Fix
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from telemetria.ingest.model import Fix
+from telemetria.fix import Fix
 
 
 class TrackerBuffer:

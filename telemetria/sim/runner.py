@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 import orjson
 
-from telemetria.ingest.model import Fix
+from telemetria.fix import Fix
 from telemetria.sim import wire
 from telemetria.sim.outbox import Backoff, Key, KeyLedger, Outbox, Outcome, classify
 from telemetria.sim.roads import Grid, make_grid

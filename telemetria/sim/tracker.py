@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from telemetria.ingest.model import Fix
+from telemetria.fix import Fix
 from telemetria.sim.polyline import GEOD
 from telemetria.sim.truth import Truth
 

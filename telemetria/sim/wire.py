@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from telemetria.ingest.model import Fix
+from telemetria.fix import Fix
 
 _FIELDS = (
     "lat",

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from telemetria.fix import Fix
 from telemetria.geo.geodesic import GEOD
-from telemetria.ingest.model import Fix
 from telemetria.reports.clean import keep_mask, stationary_mask, usable_mask
 from telemetria.reports.params import DEFAULT
 from telemetria.reports.track import Track

@@ -11,10 +11,10 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
+from telemetria.fix import Fix
 from telemetria.geo.geodesic import GEOD
 from telemetria.geo.metric import to_metric
 from telemetria.geo.routeline import RouteLine
-from telemetria.ingest.model import Fix
 from telemetria.reports.clean import keep_mask
 from telemetria.reports.distance import CHORD, NONE, ROUTE, Segments, odometer_delta_m, segments
 from telemetria.reports.params import DEFAULT

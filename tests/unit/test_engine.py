@@ -10,7 +10,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from telemetria.ingest.model import Fix
+from telemetria.fix import Fix
 from telemetria.reports import engine, limits
 from telemetria.reports.context import Point, Route, Vehicle
 from telemetria.reports.params import DEFAULT

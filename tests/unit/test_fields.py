@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from telemetria.fix import DecodeError, Fix, Rejected
 from telemetria.ingest.decode import decode_items
 from telemetria.ingest.fields import MAX_DEVICE_ID, MAX_DRIVER_ID
-from telemetria.ingest.model import DecodeError, Fix, Rejected
 from telemetria.ingest.osmand import decode_osmand
 from telemetria.ingest.validate import Limits, validate
 

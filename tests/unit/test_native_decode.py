@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from telemetria.fix import DecodeError, Fix, Rejected
 from telemetria.ingest.decode import BodyError, decode_fix, decode_items, parse_body
-from telemetria.ingest.model import DecodeError, Fix, Rejected
 from telemetria.ingest.timeparse import parse_time
 
 T = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.datastructures import QueryParams
 
-from telemetria.ingest.model import DecodeError, Fix, Rejected
+from telemetria.fix import DecodeError, Fix, Rejected
 from telemetria.ingest.osmand import FLAT_KEYS, OsmAndRequest, decode_osmand
 
 PAYLOADS = Path(__file__).parents[1] / "payloads" / "osmand"

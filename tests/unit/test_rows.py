@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from telemetria.ingest.model import Fix
+from telemetria.fix import Fix
 from telemetria.ingest.rows import (
     NOT_INSTALLED,
     TRACKER_INACTIVE,

@@ -8,8 +8,8 @@ import numpy as np
 import orjson
 import pytest
 
+from telemetria.fix import Fix
 from telemetria.ingest.decode import decode_items, parse_body
-from telemetria.ingest.model import Fix
 from telemetria.ingest.validate import Limits, validate
 from telemetria.sim import Backoff, FleetStats, Outbox, Outcome, SimClock, TrackerBuffer, classify, simulate_vehicle
 from telemetria.sim.outbox import KeyLedger, fix_key, parse_retry_after

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from telemetria.ingest.model import DecodeError
+from telemetria.fix import DecodeError
 from telemetria.ingest.timeparse import MS_THRESHOLD, parse_time
 
 MAX_S = 253_402_300_799  # 9999-12-31T23:59:59Z

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from telemetria.ingest.model import Fix, Rejected
+from telemetria.fix import Fix, Rejected
 from telemetria.ingest.validate import CHECKS, REAL_MAX, Limits, passes_all, validate
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -1,4 +1,7 @@
-"""The one shape every decoder produces and every later step consumes."""
+"""A position report as every decoder produces it and every later step (ingest, reports, simulator) takes it.
+
+The bottom floor of the package: it imports nothing of telemetria, so any package may import it.
+"""
 
 from __future__ import annotations
 
