@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.csvexport DSN ROWS REPS FROM TO
 
 Streams the first ROWS fixes of [FROM, TO) (ISO instants; ordered by vehicle and time) through an
-asyncpg cursor into csvout.csv_chunks, writing to /dev/null, REPS times; then the same cursor
+asyncpg cursor into output.csv.csv_chunks, writing to /dev/null, REPS times; then the same cursor
 without CSV, and once more under tracemalloc. Prints one JSON object: seconds per repetition,
 bytes, the peak RSS during the exports next to the RSS before them (KiB; Linux's peak is reset
 first through /proc/self/clear_refs, so imports do not hide it), and the traced Python peak.
@@ -25,7 +25,7 @@ import asyncpg
 import orjson
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports.csvout import BOOL, COORD, DATETIME, INT, Column, csv_chunks, decimal
+from telemetria.reports.output.csv import BOOL, COORD, DATETIME, INT, Column, csv_chunks, decimal
 
 PREFETCH = 5_000
 POSITIONS = """

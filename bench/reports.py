@@ -35,13 +35,16 @@ from bench.timing import Timing, timed
 from telemetria.db import Conn, create_pool
 from telemetria.live import queries as live_queries
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import events, fetch, rollup
-from telemetria.reports.context import load
-from telemetria.reports.km import km
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.queries import LAST_FIXES
-from telemetria.reports.request import Selection, Window
-from telemetria.reports.runner import analyze_piece, day_bounds
+from telemetria.reports.analysis.days import day_bounds
+from telemetria.reports.analysis.facts import facts
+from telemetria.reports.kinds import events
+from telemetria.reports.kinds.km import km
+from telemetria.reports.knobs import DEFAULT
+from telemetria.reports.model import Selection, Window
+from telemetria.reports.store import fetch, rollup
+from telemetria.reports.store.context import load
+from telemetria.reports.store.fetch import analyze_piece
+from telemetria.reports.store.queries import LAST_FIXES
 from telemetria.settings import Settings
 
 COUNT = "SELECT count(*) FROM fixes WHERE vehicle_id = ANY ($1) AND ts >= $2 AND ts < $3"
@@ -207,7 +210,7 @@ async def _report_figures(
     track_t, a = await timed(lambda: analyze_piece(conn, vehicle, zones, day, d0, d1, DEFAULT), plan.reps * 2)
     notes.append(
         f"track: vehicle {vehicle.id}, {day}: {day_fixes:,} fixes in the day, {len(tr):,} fetched with context, "
-        f"{rollup.facts(a).km:.1f} km, {len(a.stops)} stops, {len(a.trips)} trips"
+        f"{facts(a).km:.1f} km, {len(a.stops)} stops, {len(a.trips)} trips"
     )
     _progress(f"track: best {track_t.best_ms:.1f} ms, count(*) {day_base.best_ms:.1f} ms")
 

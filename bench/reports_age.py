@@ -33,7 +33,7 @@ from telemetria.localtime import LOCAL_TZ
 from telemetria.paging import Page
 from telemetria.registry import queries as rq
 from telemetria.registry import store
-from telemetria.reports.queries import LAST_FIXES
+from telemetria.reports.store.queries import LAST_FIXES
 
 VEHICLES = 300
 WEEK_DAYS, TWO_YEARS_DAYS = 7, 731

@@ -38,8 +38,8 @@ from telemetria.nulguard import NulGuardMiddleware
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
 from telemetria.reports import api as reports_api
-from telemetria.reports import rollup
-from telemetria.reports.queries import last_fixes
+from telemetria.reports.store import rollup
+from telemetria.reports.store.queries import last_fixes
 from telemetria.settings import Settings
 from telemetria.web import pages
 

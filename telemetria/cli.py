@@ -133,7 +133,7 @@ def cmd_retention(settings: Settings, args: argparse.Namespace) -> None:
 
 def cmd_rollup(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.db import create_pool
-    from telemetria.reports import rollup
+    from telemetria.reports.store import rollup
 
     async def run() -> int:
         pool = await create_pool(settings, min_size=1)

@@ -23,7 +23,7 @@ from telemetria.fix import Fix
 from telemetria.ingest import queries as q
 from telemetria.ingest.rows import IngestResult, Installation, Plan, Request, credit, credit_all, newest_stored, plan
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports.params import DEFAULT as DEFAULT_PARAMS
+from telemetria.reports.knobs import DEFAULT as DEFAULT_PARAMS
 
 log = logging.getLogger(__name__)
 

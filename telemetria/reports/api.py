@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, Literal
 
+import asyncpg
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
@@ -14,72 +15,100 @@ from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.db import Conn
+from telemetria.deps import ReportsConn
 from telemetria.http import FieldError
-from telemetria.reports import events, km, output, schedule, trackreport
-from telemetria.reports import reporting as reporting_report
-from telemetria.reports.context import Context, load, require_some
-from telemetria.reports.params import ReportParams
-from telemetria.reports.request import Selection, Window, common, knobs
+from telemetria.reports.kinds import events, km, reporting, schedule, summary, track
+from telemetria.reports.knobs import ReportParams
+from telemetria.reports.model import Context, ReportError, Selection, Window
+from telemetria.reports.output import report as output
+from telemetria.reports.request import common, report_params
+from telemetria.reports.store.context import load, require_some
 
 router = APIRouter(prefix="/api/v1/reports", tags=["reports"])
 READ = Depends(require(Perm.READ))
 COMMON = Depends(common)
-KNOBS = Depends(knobs)
+KNOBS = Depends(report_params)
 Build = Callable[[Conn, Context, Window], Awaitable[output.Report]]
 TableFormat = Literal["json", "csv"]
 GIS_FORMATS = ("geojson", "gpx", "kml")
 GIS_MAX_SPAN = timedelta(days=31)
+NOT_FOUND = 404  # what a ReportError means over HTTP: the request names something the caller cannot see
+
+
+async def _context(conn: Conn, who: Principal, sel: Selection, win: Window) -> Context:
+    """What the caller may see of the selection; a domain refusal becomes the answer naming its field."""
+    try:
+        ctx = await load(conn, who.scope, sel, win)
+        require_some(ctx.vehicles, sel)
+    except ReportError as e:
+        raise FieldError(str(e), e.field, NOT_FOUND) from None
+    return ctx
+
+
+async def _audit(request: Request, conn: asyncpg.Connection, who: Principal, kind: str, detail: dict[str, Any]) -> None:
+    """Record an export on the main pool: on `conn` itself when the reports pool is the main pool (no replica),
+    so that a request never waits for a second connection of the pool it holds one of."""
+    if request.app.state.reports_pool is request.app.state.pool:
+        await record(conn, f"export.{kind}", who, client_ip(request), None, detail)
+        return
+    async with request.app.state.pool.acquire() as main:
+        await record(main, f"export.{kind}", who, client_ip(request), None, detail)
 
 
 async def serve(
-    request: Request, who: Principal, kind: str, fmt: str, scope: tuple[Window, Selection], build: Build
-) -> Response:
-    """Load what the caller may see, build the report on the reports pool, answer in `fmt`; exports are audited."""
+    request: Request, conn: asyncpg.Connection, who: Principal, kind: str, fmt: str, scope: tuple[Window, Selection],
+    build: Build,
+) -> Response:  # fmt: skip
+    """Load what the caller may see, build the report on the reports connection, answer in `fmt`; exports are audited.
+
+    `conn` (a ReportsConn) is given back once the answer has been sent, so a report whose rows are computed while
+    they stream (track) computes them on it.
+    """
     win, sel = scope
     if fmt != "json" and not who.can(Perm.EXPORT):
         raise FieldError(f"format: role {who.role.value!r} may not export files", "format", 403)
     with metrics.report_timer(kind):
-        async with request.app.state.reports_pool.acquire() as conn:
-            ctx = await load(conn, who.scope, sel, win)
-            require_some(ctx.vehicles, sel)
-            report = await build(conn, ctx, win)
+        ctx = await _context(conn, who, sel, win)
+        report = await build(conn, ctx, win)
     if fmt == "json":
         return output.json_stream(report)
-    async with request.app.state.pool.acquire() as conn:
-        detail: dict[str, Any] = {
-            "format": fmt, "from": win.start.isoformat(), "to": win.end.isoformat(),
-            "vehicles": [v.id for v in ctx.vehicles][:100], "vehicle_count": len(ctx.vehicles),
-        }  # fmt: skip
-        await record(conn, f"export.{kind}", who, client_ip(request), None, detail)
+    detail: dict[str, Any] = {
+        "format": fmt, "from": win.start.isoformat(), "to": win.end.isoformat(),
+        "vehicles": [v.id for v in ctx.vehicles][:100], "vehicle_count": len(ctx.vehicles),
+    }  # fmt: skip
+    await _audit(request, conn, who, kind, detail)
     if fmt == "csv":
         return output.csv_stream(report)
-    return trackreport.gis_stream(report, fmt)
+    return output.gis_stream(report, fmt)
 
 
 @router.get("/km")
 async def km_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
     by: Literal["vehicle", "day"] = Query("vehicle"), format: TableFormat = Query("json"), who: Principal = READ,
+    *, conn: ReportsConn,
 ) -> Response:  # fmt: skip
     """Km driven per vehicle (or per vehicle and day) and the group total (Art. 15 §5)."""
-    return await serve(request, who, "km", format, scope, lambda c, x, w: km.km(c, x, w, params, by == "day"))
+    return await serve(request, conn, who, "km", format, scope, lambda c, x, w: km.km(c, x, w, params, by == "day"))
 
 
 @router.get("/summary")
 async def summary_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-    format: TableFormat = Query("json"), who: Principal = READ,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
 ) -> Response:  # fmt: skip
     """Per vehicle: km, driving time, trips, top and average speed, counts of each alert, the drivers."""
-    return await serve(request, who, "summary", format, scope, lambda c, x, w: km.summary(c, x, w, params))
+    return await serve(request, conn, who, "summary", format, scope, lambda c, x, w: summary.summary(c, x, w, params))
 
 
 def _events(kind: str, doc: str) -> None:
     async def endpoint(
         request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-        format: TableFormat = Query("json"), who: Principal = READ,
+        format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
     ) -> Response:  # fmt: skip
-        return await serve(request, who, kind, format, scope, lambda c, x, w: events.report(kind, c, x, w, params))
+        return await serve(
+            request, conn, who, kind, format, scope, lambda c, x, w: events.report(kind, c, x, w, params)
+        )
 
     endpoint.__doc__ = doc
     router.add_api_route(f"/{kind}", endpoint, methods=["GET"], name=f"{kind}_report")
@@ -94,11 +123,17 @@ _events("route-deviation", "Departures from the assigned route beyond its tolera
 async def stops_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
     unauthorized: bool = Query(False, description="only stops outside authorized points (Art. 38 IX)"),
-    format: TableFormat = Query("json"), who: Principal = READ,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
 ) -> Response:  # fmt: skip
     """Stops with duration and whether they were at an authorized point (Art. 38 IX)."""
     return await serve(
-        request, who, "stops", format, scope, lambda c, x, w: events.report("stops", c, x, w, params, unauthorized)
+        request,
+        conn,
+        who,
+        "stops",
+        format,
+        scope,
+        lambda c, x, w: events.report("stops", c, x, w, params, unauthorized),
     )
 
 
@@ -106,37 +141,30 @@ async def stops_report(
 async def track_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
     format: Literal["json", "csv", "geojson", "gpx", "kml"] = Query("json"), who: Principal = READ,
+    *, conn: ReportsConn,
 ) -> Response:  # fmt: skip
     """The trajectory: positions with time and speed, places passed, totals; also GeoJSON, GPX and KML."""
     if format in GIS_FORMATS and scope[0].end - scope[0].start > GIS_MAX_SPAN:
         # A map file holds its lines in memory while it is written; JSON and CSV stream any span.
         raise FieldError(f"to: GeoJSON, GPX and KML cover at most {GIS_MAX_SPAN.days} days", "to")
-    return await serve(
-        request,
-        who,
-        "track",
-        format,
-        scope,
-        lambda c, x, w: trackreport.report(request.app.state.reports_pool, c, x, w, params),
-    )
+    return await serve(request, conn, who, "track", format, scope, lambda c, x, w: track.report(c, x, w, params))
 
 
 @router.get("/reporting")
 async def reporting_report_(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-    format: TableFormat = Query("json"), who: Principal = READ,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
 ) -> Response:  # fmt: skip
     """Per vehicle and day: fixes, coverage at ≤30 s, gaps while moving, late uploads (Art. 15 §§1–3)."""
     return await serve(
-        request, who, "reporting", format, scope, lambda c, x, w: reporting_report.report(c, x, w, params)
+        request, conn, who, "reporting", format, scope, lambda c, x, w: reporting.report(c, x, w, params)
     )
 
 
 @router.get("/schedule")
 async def schedule_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-    format: TableFormat = Query("json"), who: Principal = READ,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
 ) -> Response:  # fmt: skip
     """Each scheduled route run: departures and arrivals against the schedule, points skipped, runs not made."""
-
-    return await serve(request, who, "schedule", format, scope, lambda c, x, w: schedule.report(c, x, w, params))
+    return await serve(request, conn, who, "schedule", format, scope, lambda c, x, w: schedule.report(c, x, w, params))

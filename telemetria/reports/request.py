@@ -1,47 +1,26 @@
-"""What a report request asks for: which vehicles, which window, which zone and format (the HTTP edge)."""
+"""What a report request asks for, read from its query string: window, zone, vehicles, knobs (the HTTP edge).
+
+The values are reports/model.py's `Window` and `Selection` and reports/knobs.py's `ReportParams`; what is
+wrong with a parameter is a 400 naming it (`FieldError`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
-from typing import Annotated, Any, Literal
+from dataclasses import replace
+from datetime import timedelta
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import Query
 from pydantic import Field
 
 from telemetria.http import FieldError
-from telemetria.localtime import LOCAL_TZ
 from telemetria.params import MAX_ID
 from telemetria.period import instant
-from telemetria.reports.params import DEFAULT, ReportParams
+from telemetria.reports.knobs import DEFAULT, ReportParams
+from telemetria.reports.model import Selection, Window
 
 MAX_SPAN = timedelta(days=366)
-Format = Literal["json", "csv", "geojson", "gpx", "kml"]
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """A half-open window [start, end) of aware instants, shown in zone `tz`."""
-
-    start: datetime
-    end: datetime
-    tz: ZoneInfo
-
-    def local_days(self) -> list[date]:
-        """Every local date (in the service's zone, that of the rollups) the window touches."""
-        first = self.start.astimezone(LOCAL_TZ).date()
-        last = (self.end - timedelta(microseconds=1)).astimezone(LOCAL_TZ).date()
-        return [first + timedelta(days=i) for i in range((last - first).days + 1)]
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """Which vehicles: given ids, a contractor's, those assigned to a route, or (all None) the whole fleet."""
-
-    vehicle_ids: list[int] | None
-    contractor_id: int | None
-    route_id: int | None
 
 
 def zone(name: str) -> ZoneInfo:
@@ -81,7 +60,7 @@ def common(
     return window(start, end, tz), Selection(vehicle_id, contractor_id, route_id)
 
 
-def knobs(
+def report_params(
     stop_min_s: float | None = Query(None, ge=10, le=3600),
     authorized_radius_m: float | None = Query(None, ge=5, le=1000),
     speeding_min_s: float | None = Query(None, ge=0, le=600),

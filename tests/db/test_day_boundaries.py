@@ -16,7 +16,7 @@ import orjson
 from pyproj import Geod
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import rollup
+from telemetria.reports.store import rollup
 from tests.db.conftest import People, register
 
 STEP_S, KMH = 30, 36.0  # heading north

@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from telemetria.app import create_app
 from telemetria.logs import JsonFormatter
-from telemetria.reports.queries import last_fixes
+from telemetria.reports.store.queries import last_fixes
 from telemetria.settings import Settings
 from tests.conftest import ScratchDb
 from tests.db.conftest import Tracker

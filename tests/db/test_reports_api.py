@@ -17,7 +17,7 @@ from defusedxml import ElementTree
 
 from telemetria.app import create_app
 from telemetria.formats import fmt
-from telemetria.reports import rollup
+from telemetria.reports.store import rollup
 from telemetria.sim import TrackerParams
 from tests.db.conftest import People, make_people
 from tests.db.test_reports_accuracy import DAY, START, _post, _register, _run

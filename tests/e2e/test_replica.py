@@ -17,7 +17,7 @@ import pytest
 from telemetria.app import create_app
 from telemetria.localdb import LocalDb
 from telemetria.registry import fleet
-from telemetria.reports.queries import last_fixes
+from telemetria.reports.store.queries import last_fixes
 from telemetria.settings import Settings
 from tests.e2e.conftest import cli, free_port
 

@@ -9,9 +9,9 @@ import pytest
 
 from telemetria.fix import Fix
 from telemetria.geo.geodesic import GEOD
-from telemetria.reports.clean import keep_mask, stationary_mask, usable_mask
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.track import Track
+from telemetria.reports.analysis.clean import keep_mask, stationary_mask, usable_mask
+from telemetria.reports.analysis.track import Track
+from telemetria.reports.knobs import DEFAULT
 from telemetria.sim import MotionParams, TrackerParams, simulate_vehicle
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)

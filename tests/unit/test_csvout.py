@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from telemetria.reports.csvout import (
+from telemetria.reports.output.csv import (
     BOOL,
     COORD,
     DATE,
@@ -31,8 +31,8 @@ from telemetria.reports.csvout import (
     csv_chunks,
     decimal,
     export_filename,
-    iter_csv_chunks,
 )
+from tests.unit.csvfile import iter_csv_chunks
 
 PVH = ZoneInfo("America/Porto_Velho")
 BOM = b"\xef\xbb\xbf"

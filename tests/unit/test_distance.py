@@ -15,16 +15,21 @@ from telemetria.fix import Fix
 from telemetria.geo.geodesic import GEOD
 from telemetria.geo.metric import to_metric
 from telemetria.geo.routeline import RouteLine
-from telemetria.reports.clean import keep_mask
-from telemetria.reports.distance import CHORD, NONE, ROUTE, Segments, odometer_delta_m, segments
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.track import Track
+from telemetria.reports.analysis.clean import keep_mask
+from telemetria.reports.analysis.distance import CHORD, NONE, ROUTE, Segments, odometer_delta_m, segments
+from telemetria.reports.analysis.track import Track
+from telemetria.reports.knobs import DEFAULT
 from telemetria.sim import MotionParams, SimRun, TrackerParams, simulate_vehicle
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 LON0, LAT0 = -62.47, -10.43
 TOL = DEFAULT.deviation_tolerance_m
 CONTEXT = 6  # fixes each side of a window: the spike test looks two usable fixes beyond the previous kept one
+
+
+def _total_m(seg: Segments) -> float:
+    """Metres over every fix of the segments."""
+    return float(np.sum(seg.length_m))
 
 
 def at(along_m: list[float], north_m: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -149,8 +154,8 @@ def test_detour_and_outlier_within_one_percent_of_the_truth(seed: int) -> None:
     s = sim(seed, "detour")
     track = Track.of(sparse_at_corners(s))
     seg = run(track, [planned(s)])
-    err = seg.total_m() / s.truth.distance_m - 1
-    chord_err = run(track, []).total_m() / s.truth.distance_m - 1
+    err = _total_m(seg) / s.truth.distance_m - 1
+    chord_err = _total_m(run(track, [])) / s.truth.distance_m - 1
     print(f"seed {seed}: route {err:+.2%}, chords only {chord_err:+.2%}")
     assert abs(chord_err) > 0.015  # the track is one that chords alone get wrong
     assert abs(err) <= 0.01
@@ -170,8 +175,8 @@ def test_a_silent_gap_on_the_route_is_recovered_along_it(seed: int) -> None:
     track = sim_track(s)
     seg = run(track, [planned(s)])
     chord = run(track, [])
-    err = seg.total_m() / s.truth.distance_m - 1
-    chord_err = chord.total_m() / s.truth.distance_m - 1
+    err = _total_m(seg) / s.truth.distance_m - 1
+    chord_err = _total_m(chord) / s.truth.distance_m - 1
     print(f"seed {seed}: route {err:+.2%}, chords only {chord_err:+.2%}")
     assert abs(err) <= 0.02
     # The gap's own segment, from the last fix before it to the first after it, against the truth.
@@ -188,8 +193,8 @@ def test_chords_alone_do_noticeably_worse_across_gaps() -> None:
         track = sim_track(s)
         errs.append(
             (
-                abs(run(track, [planned(s)]).total_m() / s.truth.distance_m - 1),
-                abs(run(track, []).total_m() / s.truth.distance_m - 1),
+                abs(_total_m(run(track, [planned(s)])) / s.truth.distance_m - 1),
+                abs(_total_m(run(track, [])) / s.truth.distance_m - 1),
             )
         )
     route, chord = np.max(errs, axis=0)
@@ -211,9 +216,9 @@ def test_windows_with_context_add_up_to_the_whole_track(seed: int) -> None:
         i0, i1 = np.searchsorted(track.t, [t0, t1])
         lo, hi = max(0, i0 - CONTEXT), min(len(track), i1 + CONTEXT)
         seg = run(track.take(np.arange(lo, hi)), routes)
-        parts.append(seg.length_m[seg.window(t0, t1)])
+        parts.append(seg.length_m[(seg.t >= t0) & (seg.t < t1)])
     assert np.array_equal(np.concatenate(parts), whole.length_m)  # per fix, bit for bit
-    assert math.fsum(float(p.sum()) for p in parts) == pytest.approx(whole.total_m(), abs=1e-6)
+    assert math.fsum(float(p.sum()) for p in parts) == pytest.approx(_total_m(whole), abs=1e-6)
 
 
 def test_the_result_does_not_depend_on_arrival_order() -> None:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from telemetria.fix import Fix
-from telemetria.reports import engine, limits
-from telemetria.reports.context import Point, Route, Vehicle
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.rollup import Facts, facts
-from telemetria.reports.runner import line
-from telemetria.reports.track import Track
+from telemetria.reports.analysis import engine
+from telemetria.reports.analysis.engine import line
+from telemetria.reports.analysis.facts import Facts, facts
+from telemetria.reports.analysis.track import Track
+from telemetria.reports.knobs import DEFAULT
+from telemetria.reports.model import Point, Route, SpeedZone, Vehicle
 from telemetria.sim import MotionParams, SimRun, TrackerParams, simulate_vehicle
 
 START = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
@@ -92,8 +92,6 @@ def test_a_zone_limit_wins_over_the_route() -> None:
     track = Track.of(fixes())
     t0, t1 = float(track.t[0]), float(track.t[-1]) + 1
     everywhere = {"type": "Polygon", "coordinates": [[[-64, -12], [-61, -12], [-61, -9], [-64, -9], [-64, -12]]]}
-    a = engine.analyze(
-        track, VEHICLE, [route()], [line(route())], [limits.SpeedZone(40.0, everywhere)], t0, t1, DEFAULT
-    )
+    a = engine.analyze(track, VEHICLE, [route()], [line(route())], [SpeedZone(40.0, everywhere)], t0, t1, DEFAULT)
     assert set(np.unique(a.limit_kmh)) == {40.0}
     assert len(a.speeding) >= len(analyze(track, t0, t1).speeding)

@@ -11,9 +11,9 @@ import pytest
 import shapely
 from pyproj import Transformer
 
-from telemetria.reports.episodes import condition_runs, deviations, speeding, tier
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.track import Track
+from telemetria.reports.analysis.episodes import condition_runs, deviations, speeding, tier
+from telemetria.reports.analysis.track import Track
+from telemetria.reports.knobs import DEFAULT
 from telemetria.sim import MotionParams, SimRun, TrackerParams, off_route_runs, simulate_vehicle
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)

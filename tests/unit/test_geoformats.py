@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import orjson
 from defusedxml import ElementTree
 
-from telemetria.reports.geoformats import (
+from telemetria.reports.output.gis import (
     GPX_NS,
     GPXTPX_NS,
     KML_NS,

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from telemetria.reports.limits import SpeedZone, applicable_limit_kmh, zone_limit_kmh
+from telemetria.reports.analysis.limits import applicable_limit_kmh, zone_limit_kmh
+from telemetria.reports.model import SpeedZone
 
 NAN = np.nan
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from telemetria.reports.context import Assignment, Route, Vehicle
-from telemetria.reports.km import planned
+from telemetria.reports.kinds.km import planned
+from telemetria.reports.model import Assignment, Route, Vehicle
 
 MONDAY, TUESDAY = date(2026, 11, 23), date(2026, 11, 24)
 

@@ -9,8 +9,8 @@ import pytest
 
 from telemetria.http import FieldError
 from telemetria.period import last_included
+from telemetria.reports.analysis.days import split
 from telemetria.reports.request import window
-from telemetria.reports.runner import split
 
 PORTO_VELHO = ZoneInfo("America/Porto_Velho")
 SAO_PAULO = ZoneInfo("America/Sao_Paulo")  # had daylight saving until 2019: some days had 23 h or 25 h

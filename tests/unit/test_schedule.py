@@ -12,14 +12,10 @@ import pytest
 
 from telemetria.geo.geodesic import GEOD
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import clean
-from telemetria.reports.context import Point, Route, Vehicle
-from telemetria.reports.csvout import iter_csv_chunks
-from telemetria.reports.engine import analyze
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.runner import day_bounds, line
-from telemetria.reports.schedule import (
-    COLUMNS,
+from telemetria.reports.analysis import clean
+from telemetria.reports.analysis.days import day_bounds
+from telemetria.reports.analysis.engine import analyze, line
+from telemetria.reports.analysis.schedule import (
     PASSED,
     PENDING,
     SERVED,
@@ -27,13 +23,16 @@ from telemetria.reports.schedule import (
     Path,
     Run,
     evaluate,
-    row,
     runs_of,
     still_open,
 )
-from telemetria.reports.stops import Stop, find_stops
-from telemetria.reports.track import Track
+from telemetria.reports.analysis.stops import Stop, find_stops
+from telemetria.reports.analysis.track import Track
+from telemetria.reports.kinds.schedule import COLUMNS, row
+from telemetria.reports.knobs import DEFAULT
+from telemetria.reports.model import Point, Route, Vehicle
 from telemetria.sim import JARU, Truth, simulate_vehicle
+from tests.unit.csvfile import iter_csv_chunks
 
 DAY = date(2026, 3, 2)  # a Monday
 R = DEFAULT.authorized_radius_m

@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 
 from telemetria.geo.geodesic import GEOD, distance_m
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.stops import (
+from telemetria.reports.analysis.stops import (
     Classified,
-    Point,
     Stop,
     Trip,
     classify,
@@ -22,7 +20,9 @@ from telemetria.reports.stops import (
     find_trips,
     onboard_legs,
 )
-from telemetria.reports.track import IGN_OFF, IGN_ON, Track
+from telemetria.reports.analysis.track import IGN_OFF, IGN_ON, Track
+from telemetria.reports.knobs import DEFAULT
+from telemetria.reports.model import Point
 from telemetria.sim import JARU, MotionParams, SimRun, TrackerParams, simulate_vehicle
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -74,7 +74,7 @@ def trips_of(tr: Track, stops: list[Stop], keep: np.ndarray | None = None) -> li
 
 
 def test_empty_track_and_one_fix() -> None:
-    empty = Track.empty()
+    empty = Track.of([])
     assert stops_of(empty) == [] and trips_of(empty, []) == []
     one = make([0.0])
     assert stops_of(one) == [] and trips_of(one, []) == []

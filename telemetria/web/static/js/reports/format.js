@@ -15,7 +15,7 @@ export const pct = (x) => (x === null || x === undefined ? "—" : format("share
 export const bytes = (n) => (n < 1024 ? `${n} bytes` : n < 1048576 ? `${dec(1)(n / 1024)} kB`
   : `${dec(1)(n / 1048576)} MB`);
 
-// The codes the API carries, as people read them (the CSV's words: telemetria/reports/output.py).
+// The codes the API carries, as people read them (the CSV's words: telemetria/reports/output/report.py).
 const WORDS = {
   route: "rota", chord: "linha reta", "route+chord": "rota e linha reta", none: "sem deslocamento",
   no_fixes: "sem posições",

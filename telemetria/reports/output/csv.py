@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, TypeVar
@@ -218,20 +218,6 @@ async def csv_chunks(
     buf = Chunker(chunk_chars)
     buf.add(BOM + fmt.header())
     async for row in as_async(rows):
-        if chunk := buf.add(fmt.line(row)):
-            yield chunk
-    if tail := buf.flush():
-        yield tail
-
-
-def iter_csv_chunks(
-    columns: Iterable[ColumnSpec], rows: Iterable[Any], tz: tzinfo, chunk_chars: int = CHUNK_CHARS
-) -> Iterator[bytes]:
-    """The same file as csv_chunks, for sync callers (CLI, files)."""
-    fmt = CsvFormatter(columns, tz)
-    buf = Chunker(chunk_chars)
-    buf.add(BOM + fmt.header())
-    for row in rows:
         if chunk := buf.add(fmt.line(row)):
             yield chunk
     if tail := buf.flush():

@@ -1,27 +1,67 @@
-"""The registry facts a report needs, loaded once per request: vehicles, their routes by day, zones."""
+"""The value types of reports, in one pure module: what a report is asked about and the registry facts it uses.
+
+`Window` and `Selection` say what a request asks for; `Vehicle`, `Route`, `Point`, `Assignment` and `SpeedZone`
+are the registry as a report sees it, gathered in a `Context` (loaded by store/context.py). `ReportError` is
+a domain refusal naming the field at fault; reports/api.py answers it over HTTP.
+
+Imports nothing that does I/O or HTTP: the analysis (reports/analysis/) builds on these.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta
 from functools import cached_property, lru_cache
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import orjson
 
-from telemetria.db import Conn
-from telemetria.http import FieldError
-from telemetria.reports import queries as q
-from telemetria.reports.limits import SpeedZone
-from telemetria.reports.params import DEFAULT, ReportParams
-from telemetria.reports.request import Selection, Window
+from telemetria.localtime import LOCAL_TZ
+from telemetria.reports.knobs import DEFAULT, ReportParams
+
+
+class ReportError(Exception):
+    """A report that cannot be made because of one field of the request (`field`: its name)."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFound(ReportError):
+    """The request names something that does not exist, or that the caller may not see."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A half-open window [start, end) of aware instants, shown in zone `tz`."""
+
+    start: datetime
+    end: datetime
+    tz: ZoneInfo
+
+    def local_days(self) -> list[date]:
+        """Every local date (in the service's zone, that of the rollups) the window touches."""
+        first = self.start.astimezone(LOCAL_TZ).date()
+        last = (self.end - timedelta(microseconds=1)).astimezone(LOCAL_TZ).date()
+        return [first + timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which vehicles: given ids, a contractor's, those assigned to a route, or (all None) the whole fleet."""
+
+    vehicle_ids: list[int] | None
+    contractor_id: int | None
+    route_id: int | None
 
 
 @dataclass(frozen=True, slots=True)
 class Point:
-    """A named place on a route where the vehicle may stop: kind is boarding, school or garage."""
+    """A named place on a route where the vehicle may stop: kind is boarding, school or garage; lat/lon degrees."""
 
     name: str
     kind: str
@@ -30,6 +70,16 @@ class Point:
     seq: int = 0
     scheduled: str | None = None  # HH:MM:SS local, as registered
     route_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedZone:
+    """A registered speed zone: a GeoJSON Polygon or MultiPolygon in lon/lat degrees and its limit, km/h."""
+
+    limit_kmh: float
+    geometry: Mapping[str, Any]
+    active: bool = True
+    name: str = ""
 
 
 @dataclass(frozen=True, eq=False)  # no slots: `digest` is cached in the instance
@@ -101,6 +151,9 @@ class Vehicle:
 
 @dataclass(frozen=True, eq=False)  # no slots: the properties below are cached in the instance
 class Context:
+    """The registry facts of one report: its vehicles (with their route assignments), the speed zones, and the
+    registry generation they were read at."""
+
     vehicles: list[Vehicle]
     zones: list[SpeedZone]
     generation: int
@@ -133,61 +186,3 @@ def _basis(fingerprint: str, limit_kmh: float | None, routes: tuple[str, ...], z
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()[:20]
-
-
-def _line(geometry: dict[str, Any]) -> tuple[list[float], list[float]]:
-    coords = geometry["coordinates"]
-    return [float(c[0]) for c in coords], [float(c[1]) for c in coords]
-
-
-async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Context:
-    """Vehicles of the selection the caller may see (404 naming an id it may not), with routes and zones."""
-    days = win.local_days()
-    rows = await conn.fetch(q.VEHICLES, scope, sel.vehicle_ids, sel.contractor_id, sel.route_id, days[0], days[-1])
-    if sel.vehicle_ids is not None:
-        missing = sorted(set(sel.vehicle_ids) - {r["id"] for r in rows})
-        if missing:
-            raise FieldError(f"vehicle_id: no vehicle {missing[0]}", "vehicle_id", 404)
-    if sel.contractor_id is not None and scope is not None and sel.contractor_id != scope:
-        raise FieldError(f"contractor_id: no contractor {sel.contractor_id}", "contractor_id", 404)
-    vehicles = [
-        Vehicle(r["id"], r["plate"], r["prefix"], r["contractor_id"], r["contractor"], r["speed_limit_kmh"])
-        for r in rows
-    ]
-    by_id = {v.id: v for v in vehicles}
-    gen = await conn.fetchrow(q.GENERATION_OF_DB)  # first: routes read after it are at least as new
-    generation = gen["n"]
-    assigned = await conn.fetch(q.ASSIGNMENTS, list(by_id), days[0], days[-1])
-    routes = await _routes(conn, (gen["db"], generation), {r["route_id"] for r in assigned})
-    for r in assigned:
-        assignment = Assignment(routes[r["route_id"]], r["valid_from"], r["valid_to"], frozenset(r["weekdays"]))
-        by_id[r["vehicle_id"]].assignments.append(assignment)
-    zones = [SpeedZone(z["limit_kmh"], z["geometry"], True, z["name"]) for z in await conn.fetch(q.ZONES)]
-    return Context(vehicles, zones, generation)
-
-
-# Decoded routes of one registry generation, kept between requests: a fleet's lines are megabytes
-# of JSON that a report answered from rollups would otherwise fetch and decode every time.
-_cache: tuple[tuple[str, int], dict[int, Route]] = (("", -1), {})
-
-
-async def _routes(conn: Conn, generation: tuple[str, int], ids: set[int]) -> dict[int, Route]:
-    """The routes `ids` as of (database, generation), from the cache or the database."""
-    global _cache
-    if _cache[0] != generation:
-        _cache = (generation, {})
-    known = _cache[1]
-    for r in await conn.fetch(q.ROUTE_DETAILS, sorted(ids - known.keys())) if ids - known.keys() else ():
-        lon, lat = _line(r["geometry"])
-        points = tuple(
-            Point(s["name"], s["kind"], s["lat"], s["lon"], s["seq"], s["scheduled_time"], r["id"]) for s in r["stops"]
-        )
-        limits = (r["speed_limit_kmh"], r["deviation_tolerance_m"])
-        known[r["id"]] = Route(r["id"], r["code"], r["name"], lon, lat, *limits, points, planned_km=r["planned_km"])
-    return {i: known[i] for i in ids}
-
-
-def require_some(vehicles: Sequence[Vehicle], sel: Selection) -> None:
-    """A route or contractor selection that names nothing the caller may see is a 404, not an empty report."""
-    if not vehicles and sel.route_id is not None:
-        raise FieldError(f"route_id: no route {sel.route_id} with vehicles assigned in the period", "route_id", 404)

@@ -1,4 +1,7 @@
-"""`runs`: schedule adherence (Art. 37 XI) and routes not run (Art. 39 I), per vehicle, day and assigned route.
+"""Route runs: which registered points a vehicle served, passed or skipped on a day, against the schedule (pure).
+
+The `schedule` report (reports/kinds/schedule.py) shows one run per vehicle, day and assigned route: schedule
+adherence (Art. 37 XI) and routes not run (Art. 39 I).
 
 Decisions:
 - A route point is *served* when the vehicle stopped (a stop of at least onboard_stop_min_s: pupils board in
@@ -29,22 +32,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
-from typing import Any
-from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from telemetria.db import Conn
 from telemetria.geo.geodesic import distance_m
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import runner, stops
-from telemetria.reports.context import Context, Point, Route, Vehicle
-from telemetria.reports.csvout import DATE, DATETIME, INT, MIN, TEXT, Column
-from telemetria.reports.engine import Analysis
-from telemetria.reports.output import VEHICLE, Report, local
-from telemetria.reports.params import ReportParams
-from telemetria.reports.request import Window
-from telemetria.reports.track import FloatArray
+from telemetria.reports.analysis import stops
+from telemetria.reports.analysis.engine import Analysis
+from telemetria.reports.analysis.track import FloatArray
+from telemetria.reports.knobs import ReportParams
+from telemetria.reports.model import Point, Route
 
 SERVED, PASSED, SKIPPED, PENDING = "served", "passed", "skipped", "pending"
 EARLY_S = 3600.0  # a run's stops start at most this long before its first scheduled time
@@ -219,105 +216,3 @@ def runs_of(a: Analysis, day: date, params: ReportParams) -> list[tuple[Route, R
     path = (tr.t[own], tr.lat[own], tr.lon[own])
     out = [(r, evaluate(r.points, found, day, params.authorized_radius_m, path, params.gap_s, a.end)) for r in a.routes]
     return sorted(out, key=lambda x: (min([s for s in x[1].scheduled if s is not None], default=math.inf), x[0].code))
-
-
-def row(v: Vehicle, route: Route, run: Run, tz: ZoneInfo, pending: bool) -> dict[str, Any]:
-    """The report row of one run: times as aware datetimes in `tz`, delays in minutes."""
-    visits = run.visits
-    school = run.school()
-    first = visits[0] if visits else None
-    last = visits[-1] if visits else None
-    sv = visits[school] if school is not None else None
-
-    def served(w: Visit | None, when: str) -> datetime | None:
-        return local(getattr(w, when), tz) if w is not None and w.status == SERVED else None
-
-    return {
-        **v.label(),
-        "date": run.day,
-        "route_id": route.id,
-        "route_code": route.code,
-        "route_name": route.name,
-        "made": None if pending else run.made,
-        "departure": served(first, "departure"),
-        "school_arrival": served(sv, "arrival"),
-        "end_arrival": served(last, "arrival"),
-        "scheduled_departure": local(run.scheduled[0], tz) if visits else None,
-        "scheduled_school": local(run.scheduled[school], tz) if school is not None else None,
-        "delay_departure_min": run.delay_min(0) if first and first.status == SERVED else None,
-        "delay_school_min": run.delay_min(school) if school is not None and sv and sv.status == SERVED else None,
-        "points_total": len(visits),
-        "points_served": run.count(SERVED),
-        "points_passed": run.count(PASSED),
-        "points_skipped": run.count(SKIPPED),
-        "points_pending": run.count(PENDING),
-        "skipped": [w.point.name for w in visits if w.status == SKIPPED],
-        "points": [
-            {
-                "seq": w.point.seq,
-                "name": w.point.name,
-                "kind": w.point.kind,
-                "status": w.status,
-                "scheduled": local(run.scheduled[i], tz),
-                "arrival": local(w.arrival, tz),
-                "departure": local(w.departure, tz),
-                "delay_min": run.delay_min(i),
-                "distance_m": None if w.distance_m is None else round(w.distance_m),
-            }
-            for i, w in enumerate(visits)
-        ],
-    }
-
-
-MADE = {True: "Sim", False: "Não", None: "Pendente"}  # None: not made yet, while the run can still be made
-
-COLUMNS = [
-    *VEHICLE,
-    Column("Data", "date", DATE),
-    Column("Rota (id)", "route_id", INT),
-    Column("Código da rota", "route_code", TEXT),
-    Column("Nome da rota", "route_name", TEXT),
-    Column("Realizada", lambda r: MADE[r["made"]], TEXT),
-    Column("Saída prevista", "scheduled_departure", DATETIME),
-    Column("Saída", "departure", DATETIME),
-    Column("Atraso na saída (min)", "delay_departure_min", MIN),
-    Column("Chegada prevista à escola", "scheduled_school", DATETIME),
-    Column("Chegada à escola", "school_arrival", DATETIME),
-    Column("Atraso na chegada à escola (min)", "delay_school_min", MIN),
-    Column("Chegada ao fim da rota", "end_arrival", DATETIME),
-    Column("Pontos da rota", "points_total", INT),
-    Column("Pontos atendidos", "points_served", INT),
-    Column("Pontos passados sem parar", "points_passed", INT),
-    Column("Pontos pulados", "points_skipped", INT),
-    Column("Pontos pendentes", "points_pending", INT),
-    Column("Nomes dos pontos pulados", lambda r: ", ".join(r["skipped"]) or None, TEXT),
-]
-
-
-async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
-    """Every run assigned to the context's vehicles on the local days the window touches, up to today."""
-    now = now or datetime.now(LOCAL_TZ)
-    today = now.astimezone(LOCAL_TZ).date()
-    zones = ctx.zones
-    rows: list[dict[str, Any]] = []
-    for v in ctx.vehicles:
-        for day in win.local_days():
-            if day > today or not v.routes_on(day):
-                continue
-            d0, d1 = runner.day_bounds(day)
-            a = await runner.analyze_piece(conn, v, zones, day, d0, d1, params)
-            for route, run in runs_of(a, day, params):
-                run = still_open(run, now.timestamp())
-                rows.append(row(v, route, run, win.tz, not run.made and now.timestamp() < run.closes))
-
-    def footer() -> dict[str, Any]:
-        made = [r["made"] for r in rows]
-        return {
-            "count": len(rows),
-            "scheduled": len(rows),
-            "made": made.count(True),
-            "not_made": made.count(False),
-            "pending": made.count(None),
-        }
-
-    return Report("runs", win, "runs", rows, COLUMNS, {}, footer)

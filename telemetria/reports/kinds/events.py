@@ -1,62 +1,33 @@
 """`speeding`, `stops`, `trips` and `route-deviation`: the episodes of each vehicle, in time order.
 
-An analysis gives each kind's rows in a neutral form (times as epoch seconds, no vehicle, no
-driver), which a closed day's rollup keeps (`report_rollups.events`); a report presents them in
-its zone, with the vehicle and the trips' drivers. Whole closed days with the default knobs are
-read from their current rollups, anything else is analysed now: the same rows either way.
+An analysis gives each kind's rows in a neutral form (reports/analysis/events.py: times as epoch
+seconds, no vehicle, no driver), which a closed day's rollup keeps (`report_rollups.events`); a
+report presents them in its zone, with the vehicle and the trips' drivers. Whole closed days
+with the default knobs are read from their current rollups, anything else is analysed now: the
+same rows either way.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-import numpy as np
-
 from telemetria.db import Conn
-from telemetria.reports import queries as q
-from telemetria.reports.context import Context, Vehicle
-from telemetria.reports.csvout import BOOL, COORD, DATETIME, HMS, INT, KM, KMH, PCT, TEXT, Column
-from telemetria.reports.engine import Analysis
-from telemetria.reports.output import VEHICLE, Report, local, words
-from telemetria.reports.params import DEFAULT, ReportParams
-from telemetria.reports.places import place
-from telemetria.reports.request import Window
-from telemetria.reports.runner import analyze_piece, day_bounds, split
-from telemetria.reports.track import utc
+from telemetria.reports.analysis.days import day_bounds, split
+from telemetria.reports.analysis.events import ROWS, Row
+from telemetria.reports.analysis.track import utc
+from telemetria.reports.knobs import DEFAULT, ReportParams
+from telemetria.reports.model import Context, Vehicle, Window
+from telemetria.reports.output.csv import BOOL, COORD, DATETIME, HMS, INT, KM, KMH, PCT, TEXT, Column
+from telemetria.reports.output.report import VEHICLE, Report, local, words
+from telemetria.reports.store import queries as q
+from telemetria.reports.store.fetch import analyze_piece
 
-Row = dict[str, Any]
-Rows = Callable[[Analysis], list[Row]]
 TIMES = ("start", "end")  # epoch seconds in neutral rows, aware datetimes in the report
 
 SPAN = [Column("Início", "start", DATETIME), Column("Fim", "end", DATETIME), Column("Duração", "duration_s", HMS)]
-
-
-def _span(start: float, end: float) -> Row:
-    return {"start": start, "end": end, "duration_s": round(end - start)}
-
-
-def _at(a: Analysis, i: int, prefix: str = "") -> dict[str, Any]:
-    return {f"{prefix}lat": round(float(a.track.lat[i]), 6), f"{prefix}lon": round(float(a.track.lon[i]), 6)}
-
-
-def _speeding(a: Analysis) -> list[Row]:
-    return [
-        {
-            **_span(e.start, e.end),
-            "max_kmh": round(e.max_kmh, 1),
-            "limit_kmh": round(e.limit_kmh, 1),
-            "excess_pct": round(e.excess_pct, 1),
-            "tier": e.tier,
-            "fixes": e.n_fixes,
-            **_at(a, e.i_max),
-            **place(a, e.i_max),
-        }
-        for e in a.speeding
-    ]
 
 
 SPEEDING_COLUMNS = [
@@ -72,27 +43,6 @@ SPEEDING_COLUMNS = [
 ]  # fmt: skip
 
 
-def _stops(a: Analysis) -> list[Row]:
-    out = []
-    for c in a.stops:
-        s = c.stop
-        point = c.point
-        out.append(
-            {
-                **_span(s.start, s.end),
-                "lat": round(s.lat, 6),
-                "lon": round(s.lon, 6),
-                "authorized": c.authorized,
-                "point": point.name if point and c.authorized else None,
-                "point_kind": point.kind if point and c.authorized else None,
-                "nearest_point": point.name if point else None,
-                "nearest_point_m": round(c.distance_m) if point else None,
-                "ignition_off": s.ignition_off,
-            }
-        )
-    return out
-
-
 STOPS_COLUMNS = [
     *VEHICLE, *SPAN,
     Column("Latitude", "lat", COORD),
@@ -104,37 +54,6 @@ STOPS_COLUMNS = [
     Column("Distância ao ponto (m)", "nearest_point_m", INT),
     Column("Ignição desligada", "ignition_off", BOOL),
 ]  # fmt: skip
-
-
-def _trips(a: Analysis) -> list[Row]:
-    out = []
-    kept = np.flatnonzero(a.keep)
-    newest = int(kept[-1]) if len(kept) else -1
-    for x in a.trips:
-        km = a.km_between(x.first, x.last)
-        span = slice(x.first + 1, x.last + 1)
-        routes = {a.routes[r].code for r in a.seg.route[span].tolist() if r >= 0}
-        speeding = any(x.first <= e.first <= x.last for e in a.speeding)
-        deviation = any(x.first <= d.first <= x.last for d in a.deviations)
-        out.append(
-            {
-                **_span(x.start, x.end),
-                **_at(a, x.first, "start_"),
-                "start_place": place(a, x.first)["place"],
-                **_at(a, x.last, "end_"),
-                "end_place": place(a, x.last)["place"],
-                "km": round(km, 3),
-                "avg_kmh": round(km / (x.moving_s / 3600), 1) if x.moving_s > 0 else None,
-                "max_kmh": None if x.max_kmh != x.max_kmh else round(x.max_kmh, 1),
-                "route": ", ".join(sorted(routes)) or None,
-                "over_2h": x.over_2h,
-                "deviation": deviation,
-                "speeding": speeding,
-                # Ends at the newest fix without reaching a stop: maybe still under way (see _in_progress).
-                "_open": x.to_stop is None and x.last == newest,
-            }
-        )
-    return out
 
 
 IN_PROGRESS_S = 600.0  # a trip whose newest fix is older than this is no longer shown as under way
@@ -169,28 +88,6 @@ TRIPS_COLUMNS = [
 ]  # fmt: skip
 
 
-def _deviations(a: Analysis) -> list[Row]:
-    out = []
-    for d in a.deviations:
-        left = d.left if d.left is not None else d.first
-        back = d.rejoined if d.rejoined is not None else d.last
-        route = a.routes[int(a.near[d.i_max])]
-        out.append(
-            {
-                **_span(d.start, d.end),
-                "route": route.code,
-                "max_distance_m": round(d.max_distance_m),
-                "km_off_route": round(a.km_between(left, back), 3),
-                "fixes": d.n_fixes,
-                **_at(a, left, "left_"),
-                **_at(a, back, "rejoined_"),
-                "rejoined": d.rejoined is not None,
-                **_at(a, d.i_max, "far_"),
-            }
-        )
-    return out
-
-
 DEVIATION_COLUMNS = [
     *VEHICLE, *SPAN,
     Column("Rota", "route", TEXT),
@@ -204,17 +101,13 @@ DEVIATION_COLUMNS = [
     Column("Retornou à rota", "rejoined", BOOL),
 ]  # fmt: skip
 
-KINDS: dict[str, tuple[str, Rows, list[Column]]] = {
-    "speeding": ("episodes", _speeding, SPEEDING_COLUMNS),
-    "stops": ("stops", _stops, STOPS_COLUMNS),
-    "trips": ("trips", _trips, TRIPS_COLUMNS),
-    "route-deviation": ("episodes", _deviations, DEVIATION_COLUMNS),
+# Each kind: the key of its rows in the JSON, and its CSV columns (its rows: analysis.events.ROWS).
+KINDS: dict[str, tuple[str, list[Column]]] = {
+    "speeding": ("episodes", SPEEDING_COLUMNS),
+    "stops": ("stops", STOPS_COLUMNS),
+    "trips": ("trips", TRIPS_COLUMNS),
+    "route-deviation": ("episodes", DEVIATION_COLUMNS),
 }
-
-
-def neutral(a: Analysis) -> dict[str, list[Row]]:
-    """Every kind's rows of one analysis, as a rollup keeps them."""
-    return {kind: rows(a) for kind, (_, rows, _) in KINDS.items()}
 
 
 async def _neutral_rows(
@@ -227,7 +120,7 @@ async def _neutral_rows(
         kept = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
         sources["from_rollups" if kept is not None else "computed_live"] += 1
         if kept is None:
-            kept = KINDS[kind][1](await analyze_piece(conn, v, ctx.zones, day, s, e, params))
+            kept = ROWS[kind](await analyze_piece(conn, v, ctx.zones, day, s, e, params))
         out += kept
     return out
 
@@ -248,7 +141,7 @@ async def report(
 ) -> Report:  # fmt: skip
     """The episodes of `kind` for every vehicle of the context (computed now: the rows are a list)."""
     now = time.time() if now is None else now
-    key, _, columns = KINDS[kind]
+    key, columns = KINDS[kind]
     stored: dict[tuple[int, date], list[Row]] = {}
     if params == DEFAULT and ctx.vehicles:
         days = win.local_days()

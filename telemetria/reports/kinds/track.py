@@ -12,18 +12,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
-from fastapi.responses import StreamingResponse
 
-from telemetria.db import Conn, Pool
-from telemetria.reports import geoformats as gf
-from telemetria.reports.context import Context
-from telemetria.reports.csvout import BOOL, COORD, DATETIME, DEG, INT, KM, KM_STEP, KMH, TEXT, Column
-from telemetria.reports.engine import Analysis
-from telemetria.reports.output import VEHICLE, Report, file_stream, local, words
-from telemetria.reports.params import ReportParams
-from telemetria.reports.places import passed_points
-from telemetria.reports.request import Window
-from telemetria.reports.runner import analyses
+from telemetria.db import Conn
+from telemetria.reports.analysis.engine import Analysis
+from telemetria.reports.analysis.places import passed_points
+from telemetria.reports.knobs import ReportParams
+from telemetria.reports.model import Context, Window
+from telemetria.reports.output import gis as gf
+from telemetria.reports.output.csv import BOOL, COORD, DATETIME, DEG, INT, KM, KM_STEP, KMH, TEXT, Column
+from telemetria.reports.output.report import VEHICLE, Report, local, words
+from telemetria.reports.store.fetch import analyses
 
 COLUMNS = [
     *VEHICLE,
@@ -133,51 +131,37 @@ def places(a: Analysis, win: Window) -> list[dict[str, Any]]:
     return out
 
 
-async def report(pool: Pool, conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
-    """The track report; its positions are computed while they stream, on a connection of their own."""
+async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
+    """The track report; its positions are computed while they stream, on `conn`.
+
+    The caller keeps `conn` until the answer has been sent (reports/api.py takes it as a dependency,
+    telemetria/deps.py), so the stream needs no connection of its own.
+    """
     totals = Totals()
     passed: list[dict[str, Any]] = []
 
     async def rows() -> AsyncIterator[dict[str, Any]]:
-        async with pool.acquire() as c:
-            for v in ctx.vehicles:
-                async for a in analyses(c, ctx, v, win, params):
-                    totals.add(a)
-                    passed.extend(places(a, win))
-                    for row in positions(a, win):
-                        yield row
+        for v in ctx.vehicles:
+            async for a in analyses(conn, ctx, v, win, params):
+                totals.add(a)
+                passed.extend(places(a, win))
+                for row in positions(a, win):
+                    yield row
 
     async def drawing() -> tuple[list[gf.Segment], list[gf.Place]]:
         segments, marks = [], []
-        async with pool.acquire() as c:
-            for v in ctx.vehicles:
-                async for a in analyses(c, ctx, v, win, params):
-                    pts = [
-                        gf.Position(r["time"], r["lat"], r["lon"], r["speed_kmh"])
-                        for r in positions(a, win)
-                        if r["used"]
-                    ]
-                    if pts:
-                        day = local(a.start, win.tz)
-                        segments.append(gf.Segment(f"{v.plate} {day:%d/%m/%Y}", pts))
-                    marks += [gf.Place(p["name"], p["kind"], p["lat"], p["lon"], p["time"]) for p in places(a, win)]
+        for v in ctx.vehicles:
+            async for a in analyses(conn, ctx, v, win, params):
+                pts = [
+                    gf.Position(r["time"], r["lat"], r["lon"], r["speed_kmh"]) for r in positions(a, win) if r["used"]
+                ]
+                if pts:
+                    day = local(a.start, win.tz)
+                    segments.append(gf.Segment(f"{v.plate} {day:%d/%m/%Y}", pts))
+                marks += [gf.Place(p["name"], p["kind"], p["lat"], p["lon"], p["time"]) for p in places(a, win)]
         return segments, marks
 
     def footer() -> dict[str, Any]:
         return {"totals": totals.rows(), "places": passed}
 
     return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing)
-
-
-def gis_stream(report: Report, fmt: str) -> StreamingResponse:
-    """The track as GeoJSON, GPX or KML: lines per vehicle and day, and the places as points."""
-
-    async def body() -> AsyncIterator[bytes]:
-        assert report.gis is not None
-        segments, marks = await report.gis()
-        make = {"geojson": gf.geojson_chunks, "gpx": gf.gpx_chunks, "kml": gf.kml_chunks}[fmt]
-        async for chunk in make(segments, marks, title=f"Telemetria: {report.kind}"):
-            yield chunk
-
-    media = {"geojson": gf.GEOJSON_MEDIA_TYPE, "gpx": gf.GPX_MEDIA_TYPE, "kml": gf.KML_MEDIA_TYPE}[fmt]
-    return file_stream(report, body(), media, fmt)

@@ -20,8 +20,9 @@ from itertools import pairwise
 import numpy as np
 
 from telemetria.geo.geodesic import distance_m
-from telemetria.reports.params import DEFAULT, ReportParams
-from telemetria.reports.track import IGN_OFF, BoolArray, FloatArray, IntArray
+from telemetria.reports.analysis.track import IGN_OFF, BoolArray, FloatArray, IntArray
+from telemetria.reports.knobs import DEFAULT, ReportParams
+from telemetria.reports.model import Point
 
 _EARTH_M = 6_371_008.8  # mean radius: local east/north metres within a stop, where 30 m is all that matters
 
@@ -200,16 +201,6 @@ def find_trips(
                 )
             )
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class Point:
-    """A named authorized place: kind 'boarding', 'school' or 'garage', lat/lon degrees."""
-
-    name: str
-    kind: str
-    lat: float
-    lon: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 import shapely
 from shapely.geometry import shape
 
-from telemetria.reports.track import FloatArray
-
-
-@dataclass(frozen=True, slots=True)
-class SpeedZone:
-    """A registered speed zone: a GeoJSON Polygon or MultiPolygon in lon/lat degrees and its limit, km/h."""
-
-    limit_kmh: float
-    geometry: Mapping[str, Any]
-    active: bool = True
-    name: str = ""
+from telemetria.reports.analysis.track import FloatArray
+from telemetria.reports.model import SpeedZone
 
 
 def zone_limit_kmh(lat: npt.ArrayLike, lon: npt.ArrayLike, zones: Sequence[SpeedZone]) -> FloatArray:

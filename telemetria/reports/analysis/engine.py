@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from telemetria.geo.routeline import RouteLine
-from telemetria.reports import clean, distance, episodes, limits, stops
-from telemetria.reports.context import Route, Vehicle
-from telemetria.reports.params import ReportParams
-from telemetria.reports.stops import Classified, Leg, Stop, Trip
-from telemetria.reports.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.analysis import clean, distance, episodes, limits, stops
+from telemetria.reports.analysis.stops import Classified, Leg, Stop, Trip
+from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.knobs import ReportParams
+from telemetria.reports.model import Point, Route, SpeedZone, Vehicle
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -85,9 +86,19 @@ def effective_speed(track: Track, seg: distance.Segments) -> FloatArray:
     return np.where(np.isfinite(track.speed_kmh), track.speed_kmh, implied)
 
 
-def points_of(routes: Sequence[Route]) -> list[stops.Point]:
+def points_of(routes: Sequence[Route]) -> list[Point]:
     """The authorized points of the routes: their registered stops (boarding, school, garage)."""
-    return [stops.Point(p.name, p.kind, p.lat, p.lon) for r in routes for p in r.points]
+    return [p for r in routes for p in r.points]
+
+
+@lru_cache(maxsize=256)
+def _line(route_id: int, lon: tuple[float, ...], lat: tuple[float, ...]) -> RouteLine:
+    return RouteLine.of(lon, lat)
+
+
+def line(route: Route) -> RouteLine:
+    """The route's line for linear referencing, built once per geometry."""
+    return _line(route.id, tuple(route.lon), tuple(route.lat))
 
 
 def analyze(
@@ -95,7 +106,7 @@ def analyze(
     vehicle: Vehicle,
     routes: Sequence[Route],
     lines: Sequence[RouteLine],
-    zones: Sequence[limits.SpeedZone],
+    zones: Sequence[SpeedZone],
     start: float,
     end: float,
     params: ReportParams,

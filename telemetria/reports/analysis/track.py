@@ -42,11 +42,7 @@ class Track:
 
     def take(self, idx: npt.ArrayLike) -> Track:
         """The fixes at `idx` (an index array or a boolean mask), in their order."""
-        return Track(*(getattr(self, f)[idx] for f in Track.__slots__))  # type: ignore[arg-type]
-
-    @classmethod
-    def empty(cls) -> Track:
-        return cls.of([])
+        return Track(*(getattr(self, f)[idx] for f in Track.__slots__))
 
     @classmethod
     def of(cls, fixes: Sequence[Fix], received: Sequence[datetime] | None = None) -> Track:
@@ -74,13 +70,6 @@ class Track:
             valid=np.array([f.valid for f in fs], dtype=bool),
             received=np.array(rec, dtype=float),
         )
-
-
-def epoch(when: datetime) -> float:
-    """UTC epoch seconds of an aware datetime."""
-    if when.tzinfo is None:
-        raise ValueError("datetime must be timezone-aware")
-    return when.timestamp()
 
 
 def utc(t: float) -> datetime:

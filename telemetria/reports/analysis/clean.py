@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from telemetria.geo.geodesic import GEOD
-from telemetria.reports.params import ReportParams
-from telemetria.reports.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.knobs import ReportParams
 
 # How many usable fixes on each side a spike test consults: catches runs of up to two bad fixes in a row.
 SPIKE_REACH = 2
@@ -23,7 +23,8 @@ def usable_mask(track: Track) -> BoolArray:
     lat, lon = track.lat, track.lon
     with np.errstate(invalid="ignore"):
         in_range = (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0)
-    return track.valid & np.isfinite(track.t) & in_range & ~((lat == 0.0) & (lon == 0.0))
+    usable: BoolArray = track.valid & np.isfinite(track.t) & in_range & ~((lat == 0.0) & (lon == 0.0))
+    return usable
 
 
 def keep_mask(track: Track, params: ReportParams) -> BoolArray:
@@ -104,7 +105,8 @@ def _dt(track: Track, a: IntArray, b: IntArray) -> FloatArray:
 def _slack(track: Track, params: ReportParams, *fixes: IntArray) -> FloatArray:
     """Sum over the fixes of max(accuracy, jitter_floor_m): how far their positions may be off, metres."""
     # jitter_floor_m is the least position error we assume for any fix, stationary or not.
-    return np.sum([np.fmax(track.accuracy_m[f], params.jitter_floor_m) for f in fixes], axis=0)
+    slack: FloatArray = np.sum([np.fmax(track.accuracy_m[f], params.jitter_floor_m) for f in fixes], axis=0)
+    return slack
 
 
 def _allowed_m(track: Track, params: ReportParams, p: IntArray, q: IntArray, j: IntArray | None = None) -> FloatArray:
@@ -118,4 +120,5 @@ def _allowed_m(track: Track, params: ReportParams, p: IntArray, q: IntArray, j: 
     top = speeds.max(axis=0)  # NaN when any is unknown
     cap = np.fmin(params.max_jump_kmh, params.spike_speed_factor * top + params.spike_speed_margin_kmh)
     ends = (p, q) if j is None else (p, j, j, q)  # a path through j carries j's error twice
-    return _slack(track, params, *ends) + cap / 3.6 * _dt(track, p, q)
+    allowed: FloatArray = _slack(track, params, *ends) + cap / 3.6 * _dt(track, p, q)
+    return allowed

@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 
 from telemetria.db import Conn
-from telemetria.reports.context import Context
-from telemetria.reports.csvout import DATE, INT, SHARE, Column
-from telemetria.reports.engine import Analysis
-from telemetria.reports.output import VEHICLE, Report
-from telemetria.reports.params import ReportParams
-from telemetria.reports.request import Window
-from telemetria.reports.runner import analyses
-from telemetria.reports.track import IGN_ON
+from telemetria.reports.analysis.engine import Analysis
+from telemetria.reports.analysis.track import IGN_ON
+from telemetria.reports.knobs import ReportParams
+from telemetria.reports.model import Context, Window
+from telemetria.reports.output.csv import DATE, INT, SHARE, Column
+from telemetria.reports.output.report import VEHICLE, Report
+from telemetria.reports.store.fetch import analyses
 
 LATE_S = 60.0
 SLACK_S = 1.0

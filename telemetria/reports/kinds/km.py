@@ -1,4 +1,4 @@
-"""`km` and `summary`: additive figures per vehicle (and per day), from current rollups where they exist.
+"""`km`: km driven per vehicle (and per day) and the group total, from current rollups where they exist.
 
 A full local day with the default knobs is read from its rollup when that is current; anything else
 (today, a day with late fixes not yet refreshed, the partial days at the ends of the window, other
@@ -19,15 +19,14 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from telemetria.db import Conn
-from telemetria.reports import queries as q
-from telemetria.reports import rollup
-from telemetria.reports.context import Context, Vehicle
-from telemetria.reports.csvout import BOOL, DATE, DATETIME, HMS, INT, KM, KMH, TEXT, Column
-from telemetria.reports.output import VEHICLE, Report, local, words
-from telemetria.reports.params import DEFAULT, ReportParams
-from telemetria.reports.request import Window
-from telemetria.reports.rollup import Facts
-from telemetria.reports.runner import analyze_piece, day_bounds, split
+from telemetria.reports.analysis.days import day_bounds, split
+from telemetria.reports.analysis.facts import Facts, facts
+from telemetria.reports.knobs import DEFAULT, ReportParams
+from telemetria.reports.model import Context, Vehicle, Window
+from telemetria.reports.output.csv import DATE, DATETIME, HMS, INT, KM, KMH, Column
+from telemetria.reports.output.report import VEHICLE, Report, local, words
+from telemetria.reports.store import rollup
+from telemetria.reports.store.fetch import analyze_piece
 
 
 def method(f: Facts) -> str:
@@ -58,7 +57,7 @@ async def daily_facts(
             f = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
             rolled = f is not None
             if f is None:
-                f = rollup.facts(await analyze_piece(conn, v, zones, day, s, e, params))
+                f = facts(await analyze_piece(conn, v, zones, day, s, e, params))
             shown = s.astimezone(win.tz).date()
             if rows and rows[-1][0] == shown:  # a day of the report's zone cut by a local midnight
                 merged = Facts()
@@ -81,7 +80,7 @@ def planned(v: Vehicle, days: list[date]) -> float | None:
     return round(sum(each), 3) if each else None
 
 
-def _row(v: Vehicle, f: Facts, win: Window) -> dict[str, Any]:
+def vehicle_row(v: Vehicle, f: Facts, win: Window) -> dict[str, Any]:
     return {
         **v.label(),
         "prefix": v.prefix,
@@ -137,10 +136,10 @@ async def km(
             whole.add(f)
             rolled, live = rolled + from_rollup, live + (not from_rollup)
             if by_day:
-                rows.append({**_row(v, f, win), "planned_km": planned(v, [day]), "date": day})
+                rows.append({**vehicle_row(v, f, win), "planned_km": planned(v, [day]), "date": day})
         plan = planned(v, [day for day, _, _ in per[v.id]])
         if not by_day:
-            rows.append({**_row(v, whole, win), "planned_km": plan})
+            rows.append({**vehicle_row(v, whole, win), "planned_km": plan})
         if plan is not None:
             total_planned.append(plan)
         total.add(whole)
@@ -158,54 +157,9 @@ async def km(
         }
 
     def totals() -> list[dict[str, Any]]:
-        row = _row(Vehicle(0, "TOTAL", None, None, None, None), total, win)
+        row = vehicle_row(Vehicle(0, "TOTAL", None, None, None, None), total, win)
         blank = {"vehicle_id": None, "date": None, "first_fix": None, "last_fix": None}
         return [{**row, "planned_km": plan_total, **blank}]
 
     columns = KM_COLUMNS if by_day else [c for c in KM_COLUMNS if c.header != "Data"]
     return Report("km", win, "vehicles", rows, columns, header, footer, totals=totals)
-
-
-SUMMARY_COLUMNS = [
-    *VEHICLE,
-    Column("Prefixo", "prefix"),
-    Column("Contratada", "contractor"),
-    Column("Km", km_or_blank("km"), KM),
-    Column("Método", words("method")),
-    Column("Km em lacunas de sinal", km_or_blank("gap_km"), KM),
-    Column("Tempo em movimento", "driving_s", HMS),
-    Column("Trechos", "trips", INT),
-    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
-    Column("Velocidade média (km/h)", "avg_kmh", KMH),
-    Column("Paradas", "stops", INT),
-    Column("Paradas fora de pontos autorizados", "unauthorized_stops", INT),
-    Column("Excessos de velocidade", "speeding", INT),
-    Column("Desvios de rota", "deviations", INT),
-    Column("Condutores", lambda r: ", ".join(r["drivers"]), TEXT),
-    Column("Com posições", "active", BOOL),
-]
-
-
-async def summary(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
-    """Per vehicle over the period: km, driving time, trips, speeds, counts of each alert, the drivers."""
-    per = await daily_facts(conn, ctx, win, params, now)
-    rows = []
-    for v in ctx.vehicles:
-        f = Facts()
-        for _, day_facts, _ in per[v.id]:
-            f.add(day_facts)
-        drivers = [r["name"] for r in await conn.fetch(q.DRIVERS_IN, v.id, win.start, win.end)]
-        rows.append(
-            {
-                **_row(v, f, win),
-                "trips": f.trips,
-                "avg_kmh": round(f.km / (f.moving_s / 3600), 1) if f.moving_s > 0 else None,
-                "stops": f.stops,
-                "unauthorized_stops": f.unauthorized_stops,
-                "speeding": f.speeding,
-                "deviations": f.deviations,
-                "drivers": drivers,
-                "active": f.fixes > 0,
-            }
-        )
-    return Report("summary", win, "vehicles", rows, SUMMARY_COLUMNS)

@@ -1,4 +1,5 @@
-"""Per vehicle and local day, the additive facts of an analysis, kept in report_rollups while current.
+"""Rollup storage: per vehicle and local day, the facts of an analysis kept in report_rollups while current,
+and the refresher that closes days and recomputes stale ones.
 
 A rollup is written by the refresher from the same pipeline a live report runs, over exactly one
 local day with the same context, so reading it is the same as computing that day live
@@ -9,101 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import numpy as np
-
 from telemetria.db import DB_ERRORS, Conn, Pool
-from telemetria.http import FieldError
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports import distance, events
-from telemetria.reports import queries as q
-from telemetria.reports.context import Context, load
-from telemetria.reports.engine import Analysis
-from telemetria.reports.params import DEFAULT
-from telemetria.reports.request import Selection, Window
-from telemetria.reports.runner import analyze_piece, day_bounds
+from telemetria.reports.analysis.days import day_bounds
+from telemetria.reports.analysis.events import neutral
+from telemetria.reports.analysis.facts import Facts, facts
+from telemetria.reports.knobs import DEFAULT
+from telemetria.reports.model import Context, NotFound, Selection, Window
+from telemetria.reports.store import queries as q
+from telemetria.reports.store.context import load
+from telemetria.reports.store.fetch import analyze_piece
 
 log = logging.getLogger(__name__)
 
 REFRESH_LOCK = 4_242_003
 LOCK_TIMEOUT = "5s"  # closing days waits this long at most for in-flight ingest
 BATCH = 200
-
-
-@dataclass(slots=True)
-class Facts:
-    """Additive figures of a vehicle over some days (metres, seconds, counts)."""
-
-    fixes: int = 0
-    kept: int = 0
-    route_m: float = 0.0
-    chord_m: float = 0.0
-    gap_m: float = 0.0
-    moving_s: float = 0.0
-    max_kmh: float | None = None
-    trips: int = 0
-    stops: int = 0
-    unauthorized_stops: int = 0
-    speeding: int = 0
-    deviations: int = 0
-    odometer_m: float | None = None
-    first_ts: datetime | None = None
-    last_ts: datetime | None = None
-
-    @property
-    def km(self) -> float:
-        return (self.route_m + self.chord_m) / 1000.0
-
-    def add(self, other: Facts) -> None:
-        """Fold `other` (a later or earlier period) into these figures."""
-        for f in _SUMS:
-            setattr(self, f, getattr(self, f) + getattr(other, f))
-        self.max_kmh = _opt(max, self.max_kmh, other.max_kmh)
-        self.odometer_m = _opt(lambda a, b: a + b, self.odometer_m, other.odometer_m)
-        self.first_ts = _opt(min, self.first_ts, other.first_ts)
-        self.last_ts = _opt(max, self.last_ts, other.last_ts)
-
-    @classmethod
-    def of_row(cls, row: Any) -> Facts:
-        return cls(**{f.name: row[f.name] for f in fields(cls)})
-
-    def values(self) -> list[Any]:
-        return [getattr(self, f.name) for f in fields(self)]
-
-
-_SUMS = ("fixes", "kept", "route_m", "chord_m", "gap_m", "moving_s", "trips", "stops", "unauthorized_stops",
-         "speeding", "deviations")  # fmt: skip
-
-
-def _opt(fn: Any, a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else fn(a, b)
-
-
-def facts(a: Analysis) -> Facts:
-    """The additive figures an analysis owns: its segments, and the events starting in its window."""
-    own = a.own
-    by = a.seg.by_method_m(own)
-    t = a.track.t[own]
-    return Facts(
-        fixes=int(own.sum()),
-        kept=int((own & a.keep).sum()),
-        route_m=by["route"],
-        chord_m=by["chord"],
-        gap_m=a.seg.gap_m(own),
-        moving_s=a.moving_s(own),
-        max_kmh=a.max_kmh(own),
-        trips=len(a.trips),
-        stops=len(a.stops),
-        unauthorized_stops=sum(not c.authorized for c in a.stops),
-        speeding=len(a.speeding),
-        deviations=len(a.deviations),
-        odometer_m=distance.odometer_delta_m(a.track, a.start, a.end, a.keep),
-        first_ts=datetime.fromtimestamp(float(t.min()), UTC) if len(t) else None,
-        last_ts=datetime.fromtimestamp(float(np.max(t)), UTC) if len(t) else None,
-    )
 
 
 async def current(conn: Conn, ctx: Context, first: date, last: date) -> dict[tuple[int, date], Facts]:
@@ -117,7 +42,7 @@ async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, di
     d0, d1 = day_bounds(day)
     ctx = await load(conn, None, Selection([vehicle_id], None, None), Window(d0, d1, LOCAL_TZ))
     a = await analyze_piece(conn, ctx.vehicles[0], ctx.zones, day, d0, d1, DEFAULT)
-    return facts(a), events.neutral(a), ctx.basis(ctx.vehicles[0], day)
+    return facts(a), neutral(a), ctx.basis(ctx.vehicles[0], day)
 
 
 async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
@@ -140,7 +65,8 @@ async def close_days(conn: Conn, now: datetime) -> date | None:
             await conn.execute(q.LOCK_INGEST)  # in-flight ingest commits first; later ingest sees the horizon
             await conn.execute(q.CLOSE_THROUGH, closable)
         horizon = await conn.fetchrow(q.HORIZON)
-    closed, swept = horizon["closed_through"], horizon["swept_through"]
+    closed: date | None = horizon["closed_through"]
+    swept = horizon["swept_through"]
     if swept is None or swept < closed:
         async with conn.transaction():
             await conn.execute(q.SWEEP, swept, closed, LOCAL_TZ.key, link)
@@ -159,7 +85,7 @@ async def check_bases(conn: Conn) -> None:
         window = Window(day_bounds(first)[0], day_bounds(last)[1], LOCAL_TZ)
         try:
             ctx = await load(conn, None, Selection([vehicle_id], None, None), window)
-        except FieldError:  # the vehicle is gone: its rollups are never read
+        except NotFound:  # the vehicle is gone: its rollups are never read
             continue
         outdated = [r["day"] for r in rows if not ctx.holds({**r, "vehicle_id": vehicle_id})]
         if outdated:

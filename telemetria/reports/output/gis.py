@@ -26,7 +26,7 @@ from typing import TypeVar, overload
 
 import orjson
 
-from telemetria.reports.csvout import CHUNK_CHARS, Chunker, as_async
+from telemetria.reports.output.csv import CHUNK_CHARS, Chunker, as_async
 
 GEOJSON_MEDIA_TYPE = "application/geo+json"
 GPX_MEDIA_TYPE = "application/gpx+xml"

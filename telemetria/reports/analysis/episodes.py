@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from telemetria.reports.params import DEFAULT, ReportParams
-from telemetria.reports.track import BoolArray, FloatArray, IntArray
+from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray
+from telemetria.reports.knobs import DEFAULT, ReportParams
 
 # CTB Art. 218: up to 20 % over the limit is "média", over 20 % up to 50 % "grave", over 50 % "gravíssima".
 TIERS: tuple[tuple[float, str], ...] = ((20.0, "media"), (50.0, "grave"), (math.inf, "gravissima"))

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from telemetria.geo.geodesic import distance_m
-from telemetria.reports.context import Point
-from telemetria.reports.engine import Analysis
+from telemetria.reports.analysis.engine import Analysis
+from telemetria.reports.model import Point
 
 NEAR_POINT_M = 300.0
 

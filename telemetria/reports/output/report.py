@@ -12,9 +12,9 @@ import orjson
 from fastapi.responses import StreamingResponse
 
 from telemetria.period import last_included
-from telemetria.reports import csvout
-from telemetria.reports.csvout import Column, as_async
-from telemetria.reports.request import Window
+from telemetria.reports.model import Window
+from telemetria.reports.output import csv, gis
+from telemetria.reports.output.csv import Column, as_async
 
 # The codes JSON carries (for scripts), as a pt-BR CSV shows them (for people).
 WORDS = {
@@ -32,7 +32,7 @@ def words(key: str) -> Callable[[dict[str, Any]], str | None]:
 
 
 # The first columns of every report's CSV: which vehicle a row is about.
-VEHICLE = [Column("Veículo (id)", "vehicle_id", csvout.INT), Column("Placa", "plate")]
+VEHICLE = [Column("Veículo (id)", "vehicle_id", csv.INT), Column("Placa", "plate")]
 
 Rows = AsyncIterable[dict[str, Any]] | Iterable[dict[str, Any]]
 
@@ -68,7 +68,7 @@ def _dumps(value: Any) -> bytes:
 async def _json(report: Report) -> AsyncIterator[bytes]:
     head = _dumps(report.head())
     yield head[:-1] + (b"," if len(head) > 2 else b"") + b'"' + report.key.encode() + b'":['
-    buf = csvout.Chunker()
+    buf = csv.Chunker()
     first = True
     async for row in as_async(report.rows):
         out = buf.add(("" if first else ",") + _dumps(row).decode())
@@ -96,7 +96,7 @@ def filename(report: Report, ext: str) -> str:
     """`km_rodados_2026-03-01_2026-03-31.csv`: what it is, and the period as asked for, its last day included."""
     w = report.window
     stem = FILE_STEMS.get(report.kind, report.kind)
-    return csvout.export_filename(stem, *last_included(w.start, w.end, w.tz), ext)
+    return csv.export_filename(stem, *last_included(w.start, w.end, w.tz), ext)
 
 
 async def _with_totals(report: Report) -> AsyncIterator[dict[str, Any]]:
@@ -107,11 +107,25 @@ async def _with_totals(report: Report) -> AsyncIterator[dict[str, Any]]:
 
 
 def csv_stream(report: Report) -> StreamingResponse:
-    body = csvout.csv_chunks(report.columns, _with_totals(report), report.window.tz)
-    headers = {"Content-Disposition": csvout.content_disposition(filename(report, "csv"))}
-    return StreamingResponse(body, media_type=csvout.CSV_MEDIA_TYPE, headers=headers)
+    body = csv.csv_chunks(report.columns, _with_totals(report), report.window.tz)
+    headers = {"Content-Disposition": csv.content_disposition(filename(report, "csv"))}
+    return StreamingResponse(body, media_type=csv.CSV_MEDIA_TYPE, headers=headers)
 
 
 def file_stream(report: Report, body: AsyncIterator[bytes], media_type: str, ext: str) -> StreamingResponse:
-    headers = {"Content-Disposition": csvout.content_disposition(filename(report, ext))}
+    headers = {"Content-Disposition": csv.content_disposition(filename(report, ext))}
     return StreamingResponse(body, media_type=media_type, headers=headers)
+
+
+def gis_stream(report: Report, fmt: str) -> StreamingResponse:
+    """The track as GeoJSON, GPX or KML: lines per vehicle and day, and the places as points."""
+
+    async def body() -> AsyncIterator[bytes]:
+        assert report.gis is not None
+        segments, marks = await report.gis()
+        make = {"geojson": gis.geojson_chunks, "gpx": gis.gpx_chunks, "kml": gis.kml_chunks}[fmt]
+        async for chunk in make(segments, marks, title=f"Telemetria: {report.kind}"):
+            yield chunk
+
+    media = {"geojson": gis.GEOJSON_MEDIA_TYPE, "gpx": gis.GPX_MEDIA_TYPE, "kml": gis.KML_MEDIA_TYPE}[fmt]
+    return file_stream(report, body(), media, fmt)

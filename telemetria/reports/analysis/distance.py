@@ -16,9 +16,9 @@ import numpy.typing as npt
 
 from telemetria.geo.geodesic import GEOD
 from telemetria.geo.routeline import RouteLine, angle_deg
-from telemetria.reports.clean import stationary_mask
-from telemetria.reports.params import ReportParams
-from telemetria.reports.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.analysis.clean import stationary_mask
+from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.knobs import ReportParams
 
 # Segment methods (Segments.method).
 NONE, ROUTE, CHORD = 0, 1, 2
@@ -42,14 +42,6 @@ class Segments:
     route: npt.NDArray[np.int16]  # index into the routes given, -1 unless method is ROUTE
     gap: BoolArray  # dt_s > params.gap_s: the tracker missed reports
     stationary_jitter: BoolArray  # zeroed: both ends stood still and stayed within the jitter radius
-
-    def window(self, t0: float, t1: float) -> BoolArray:
-        """Fixes with t0 ≤ t < t1 (epoch s): the segments a window owns."""
-        return (self.t >= t0) & (self.t < t1)
-
-    def total_m(self, mask: BoolArray | None = None) -> float:
-        """Metres over all fixes, or over the fixes in `mask`."""
-        return float(np.sum(self.length_m if mask is None else self.length_m[mask]))
 
     def by_method_m(self, mask: BoolArray | None = None) -> dict[str, float]:
         """Metres per method name ('route', 'chord'), over all fixes or over `mask`."""

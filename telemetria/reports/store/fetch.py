@@ -1,0 +1,77 @@
+"""Fixes out of the database: one vehicle's Track with context on both sides, and its analysis per piece of a window.
+
+The analysis itself (reports/analysis/engine.py) is pure and runs off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from telemetria.db import Conn
+from telemetria.reports.analysis import engine
+from telemetria.reports.analysis.days import split
+from telemetria.reports.analysis.track import IGN_OFF, IGN_ON, IGN_UNKNOWN, FloatArray, Track
+from telemetria.reports.knobs import ReportParams
+from telemetria.reports.model import Context, SpeedZone, Vehicle, Window
+from telemetria.reports.store import queries as q
+
+# Derivations at a window's edges look at fixes beyond it: distances and cleaning at a few fixes,
+# stops and trips crossing the edge at up to this much. The same context is used whether a day is
+# rolled up or computed live, so both give the same figures.
+CONTEXT = timedelta(hours=2)
+CONTEXT_FIXES = 1000
+
+
+def _floats(rows: Sequence[Mapping[str, Any]], key: str) -> FloatArray:
+    return np.array([np.nan if r[key] is None else r[key] for r in rows], dtype=float)
+
+
+def to_track(records: Sequence[Mapping[str, Any]]) -> Track:
+    """Rows of queries.TRACK (any order) → a Track sorted by fix time."""
+    rows = sorted(records, key=lambda r: float(r["t"]))
+    ign = [IGN_UNKNOWN if r["ignition"] is None else IGN_ON if r["ignition"] else IGN_OFF for r in rows]
+    return Track(
+        t=_floats(rows, "t"),
+        lat=_floats(rows, "lat"),
+        lon=_floats(rows, "lon"),
+        speed_kmh=_floats(rows, "speed_kmh"),
+        heading_deg=_floats(rows, "heading_deg"),
+        accuracy_m=_floats(rows, "accuracy_m"),
+        ignition=np.array(ign, dtype=np.int8),
+        odometer_m=_floats(rows, "odometer_m"),
+        valid=np.array([r["valid"] for r in rows], dtype=np.bool_),
+        received=_floats(rows, "received"),
+    )
+
+
+async def track(conn: Conn, vehicle_id: int, start: datetime, end: datetime) -> Track:
+    """The vehicle's fixes in [start, end) plus context fixes within CONTEXT on each side."""
+    rows = await conn.fetch(q.TRACK, vehicle_id, start, end, CONTEXT, CONTEXT_FIXES)
+    return to_track(rows)
+
+
+async def analyze_piece(
+    conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
+    params: ReportParams,
+) -> engine.Analysis:  # fmt: skip
+    """The analysis of one piece of one local day, with the routes assigned to the vehicle that day."""
+    fixes = await track(conn, vehicle.id, start, end)
+    routes = vehicle.routes_on(day)
+    lines = [engine.line(r) for r in routes]
+    return await asyncio.to_thread(
+        engine.analyze, fixes, vehicle, routes, lines, zones, start.timestamp(), end.timestamp(), params
+    )
+
+
+async def analyses(
+    conn: Conn, ctx: Context, vehicle: Vehicle, win: Window, params: ReportParams
+) -> AsyncIterator[engine.Analysis]:
+    """The vehicle's analyses over the window, one per piece of `split`, in time order."""
+    zones = ctx.zones
+    for day, s, e in split(win.start, win.end, win.tz):
+        yield await analyze_piece(conn, vehicle, zones, day, s, e, params)
