@@ -38,6 +38,7 @@ from telemetria.nulguard import NulGuardMiddleware
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes
 from telemetria.reports import api as reports_api
+from telemetria.reports import knobs as report_knobs
 from telemetria.reports.store import rollup
 from telemetria.reports.store.queries import last_fixes
 from telemetria.settings import Settings
@@ -67,6 +68,7 @@ def create_app(settings: Settings) -> FastAPI:
             max_rows=settings.writer_max_rows,
             flushers=settings.writer_connections,
             max_pending_rows=settings.writer_max_pending_rows,
+            max_link_s=report_knobs.DEFAULT.max_link_s,
         )
         writer.start()
         app.state.pool = pool

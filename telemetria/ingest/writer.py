@@ -23,12 +23,8 @@ from telemetria.fix import Fix
 from telemetria.ingest import queries as q
 from telemetria.ingest.rows import IngestResult, Installation, Plan, Request, credit, credit_all, newest_stored, plan
 from telemetria.localtime import LOCAL_TZ
-from telemetria.reports.knobs import DEFAULT as DEFAULT_PARAMS
 
 log = logging.getLogger(__name__)
-
-# Rollups are by local day; a stored fix can change the days up to one link (max_link_s) around it.
-_STALE_ZONE = (LOCAL_TZ.key, timedelta(seconds=DEFAULT_PARAMS.max_link_s))
 
 # Up to this many rows a flush is one call of ingest_fixes() with arrays (one round trip, commit
 # included); above it, an explicit transaction with binary COPY (four round trips, but far
@@ -95,8 +91,11 @@ class Writer:
         max_rows: int = 5_000,
         flushers: int = 2,
         max_pending_rows: int = 200_000,
+        max_link_s: float,
     ):
         self._connect = connect
+        # Rollups are by local day; a stored fix can change the days up to one link (max_link_s) around it.
+        self._stale_zone = (LOCAL_TZ.key, timedelta(seconds=max_link_s))
         self._max_rows = max_rows
         self._flushers = flushers
         self._max_pending = max_pending_rows
@@ -224,7 +223,7 @@ class Writer:
             return []
         if len(p.rows) <= SMALL_FLUSH_ROWS:
             columns = list(zip(*p.rows, strict=True))
-            inserted = {(r[0], r[1]) for r in await conn.fetch(q.INGEST_FIXES, epoch, *columns, *_STALE_ZONE)}
+            inserted = {(r[0], r[1]) for r in await conn.fetch(q.INGEST_FIXES, epoch, *columns, *self._stale_zone)}
             stored = [key[1] for key in inserted]
             credit(p, inserted)
             return stored
@@ -250,7 +249,7 @@ class Writer:
             newest = newest_stored(p.rows)
             credit_all(p)
         if stored:
-            await conn.execute(q.NOTE_STORED, *newest, *spans, *_STALE_ZONE)
+            await conn.execute(q.NOTE_STORED, *newest, *spans, *self._stale_zone)
         await conn.execute("COMMIT")
         return stored
 
