@@ -16,9 +16,9 @@ from telemetria.auth.guard import CSRF_COOKIE, SESSION_COOKIE, authenticate, cli
 from telemetria.auth.roles import Perm, Principal, Role
 from telemetria.deps import Conn
 from telemetria.http import HttpError, json_response
+from telemetria.ids import IdPath, IdQuery
 from telemetria.localtime import LocalDateTime
 from telemetria.paging import Page, page, split_total
-from telemetria.params import IdPath, IdQuery
 
 router = APIRouter(prefix="/api/v1", tags=["auth"])
 

@@ -12,10 +12,10 @@ from telemetria.auth.guard import require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.deps import Conn
 from telemetria.http import json_response
+from telemetria.ids import IdQuery
 from telemetria.live import queries
 from telemetria.live.status import freshness
 from telemetria.localtime import LOCAL_TZ
-from telemetria.params import IdQuery
 
 router = APIRouter(prefix="/api/v1", tags=["live"])
 

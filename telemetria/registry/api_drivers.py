@@ -10,8 +10,8 @@ from telemetria.auth.guard import client_ip
 from telemetria.auth.roles import Perm, Principal
 from telemetria.deps import Conn
 from telemetria.http import json_response
+from telemetria.ids import IdPath, IdQuery
 from telemetria.paging import Page, page
-from telemetria.params import IdPath, IdQuery
 from telemetria.registry import queries as q
 from telemetria.registry import schemas, store, writes
 from telemetria.registry.errors import RegistryError

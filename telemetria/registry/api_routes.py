@@ -18,8 +18,8 @@ from telemetria.auth.roles import Principal
 from telemetria.deps import Conn
 from telemetria.geo.geodesic import line_length_m
 from telemetria.http import HttpError, json_response, read_body
+from telemetria.ids import IdPath, IdQuery
 from telemetria.paging import Page, page
-from telemetria.params import IdPath, IdQuery
 from telemetria.registry import queries as q
 from telemetria.registry import routefile, routes, schemas, store, writes
 from telemetria.registry.errors import RegistryError

@@ -11,8 +11,8 @@ from fastapi import Query
 from pydantic import Field
 
 from telemetria.http import FieldError
+from telemetria.ids import MAX_ID
 from telemetria.localtime import LOCAL_TZ
-from telemetria.params import MAX_ID
 from telemetria.period import instant
 from telemetria.reports.params import DEFAULT, ReportParams
 
