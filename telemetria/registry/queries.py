@@ -155,14 +155,6 @@ LIST_DRIVER_ASSIGNMENTS = (
 GET_DRIVER_ASSIGNMENT = SELECT_DRIVER_ASSIGNMENTS + " LIMIT 1"
 DELETE_DRIVER_ASSIGNMENT = "DELETE FROM driver_assignments WHERE id = $1 RETURNING id"
 
-# Each fix of a vehicle in [$2, $3) with its driver: the registered card it carries, else the
-# driver assigned at the fix's time (see fix_driver() in migration 0004).
-FIX_DRIVERS = """
-SELECT f.ts, f.driver_id AS card, fix_driver(f.vehicle_id, f.ts, f.driver_id) AS driver_id,
-       CASE WHEN EXISTS (SELECT 1 FROM drivers d WHERE d.card_id = f.driver_id) THEN 'card'
-            WHEN fix_driver(f.vehicle_id, f.ts, NULL) IS NOT NULL THEN 'assignment' END AS source
-FROM fixes f WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 ORDER BY f.ts"""
-
 # --- routes, their stops and assignments, speed zones ----------------------------------------
 
 ROUTE_COLUMNS = (
