@@ -209,7 +209,7 @@ def render(extra: list[Metric]) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Fixed(extra))
     if multiprocess():
-        MultiProcessCollector(registry)  # every worker's files, dead workers' counters included
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # every worker's files, dead ones' counters too
         return generate_latest(registry)
     return generate_latest(REGISTRY) + generate_latest(registry)
 
@@ -217,4 +217,4 @@ def render(extra: list[Metric]) -> bytes:
 def mark_process_dead(pid: int) -> None:
     """A worker died: drop its live gauges (its counters stay, they are history)."""
     if MULTIPROC_ENV in os.environ:
-        multiprocess_files.mark_process_dead(pid)
+        multiprocess_files.mark_process_dead(pid)  # type: ignore[no-untyped-call]

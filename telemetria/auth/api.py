@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from telemetria.audit.log import record
 from telemetria.auth import limits, store
+from telemetria.auth import queries as auth_q
 from telemetria.auth.guard import CSRF_COOKIE, SESSION_COOKIE, authenticate, client_ip, require
 from telemetria.auth.roles import Perm, Principal, Role
 from telemetria.deps import Conn
@@ -198,7 +199,7 @@ async def list_users(
     *,
     conn: Conn,
 ) -> Response:
-    rows = await conn.fetch(store.q.LIST_USERS, pg.limit, pg.offset)
+    rows = await conn.fetch(auth_q.LIST_USERS, pg.limit, pg.offset)
     return json_response(pg.answer(*split_total(rows)))
 
 

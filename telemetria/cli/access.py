@@ -27,9 +27,10 @@ def _password() -> str:
 
 
 async def _user(conn: Any, username: str) -> Any:
+    from telemetria.auth import queries as auth_q
     from telemetria.auth import store
 
-    row = await conn.fetchrow(store.q.USER_BY_USERNAME, store.normalize_username(username))
+    row = await conn.fetchrow(auth_q.USER_BY_USERNAME, store.normalize_username(username))
     if row is None:
         raise CliError(f"no user {username!r}")
     return row
@@ -37,11 +38,12 @@ async def _user(conn: Any, username: str) -> Any:
 
 def cmd_user(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.audit.log import record
+    from telemetria.auth import queries as auth_q
     from telemetria.auth import store
 
     async def run(conn: Any) -> Any:
         if args.action == "list":
-            return [dict(r) for r in await conn.fetch(store.q.LIST_USERS, 10_000, 0)]
+            return [dict(r) for r in await conn.fetch(auth_q.LIST_USERS, 10_000, 0)]
         if args.action == "add":
             async with conn.transaction():
                 user = await store.add_user(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
+from telemetria import db
 from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip
 from telemetria.auth.roles import Perm, Principal
@@ -27,7 +28,7 @@ def _present(row: dict[str, object], who: Principal) -> dict[str, object]:
     return row
 
 
-async def _driver(conn: store.Conn, who: Principal, did: int) -> dict[str, object]:
+async def _driver(conn: db.Conn, who: Principal, did: int) -> dict[str, object]:
     row = await store.one(conn, q.GET_DRIVER, "driver", did, who.scope, who.can(Perm.READ_PERSONAL), did, None, None)
     return _present(row, who)
 

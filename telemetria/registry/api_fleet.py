@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
+from telemetria import db
 from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip
 from telemetria.auth.roles import Principal
@@ -16,7 +17,7 @@ from telemetria.ids import IdPath, IdQuery
 from telemetria.paging import Page, page
 from telemetria.registry import fleet, schemas, store, writes
 from telemetria.registry import queries as q
-from telemetria.registry.errors import RegistryError
+from telemetria.registry.errors import NotFound, RegistryError
 from telemetria.registry.routing import READ, WRITE, sent
 
 router = APIRouter(prefix="/api/v1", tags=["registry"])
@@ -41,7 +42,7 @@ async def get_contractor(contractor_id: IdPath, who: Principal = READ, *, conn: 
     return json_response(await _contractor(conn, who, contractor_id))
 
 
-async def _contractor(conn: store.Conn, who: Principal, cid: int) -> dict[str, object]:
+async def _contractor(conn: db.Conn, who: Principal, cid: int) -> dict[str, object]:
     return await store.one(conn, q.GET_CONTRACTOR, "contractor", cid, who.scope, cid, None)
 
 
@@ -88,7 +89,7 @@ async def list_vehicles(
     return json_response(rows)
 
 
-async def _vehicle(conn: store.Conn, who: Principal, vid: int) -> dict[str, object]:
+async def _vehicle(conn: db.Conn, who: Principal, vid: int) -> dict[str, object]:
     return await store.one(conn, q.GET_VEHICLE, "vehicle", vid, who.scope, vid, None, None, None)
 
 
@@ -134,21 +135,21 @@ async def list_trackers(
     return json_response(await store.many(conn, q.LIST_TRACKERS_PAGE, pg, who.scope, None, vehicle_id))
 
 
-async def _tracker(conn: store.Conn, who: Principal, tid: int) -> dict[str, object]:
+async def _tracker(conn: db.Conn, who: Principal, tid: int) -> dict[str, object]:
     return await store.one(conn, q.GET_TRACKER, "tracker", tid, who.scope, tid, None)
 
 
-async def _plate(conn: store.Conn, vehicle_id: IdPath) -> str:
+async def _plate(conn: db.Conn, vehicle_id: IdPath) -> str:
     plate = await conn.fetchval(q.VEHICLE_PLATE, vehicle_id)
     if plate is None:
         raise RegistryError(f"vehicle_id: no vehicle {vehicle_id}", "vehicle_id")
     return str(plate)
 
 
-async def _unique_id(conn: store.Conn, tracker_id: IdPath) -> str:
+async def _unique_id(conn: db.Conn, tracker_id: IdPath) -> str:
     uid = await conn.fetchval(q.TRACKER_UNIQUE_ID, tracker_id)
     if uid is None:
-        raise store.NotFound(f"no tracker {tracker_id}")
+        raise NotFound(f"no tracker {tracker_id}")
     return str(uid)
 
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from pydantic.json_schema import models_json_schema
 from starlette.datastructures import UploadFile
 
+from telemetria import db
 from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip
 from telemetria.auth.roles import Principal
@@ -224,7 +225,7 @@ async def list_speed_zones(
     return json_response(await store.many(conn, q.LIST_ZONES, pg, None, active))
 
 
-async def _zone(conn: store.Conn, zid: int) -> dict[str, Any]:
+async def _zone(conn: db.Conn, zid: int) -> dict[str, Any]:
     return await store.one(conn, q.GET_ZONE, "speed zone", zid, zid, None)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import Depends
+from pydantic import BaseModel
 
 from telemetria.auth.guard import require
 from telemetria.auth.roles import Perm
@@ -13,7 +14,7 @@ READ = Depends(require(Perm.READ))
 WRITE = Depends(require(Perm.WRITE_REGISTRY))
 
 
-def sent(patch: schemas.BaseModel) -> dict[str, object]:
+def sent(patch: BaseModel) -> dict[str, object]:
     """The fields the PATCH body set (a null included); a 422 naming the field the body may not clear."""
     try:
         return schemas.changes(patch)

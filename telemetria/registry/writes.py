@@ -17,6 +17,7 @@ from telemetria.auth.roles import Principal
 from telemetria.db import Conn
 from telemetria.http import json_response
 from telemetria.registry import store
+from telemetria.registry.errors import NotFound
 
 Read = Callable[[Conn, int], Awaitable[dict[str, Any]]]
 
@@ -49,6 +50,6 @@ async def delete(conn: Conn, request: Request, who: Principal, kind: str, sql: s
     """DELETE a `kind` row (`sql` returns its id), audit it, answer what went; 404 when there is none."""
     async with conn.transaction():
         if await conn.fetchval(sql, row_id) is None:
-            raise store.NotFound(f"no {kind.replace('_', ' ')} {row_id}")
+            raise NotFound(f"no {kind.replace('_', ' ')} {row_id}")
         await record(conn, f"registry.{kind}.delete", who, client_ip(request), f"{kind}:{row_id}")
     return json_response({"id": row_id, "deleted": True})
