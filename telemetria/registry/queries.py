@@ -67,6 +67,14 @@ WHERE f.tracker_id = $1 AND f.vehicle_id = $2 AND f.ts >= $4
 REATTRIBUTE_FIXES = """
 UPDATE fixes SET vehicle_id = $3 WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $4"""
 
+# The time span of the fixes a move re-attributes (or drops): the days whose rollups it changes.
+MOVING_SPAN = """
+SELECT min(ts) AS lo, max(ts) AS hi FROM fixes WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $3"""
+
+# Both vehicles' report rollups of those days are stale (reports' mark_rollups_stale, migration 0007:
+# closed days only, the days between the two times included, one link around them).
+MARK_ROLLUPS_STALE = "SELECT mark_rollups_stale($1::int[], $2::timestamptz[], $3, $4)"
+
 # The vehicles' newest fixes after fixes moved between them (migrations/0009_latest_fix.sql).
 REFRESH_LATEST_FIXES = "SELECT refresh_latest_fixes($1::int[])"
 
