@@ -17,7 +17,6 @@ RUN useradd --system --uid 10001 --home-dir /app telemetria \
 WORKDIR /app
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
-COPY migrations ./migrations
 USER telemetria
 # /metrics names every vehicle with the age of its last fix: in this image it needs
 # TELEMETRIA_METRICS_TOKEN, and without one it is closed (403), whatever address it listens on.

@@ -11,7 +11,7 @@ import asyncpg
 
 from bench.keys import Stored
 from telemetria.db import init_connection, migrate
-from telemetria.localdb import LocalDb
+from telemetria.ops.localdb import LocalDb
 from telemetria.registry import fleet
 from telemetria.settings import Settings
 

@@ -37,9 +37,9 @@ import asyncpg
 from bench import procs
 from bench.benchdb import BenchDb
 from bench.table import num, render
-from telemetria.demo import ensure_fleet
-from telemetria.localdb import LocalDb
+from telemetria.ops.localdb import LocalDb
 from telemetria.settings import Settings
+from telemetria.sim.demo import ensure_fleet
 from telemetria.sim.outbox import Key, KeyLedger, fix_key
 from telemetria.sim.runner import FleetStats, run_fleet
 

@@ -19,8 +19,8 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 
 from telemetria import __version__, apidocs, metrics
-from telemetria.audit import api as audit_api
 from telemetria.auth import api as auth_api
+from telemetria.auth import api_audit as audit_api
 from telemetria.auth.throttle import KeyedLocks, LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations

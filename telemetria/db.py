@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 import asyncpg
 import orjson
 
-from telemetria.settings import Settings, project_root
+from telemetria.settings import Settings
 
 Conn: TypeAlias = asyncpg.Connection
 Pool: TypeAlias = asyncpg.Pool
@@ -32,7 +32,8 @@ def is_unavailable(exc: BaseException) -> bool:
     return isinstance(exc, asyncpg.InterfaceError | asyncpg.InternalClientError | OSError | TimeoutError)
 
 
-MIGRATIONS_DIR = project_root() / "migrations"
+# Shipped inside the package (package data), so a wheel carries them and no working directory matters.
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 # Any constant works; it only keeps two migrators from running at once.
 _MIGRATION_LOCK = 4_242_001

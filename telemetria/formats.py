@@ -49,7 +49,7 @@ def number(value: Any, places: int) -> str:
 
 def _tie(x: float, places: int) -> bool:
     scaled = abs(x) * 10**places
-    return scaled - math.floor(scaled) == 0.5
+    return bool(scaled - math.floor(scaled) == 0.5)
 
 
 def fmt(rule: str, value: Any) -> str:

@@ -5,6 +5,9 @@ fresh directory of its own run before any worker starts, so every process writes
 and histograms to memory-mapped files there and a scrape answered by any worker adds up all of
 them (prometheus-client's multiprocess mode). Facts that live in the database (the age of each
 vehicle's last fix) are read from it at scrape time, so they are the same whichever worker answers.
+
+Metrics sit below the packages they observe: ingest and reports import this module, and it imports
+none of them (a rejection's reason code is carried by the rejection itself, `telemetria.fix`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import wraps
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, Protocol, TypeVar
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -34,7 +37,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from telemetria.ingest.rows import NOT_INSTALLED, TRACKER_INACTIVE, IngestResult
+from telemetria.fix import Rejected
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -81,33 +84,19 @@ REPORT_SECONDS = Histogram(
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
 )
 
-# Rejection reasons are free text (they name the offending value); the metric label is the field.
-_REASON_FIELDS = frozenset(
-    {"lat/lon", "speed_kmh", "speed", "heading_deg", "bearing", "heading", "altitude_m", "altitude"}
-    | {"accuracy_m", "accuracy", "hdop", "satellites", "sat", "odometer_m", "odometer", "ignition", "valid"}
-    | {"driver_id", "driverUniqueId", "attributes", "fix", "item", "id", "location"}
-)
+
+class IngestOutcome(Protocol):
+    """What became of one request's fixes (ingest.rows.IngestResult): metrics import nothing of ingest."""
+
+    @property
+    def accepted(self) -> int: ...
+    @property
+    def duplicates(self) -> int: ...
+    @property
+    def rejected(self) -> Sequence[Rejected]: ...
 
 
-def reason_code(error: str) -> str:
-    """A rejection's bounded label: ts_future, ts_too_old, not_installed, tracker_inactive, a field, or other."""
-    if error == NOT_INSTALLED:
-        return "not_installed"
-    if error == TRACKER_INACTIVE:
-        return "tracker_inactive"
-    field, sep, rest = error.partition(":")
-    if not sep:
-        return "other"
-    if field in ("ts", "timestamp"):
-        if rest.endswith("in the future"):
-            return "ts_future"
-        return "ts_too_old" if "retention window" in rest else "ts"
-    if field == "unstorable":
-        return "unstorable"
-    return field if field in _REASON_FIELDS else "other"
-
-
-def observe_ingest(protocol: str, received: int, result: IngestResult) -> None:
+def observe_ingest(protocol: str, received: int, result: IngestOutcome) -> None:
     """Count one request's fixes by outcome and rejection reason, and its size."""
     INGEST_BATCH.labels(protocol).observe(received)
     if result.accepted:
@@ -117,7 +106,7 @@ def observe_ingest(protocol: str, received: int, result: IngestResult) -> None:
     if result.rejected:
         INGEST_FIXES.labels(protocol, "rejected").inc(len(result.rejected))
         for r in result.rejected:
-            INGEST_REJECTED.labels(protocol, reason_code(r.error)).inc()
+            INGEST_REJECTED.labels(protocol, r.reason).inc()  # a code of telemetria.fix.REASONS
 
 
 def observe_request(protocol: str, status: int) -> None:
@@ -220,7 +209,7 @@ def render(extra: list[Metric]) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Fixed(extra))
     if multiprocess():
-        MultiProcessCollector(registry)  # every worker's files, dead workers' counters included
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # every worker's files, dead ones' counters too
         return generate_latest(registry)
     return generate_latest(REGISTRY) + generate_latest(registry)
 
@@ -228,4 +217,4 @@ def render(extra: list[Metric]) -> bytes:
 def mark_process_dead(pid: int) -> None:
     """A worker died: drop its live gauges (its counters stay, they are history)."""
     if MULTIPROC_ENV in os.environ:
-        multiprocess_files.mark_process_dead(pid)
+        multiprocess_files.mark_process_dead(pid)  # type: ignore[no-untyped-call]

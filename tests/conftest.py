@@ -34,7 +34,7 @@ class ScratchDb:
 def base_settings() -> Settings:
     settings = Settings()
     if not settings.database_url:
-        from telemetria.localdb import LocalDb
+        from telemetria.ops.localdb import LocalDb
 
         LocalDb.from_settings(settings).start()
     return settings

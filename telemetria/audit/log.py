@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from telemetria.audit import queries as q
-from telemetria.auth.roles import Principal
 from telemetria.db import Conn
+
+
+class Actor(Protocol):
+    """Who acted, as the trail records it (an auth.roles.Principal is one): audit imports nothing of auth."""
+
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def username(self) -> str: ...
+    @property
+    def role(self) -> str: ...
 
 
 async def record(
     conn: Conn,
     action: str,
-    who: Principal | None,
+    who: Actor | None,
     ip: str | None,
     target: str | None = None,
     detail: dict[str, Any] | None = None,
@@ -23,7 +33,7 @@ async def record(
         q.INSERT,
         who.user_id if who else None,
         who.username if who else username,
-        who.role.value if who else None,
+        str(who.role) if who else None,
         action,
         target,
         detail,

@@ -12,12 +12,14 @@ from pydantic import BaseModel, Field
 
 from telemetria.audit.log import record
 from telemetria.auth import limits, store
+from telemetria.auth import queries as auth_q
 from telemetria.auth.guard import CSRF_COOKIE, SESSION_COOKIE, authenticate, client_ip, require
 from telemetria.auth.roles import Perm, Principal, Role
+from telemetria.deps import Conn
 from telemetria.http import HttpError, json_response
+from telemetria.ids import IdPath, IdQuery
 from telemetria.localtime import LocalDateTime
 from telemetria.paging import Page, page, split_total
-from telemetria.params import IdPath, IdQuery
 
 router = APIRouter(prefix="/api/v1", tags=["auth"])
 
@@ -76,6 +78,8 @@ async def login(body: Login, request: Request) -> Response:
     wait = request.app.state.login_throttle.retry_after(ip or "?")
     if wait:
         raise _too_many(wait)
+    # The connection is taken here, not as a dependency (telemetria.deps.Conn): after the throttle, so a
+    # flood never reaches the pool, and after the per-name lock, so attempts waiting on it hold none.
     async with request.app.state.login_locks.hold((name, ip)), request.app.state.pool.acquire() as conn:
         counts = await limits.login_limits(conn, name, ip, settings.login_max_failures, settings.login_lockout_s)
         wait = counts.address_wait_s(settings.login_attempts_per_min)
@@ -126,11 +130,10 @@ def _safe(body: Login) -> str | None:
 
 
 @router.post("/auth/logout")
-async def logout(request: Request, who: Principal = Depends(authenticate)) -> Response:
-    async with request.app.state.pool.acquire() as conn:
-        if who.session_hash is not None:
-            await store.end_session(conn, who.session_hash)
-        await record(conn, "auth.logout", who, client_ip(request))
+async def logout(request: Request, who: Principal = Depends(authenticate), *, conn: Conn) -> Response:
+    if who.session_hash is not None:
+        await store.end_session(conn, who.session_hash)
+    await record(conn, "auth.logout", who, client_ip(request))
     resp = json_response({"status": "logged out"})
     resp.delete_cookie(SESSION_COOKIE)
     resp.delete_cookie(CSRF_COOKIE)
@@ -144,10 +147,14 @@ async def me(who: Principal = Depends(require(Perm.READ))) -> Response:
 
 @router.post("/tokens", status_code=201)
 async def create_token(
-    body: NewToken, request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))
+    body: NewToken,
+    request: Request,
+    who: Principal = Depends(require(Perm.OWN_TOKENS)),
+    *,
+    conn: Conn,
 ) -> Response:
     """A personal API token with the caller's role and scope, shown once."""
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
+    async with conn.transaction():
         token = await store.create_token(conn, who.user_id, body.name, body.expires_at)
         await record(conn, "token.create", who, client_ip(request), f"token:{token['id']}", _expiry(token))
     return json_response(token, 201)
@@ -161,17 +168,23 @@ def _expiry(token: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/tokens")
 async def list_tokens(
-    request: Request, pg: Page = Depends(page), who: Principal = Depends(require(Perm.OWN_TOKENS))
+    pg: Page = Depends(page),
+    who: Principal = Depends(require(Perm.OWN_TOKENS)),
+    *,
+    conn: Conn,
 ) -> Response:
-    async with request.app.state.pool.acquire() as conn:
-        return json_response(pg.answer(*await store.list_tokens(conn, who.user_id, pg.limit, pg.offset)))
+    return json_response(pg.answer(*await store.list_tokens(conn, who.user_id, pg.limit, pg.offset)))
 
 
 @router.delete("/tokens/{token_id}")
 async def revoke_token(
-    token_id: IdPath, request: Request, who: Principal = Depends(require(Perm.OWN_TOKENS))
+    token_id: IdPath,
+    request: Request,
+    who: Principal = Depends(require(Perm.OWN_TOKENS)),
+    *,
+    conn: Conn,
 ) -> Response:
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
+    async with conn.transaction():
         row = await store.revoke_token(conn, token_id, who.user_id, who.can(Perm.MANAGE_USERS))
         if row is None:
             raise HttpError(404, f"no token {token_id} of yours")
@@ -181,16 +194,20 @@ async def revoke_token(
 
 @router.get("/users")
 async def list_users(
-    request: Request, pg: Page = Depends(page), who: Principal = Depends(require(Perm.MANAGE_USERS))
+    pg: Page = Depends(page),
+    who: Principal = Depends(require(Perm.MANAGE_USERS)),
+    *,
+    conn: Conn,
 ) -> Response:
-    async with request.app.state.pool.acquire() as conn:
-        rows = await conn.fetch(store.q.LIST_USERS, pg.limit, pg.offset)
+    rows = await conn.fetch(auth_q.LIST_USERS, pg.limit, pg.offset)
     return json_response(pg.answer(*split_total(rows)))
 
 
 @router.post("/users", status_code=201)
-async def add_user(body: NewUser, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS))) -> Response:
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
+async def add_user(
+    body: NewUser, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS)), *, conn: Conn
+) -> Response:
+    async with conn.transaction():
         user = await store.add_user(conn, body.username, body.password, body.role, body.contractor_id, body.full_name)
         await record(conn, "user.create", who, client_ip(request), f"user:{user['id']}", {"role": body.role.value})
     return json_response(user, 201)
@@ -198,12 +215,17 @@ async def add_user(body: NewUser, request: Request, who: Principal = Depends(req
 
 @router.patch("/users/{user_id}")
 async def change_user(
-    user_id: IdPath, body: UserChange, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS))
+    user_id: IdPath,
+    body: UserChange,
+    request: Request,
+    who: Principal = Depends(require(Perm.MANAGE_USERS)),
+    *,
+    conn: Conn,
 ) -> Response:
     changed = sorted(body.model_fields_set)
     if not changed:
         raise HttpError(400, "nothing to change: send one of full_name, role, contractor_id, active, password")
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
+    async with conn.transaction():
         user = await store.change_user(conn, user_id, body.model_dump(include=body.model_fields_set))
         await record(conn, "user.update", who, client_ip(request), f"user:{user_id}", {"fields": changed})
     return json_response(user)

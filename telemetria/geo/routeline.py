@@ -26,7 +26,8 @@ REVERSAL_DEG = 135.0
 
 def angle_deg(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
     """Unsigned difference between two azimuths, degrees in [0, 180] (NaN if either is NaN)."""
-    return np.abs((np.asarray(a, dtype=float) - np.asarray(b, dtype=float) + 180.0) % 360.0 - 180.0)
+    diff: FloatArray = np.abs((np.asarray(a, dtype=float) - np.asarray(b, dtype=float) + 180.0) % 360.0 - 180.0)
+    return diff
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -43,7 +44,8 @@ class Candidates:
     @property
     def count(self) -> IntArray:
         """Number of passes within tolerance, per point."""
-        return np.sum(np.isfinite(self.measure_m), axis=1).astype(np.int64)
+        count: IntArray = np.sum(np.isfinite(self.measure_m), axis=1).astype(np.int64)
+        return count
 
 
 @dataclass(frozen=True, slots=True, eq=False)

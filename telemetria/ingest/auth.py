@@ -61,7 +61,7 @@ class TrackerAuth:
             return hit[0]
         if hit is not None:
             del self._cache[key]
-        tracker_id = await self._pool.fetchval(sql, arg)
+        tracker_id: int | None = await self._pool.fetchval(sql, arg)
         if len(self._cache) >= _MAX_ENTRIES:
             self._cache.clear()
         self._cache[key] = (tracker_id, now + (self._ttl if tracker_id is not None else _NEGATIVE_TTL_S))

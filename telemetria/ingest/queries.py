@@ -46,7 +46,8 @@ FIX_COLUMNS = [
     "attributes",
 ]
 
-# A small flush (live single fixes) is one round trip: migrations/0003_ingest_function.sql.
+# A small flush (live single fixes) is one round trip: ingest_fixes, as migrations/0009_latest_fix.sql
+# last replaced it (first written in 0003_ingest_function.sql, given the rollup staleness in 0007).
 INGEST_FIXES = "SELECT * FROM ingest_fixes($1, " + ", ".join(f"${n}" for n in range(2, 20)) + ")"
 
 # A large flush's bookkeeping for the fixes it stored, in one round trip of its transaction: each

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from telemetria import fix as reasons
 from telemetria.fix import Fix, Rejected
 
 NOT_INSTALLED = "tracker was not installed in any vehicle at the fix's time"
@@ -69,7 +70,7 @@ def plan(requests: Sequence[Request], active: dict[int, bool], installs: dict[in
         result = out.results[pos]
         if not active.get(req.tracker_id, False):
             result.tracker_inactive = True
-            result.rejected = [Rejected(i, TRACKER_INACTIVE) for i in req.indexes]
+            result.rejected = [Rejected(i, TRACKER_INACTIVE, reasons.TRACKER_INACTIVE) for i in req.indexes]
             continue
         spans = installs.get(req.tracker_id, [])
         # The common case, one installation with no bounds, needs no search per fix.
@@ -77,7 +78,7 @@ def plan(requests: Sequence[Request], active: dict[int, bool], installs: dict[in
         for i, f in zip(req.indexes, req.fixes, strict=True):
             vid = always or next((s.vehicle_id for s in spans if s.covers(f.ts)), None)
             if vid is None:
-                result.rejected.append(Rejected(i, NOT_INSTALLED))
+                result.rejected.append(Rejected(i, NOT_INSTALLED, reasons.NOT_INSTALLED))
                 continue
             out.owners.append(pos)
             out.rows.append((

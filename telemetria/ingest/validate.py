@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from telemetria import fix as reasons
 from telemetria.fix import Fix, Rejected
 from telemetria.ingest.fields import DEFAULT_MAX_ATTRIBUTES_BYTES, attributes_problem, driver_problem
 
@@ -21,58 +22,61 @@ class Limits:
     max_attributes_bytes: int = DEFAULT_MAX_ATTRIBUTES_BYTES
 
 
-Check = Callable[[Fix, datetime, Limits], str | None]  # a reason to reject, or None
+Problem = tuple[str, str]  # (reason code, one of telemetria.fix.REASONS; the text the client reads)
+Check = Callable[[Fix, datetime, Limits], Problem | None]  # why to reject, or None
 
 
-def coords(fix: Fix, now: datetime, limits: Limits) -> str | None:
+def coords(fix: Fix, now: datetime, limits: Limits) -> Problem | None:
     # Written so that NaN fails too: every comparison with NaN is false.
     if not (-90.0 <= fix.lat <= 90.0 and -180.0 <= fix.lon <= 180.0):
-        return f"lat/lon: ({fix.lat}, {fix.lon}) out of range"
-    return (
-        "lat/lon: (0, 0) is the receiver's no-fix default, not a position" if (fix.lat, fix.lon) == (0.0, 0.0) else None
-    )
-
-
-def time_window(fix: Fix, now: datetime, limits: Limits) -> str | None:
-    if fix.ts > now + limits.max_future:
-        return f"ts: {fix.ts.isoformat()} is more than {int(limits.max_future.total_seconds())} s in the future"
-    if fix.ts < now - limits.retention:
-        return f"ts: {fix.ts.isoformat()} is older than the {limits.retention.days}-day retention window"
+        return "lat/lon", f"lat/lon: ({fix.lat}, {fix.lon}) out of range"
+    if (fix.lat, fix.lon) == (0.0, 0.0):
+        return "lat/lon", "lat/lon: (0, 0) is the receiver's no-fix default, not a position"
     return None
 
 
-def speed(fix: Fix, now: datetime, limits: Limits) -> str | None:
+def time_window(fix: Fix, now: datetime, limits: Limits) -> Problem | None:
+    if fix.ts > now + limits.max_future:
+        seconds = int(limits.max_future.total_seconds())
+        return reasons.TS_FUTURE, f"ts: {fix.ts.isoformat()} is more than {seconds} s in the future"
+    if fix.ts < now - limits.retention:
+        days = limits.retention.days
+        return reasons.TS_TOO_OLD, f"ts: {fix.ts.isoformat()} is older than the {days}-day retention window"
+    return None
+
+
+def speed(fix: Fix, now: datetime, limits: Limits) -> Problem | None:
     v = fix.speed_kmh
     if v is not None and not 0.0 <= v <= limits.max_speed_kmh:
-        return f"speed_kmh: {v} outside 0..{limits.max_speed_kmh:g}"
+        return "speed_kmh", f"speed_kmh: {v} outside 0..{limits.max_speed_kmh:g}"
     return None
 
 
-def quality(fix: Fix, now: datetime, limits: Limits) -> str | None:
+def quality(fix: Fix, now: datetime, limits: Limits) -> Problem | None:
     for name in ("accuracy_m", "hdop", "odometer_m"):
         value = getattr(fix, name)
         if value is not None and not value >= 0.0:
-            return f"{name}: {value} is negative"
+            return name, f"{name}: {value} is negative"
     for name in ("accuracy_m", "hdop"):
         value = getattr(fix, name)
         if value is not None and value > REAL_MAX:
-            return f"{name}: {value} is too large to store"
+            return name, f"{name}: {value} is too large to store"
     if fix.satellites is not None and not 0 <= fix.satellites <= 255:
-        return f"satellites: {fix.satellites} outside 0..255"
+        return "satellites", f"satellites: {fix.satellites} outside 0..255"
     if fix.altitude_m is not None and not -1000.0 <= fix.altitude_m <= 20000.0:
-        return f"altitude_m: {fix.altitude_m} outside -1000..20000"
+        return "altitude_m", f"altitude_m: {fix.altitude_m} outside -1000..20000"
     if fix.heading_deg is not None and not math.isfinite(fix.heading_deg):
-        return "heading_deg: not a finite number"
+        return "heading_deg", "heading_deg: not a finite number"
     return None
 
 
-def free_fields(fix: Fix, now: datetime, limits: Limits) -> str | None:
+def free_fields(fix: Fix, now: datetime, limits: Limits) -> Problem | None:
     # The same limits whichever protocol the fix came by (ingest.fields).
     if fix.driver_id is not None and (problem := driver_problem(fix.driver_id)):
-        return problem
-    if fix.attributes is None:
-        return None
-    return attributes_problem(fix.attributes, limits.max_attributes_bytes)
+        return "driver_id", problem
+    if fix.attributes is not None and (problem := attributes_problem(fix.attributes, limits.max_attributes_bytes)):
+        return "attributes", problem
+    return None
 
 
 CHECKS: tuple[Check, ...] = (coords, time_window, speed, quality, free_fields)
@@ -121,9 +125,9 @@ def validate(
             ok.append(item)
             continue
         for check in checks:
-            reason = check(item, now, limits)
-            if reason:
-                bad.append(Rejected(i, reason))
+            problem = check(item, now, limits)
+            if problem:
+                bad.append(Rejected(i, problem[1], problem[0]))
                 break
         else:
             indexes.append(i)

@@ -10,11 +10,12 @@ from fastapi.responses import Response
 
 from telemetria.auth.guard import require
 from telemetria.auth.roles import Perm, Principal
+from telemetria.deps import Conn
 from telemetria.http import json_response
+from telemetria.ids import IdQuery
 from telemetria.live import queries
 from telemetria.live.status import freshness
 from telemetria.localtime import LOCAL_TZ
-from telemetria.params import IdQuery
 
 router = APIRouter(prefix="/api/v1", tags=["live"])
 
@@ -33,14 +34,15 @@ async def live(
     vehicle_id: IdQuery = None,
     trail_s: int = Query(600, ge=0, le=3600, description="seconds of recent positions behind each vehicle"),
     who: Principal = Depends(require(Perm.READ)),
+    *,
+    conn: Conn,
 ) -> Response:
     """Each visible active vehicle's newest position, driver, route of the day and freshness (§2: 30 s)."""
     settings = request.app.state.settings
     now = datetime.now(UTC)
-    async with request.app.state.pool.acquire() as conn:
-        rows = await queries.live(conn, who.scope, vehicle_id, now.astimezone(LOCAL_TZ).date())
-        seen = [r["vehicle_id"] for r in rows if r["ts"] is not None]
-        trails = await queries.trails(conn, seen, now - timedelta(seconds=trail_s)) if trail_s and seen else {}
+    rows = await queries.live(conn, who.scope, vehicle_id, now.astimezone(LOCAL_TZ).date())
+    seen = [r["vehicle_id"] for r in rows if r["ts"] is not None]
+    trails = await queries.trails(conn, seen, now - timedelta(seconds=trail_s)) if trail_s and seen else {}
     vehicles: list[dict[str, Any]] = []
     for r in rows:
         age = r["age_s"]

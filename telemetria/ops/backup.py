@@ -24,8 +24,8 @@ import orjson
 
 from telemetria import __version__
 from telemetria.db import Conn
-from telemetria.localdb import PG_BIN
 from telemetria.ops import queries as q
+from telemetria.ops.localdb import pg_bin
 
 MANIFEST_SUFFIX = ".manifest.json"
 FORMAT = "pg_dump custom (-Fc), compressed"
@@ -63,7 +63,7 @@ def libpq_target(dsn: str) -> tuple[str, dict[str, str]]:
 
 
 async def _tool(name: str, *args: str, dsn: str) -> None:
-    exe = PG_BIN / name
+    exe = pg_bin() / name
     if not exe.exists():
         raise BackupError(f"{exe} not found: install postgresql-client-15 (or set TELEMETRIA_PG_BIN)")
     target, env = libpq_target(dsn)

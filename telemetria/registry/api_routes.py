@@ -12,17 +12,19 @@ from pydantic import ValidationError
 from pydantic.json_schema import models_json_schema
 from starlette.datastructures import UploadFile
 
+from telemetria import db
 from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip
 from telemetria.auth.roles import Principal
+from telemetria.deps import Conn
 from telemetria.geo.geodesic import line_length_m
 from telemetria.http import HttpError, json_response, read_body
+from telemetria.ids import IdPath, IdQuery
 from telemetria.paging import Page, page
-from telemetria.params import IdPath, IdQuery
 from telemetria.registry import queries as q
 from telemetria.registry import routefile, routes, schemas, store, writes
-from telemetria.registry.api_fleet import READ, WRITE, _sent
 from telemetria.registry.errors import RegistryError
+from telemetria.registry.routing import READ, WRITE, sent
 
 router = APIRouter(prefix="/api/v1", tags=["registry"])
 MAX_ROUTE_FILE_BYTES = 10 * 1024 * 1024
@@ -97,22 +99,21 @@ async def _from_json(request: Request) -> tuple[schemas.RouteFields, routefile.R
 
 @router.get("/routes")
 async def list_routes(
-    request: Request,
     school_year: int | None = None,
     active: bool | None = None,
     code: str | None = None,
     pg: Page = Depends(page),
     who: Principal = READ,
+    *,
+    conn: Conn,
 ) -> Response:
-    async with request.app.state.pool.acquire() as conn:
-        return json_response(await store.many(conn, q.LIST_ROUTES, pg, who.scope, None, school_year, active, code))
+    return json_response(await store.many(conn, q.LIST_ROUTES, pg, who.scope, None, school_year, active, code))
 
 
 @router.get("/routes/{route_id}")
-async def get_route(route_id: IdPath, request: Request, who: Principal = READ) -> Response:
+async def get_route(route_id: IdPath, who: Principal = READ, *, conn: Conn) -> Response:
     """The route with its traced line (GeoJSON), stops, measured length and declared km."""
-    async with request.app.state.pool.acquire() as conn:
-        return json_response(await routes.route(conn, who.scope, route_id))
+    return json_response(await routes.route(conn, who.scope, route_id))
 
 
 @router.post("/routes", status_code=201, openapi_extra=ROUTE_BODY_DOC)
@@ -125,6 +126,7 @@ async def add_route(request: Request, who: Principal = WRITE) -> Response:
         fields, geo = await _from_json(request)
     else:
         raise HttpError(415, f"Content-Type: {ctype} not accepted; send application/json or multipart/form-data")
+    # Not a Conn dependency: the body (an upload of up to a few MB) is read and parsed first, holding no connection.
     async with request.app.state.pool.acquire() as conn, conn.transaction():
         rid = await routes.create_route(conn, fields.model_dump(include=set(schemas.RouteFields.model_fields)), geo)
         await record(
@@ -136,19 +138,26 @@ async def add_route(request: Request, who: Principal = WRITE) -> Response:
 
 @router.patch("/routes/{route_id}")
 async def change_route(
-    route_id: IdPath, body: schemas.RoutePatch, request: Request, who: Principal = WRITE
+    route_id: IdPath,
+    body: schemas.RoutePatch,
+    request: Request,
+    who: Principal = WRITE,
+    *,
+    conn: Conn,
 ) -> Response:
     return await writes.update(
-        request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, _sent(body),
+        conn, request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, sent(body),
         lambda conn, rid: routes.route(conn, who.scope, rid),
     )  # fmt: skip
 
 
 @router.put("/routes/{route_id}/stops")
-async def replace_stops(route_id: IdPath, body: schemas.StopsIn, request: Request, who: Principal = WRITE) -> Response:
+async def replace_stops(
+    route_id: IdPath, body: schemas.StopsIn, request: Request, who: Principal = WRITE, *, conn: Conn
+) -> Response:
     """Replace the route's ordered stops (boarding points, school, garage) and their scheduled times."""
     stops = _stops(body.stops)
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
+    async with conn.transaction():
         await routes.route(conn, who.scope, route_id)
         await routes.replace_stops(conn, route_id, stops)
         await record(conn, "registry.route.stops", who, client_ip(request), f"route:{route_id}", {"stops": len(stops)})
@@ -160,26 +169,28 @@ async def replace_stops(route_id: IdPath, body: schemas.StopsIn, request: Reques
 
 @router.get("/route-assignments")
 async def list_route_assignments(
-    request: Request,
     route_id: IdQuery = None,
     vehicle_id: IdQuery = None,
     on: date | None = None,
     pg: Page = Depends(page),
     who: Principal = READ,
+    *,
+    conn: Conn,
 ) -> Response:
     """Assignments, optionally only those in force on date `on` (its weekday included)."""
-    async with request.app.state.pool.acquire() as conn:
-        answer = await store.many(conn, q.LIST_ROUTE_ASSIGNMENTS, pg, who.scope, None, route_id, vehicle_id, on)
+    answer = await store.many(conn, q.LIST_ROUTE_ASSIGNMENTS, pg, who.scope, None, route_id, vehicle_id, on)
     return json_response(answer)
 
 
 @router.post("/route-assignments", status_code=201)
-async def add_route_assignment(body: schemas.RouteAssignmentIn, request: Request, who: Principal = WRITE) -> Response:
+async def add_route_assignment(
+    body: schemas.RouteAssignmentIn, request: Request, who: Principal = WRITE, *, conn: Conn
+) -> Response:
     """The vehicle runs the route on the given ISO weekdays from valid_from to valid_to (inclusive)."""
     if body.valid_to is not None and body.valid_to < body.valid_from:
         raise RegistryError("valid_to: must not be before valid_from", "valid_to")
     weekdays = sorted(set(body.weekdays))
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
+    async with conn.transaction():
         aid = await store.guarded(
             lambda: conn.fetchval(
                 q.INSERT_ROUTE_ASSIGNMENT, body.route_id, body.vehicle_id, body.valid_from, body.valid_to, weekdays
@@ -194,8 +205,10 @@ async def add_route_assignment(body: schemas.RouteAssignmentIn, request: Request
 
 
 @router.delete("/route-assignments/{assignment_id}")
-async def delete_route_assignment(assignment_id: IdPath, request: Request, who: Principal = WRITE) -> Response:
-    return await writes.delete(request, who, "route_assignment", q.DELETE_ROUTE_ASSIGNMENT, assignment_id)
+async def delete_route_assignment(
+    assignment_id: IdPath, request: Request, who: Principal = WRITE, *, conn: Conn
+) -> Response:
+    return await writes.delete(conn, request, who, "route_assignment", q.DELETE_ROUTE_ASSIGNMENT, assignment_id)
 
 
 # --- speed zones ------------------------------------------------------------------------------
@@ -203,26 +216,38 @@ async def delete_route_assignment(assignment_id: IdPath, request: Request, who: 
 
 @router.get("/speed-zones")
 async def list_speed_zones(
-    request: Request, active: bool | None = None, pg: Page = Depends(page), who: Principal = READ
+    active: bool | None = None,
+    pg: Page = Depends(page),
+    who: Principal = READ,
+    *,
+    conn: Conn,
 ) -> Response:
-    async with request.app.state.pool.acquire() as conn:
-        return json_response(await store.many(conn, q.LIST_ZONES, pg, None, active))
+    return json_response(await store.many(conn, q.LIST_ZONES, pg, None, active))
 
 
-async def _zone(conn: store.Conn, zid: int) -> dict[str, Any]:
+async def _zone(conn: db.Conn, zid: int) -> dict[str, Any]:
     return await store.one(conn, q.GET_ZONE, "speed zone", zid, zid, None)
 
 
 @router.post("/speed-zones", status_code=201)
-async def add_speed_zone(body: schemas.SpeedZoneIn, request: Request, who: Principal = WRITE) -> Response:
+async def add_speed_zone(
+    body: schemas.SpeedZoneIn, request: Request, who: Principal = WRITE, *, conn: Conn
+) -> Response:
     """A polygon with its own speed limit (a school zone, a paved highway stretch)."""
     polygon = _guard(lambda: routefile.check_polygon(body.geometry))
     values = {"name": body.name, "limit_kmh": body.limit_kmh, "geometry": polygon.__geo_interface__, "active": True}
-    return await writes.create(request, who, "speed_zone", q.INSERT_ZONE, q.ZONE_COLUMNS, values, _zone)
+    return await writes.create(conn, request, who, "speed_zone", q.INSERT_ZONE, q.ZONE_COLUMNS, values, _zone)
 
 
 @router.patch("/speed-zones/{zone_id}")
 async def change_speed_zone(
-    zone_id: IdPath, body: schemas.SpeedZonePatch, request: Request, who: Principal = WRITE
+    zone_id: IdPath,
+    body: schemas.SpeedZonePatch,
+    request: Request,
+    who: Principal = WRITE,
+    *,
+    conn: Conn,
 ) -> Response:
-    return await writes.update(request, who, "speed_zone", q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, _sent(body), _zone)
+    return await writes.update(
+        conn, request, who, "speed_zone", q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, sent(body), _zone
+    )

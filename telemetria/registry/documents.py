@@ -63,27 +63,9 @@ def normalize_cpf(text: str) -> str:
     return _validate("cpf", text, _CPF, 11, _CPF_WEIGHTS, personal=True)
 
 
-def format_cpf(digits: str) -> str:
-    """A valid CPF in the official mask, '123.456.789-09'."""
-    d = normalize_cpf(digits)
-    return f"{d[:3]}.{d[3:6]}.{d[6:9]}-{d[9:]}"
-
-
-def mask_cpf(digits: str) -> str:
-    """A valid CPF with only the middle six digits shown, '***.456.789-**' (the usual LGPD display mask)."""
-    d = normalize_cpf(digits)
-    return f"***.{d[3:6]}.{d[6:9]}-**"
-
-
 def normalize_cnpj(text: str) -> str:
     """The 14 characters of a valid CNPJ, numeric or alphanumeric (uppercase letters in the first 12)."""
     return _validate("cnpj", text, _CNPJ, 14, _CNPJ_WEIGHTS)
-
-
-def format_cnpj(digits: str) -> str:
-    """A valid CNPJ in the official mask, '11.222.333/0001-81'."""
-    d = normalize_cnpj(digits)
-    return f"{d[:2]}.{d[2:5]}.{d[5:8]}/{d[8:12]}-{d[12:]}"
 
 
 def normalize_cnh_category(text: str) -> str:

@@ -6,14 +6,19 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
 
 from telemetria.db import Conn
+from telemetria.localtime import LOCAL_TZ
 from telemetria.registry import queries as q
 from telemetria.registry.errors import Conflict, NotFound, RegistryError
+from telemetria.reports.params import DEFAULT as REPORT_PARAMS
+
+# Rollups are by local day; a fix changes the days up to one link (max_link_s) around it (as ingest marks them).
+_STALE_ZONE = (LOCAL_TZ.key, timedelta(seconds=REPORT_PARAMS.max_link_s))
 
 # Brazilian plates: old (ABC1234) and Mercosul (ABC1D23), written with or without the hyphen.
 _PLATE = re.compile(r"^[A-Z]{3}[0-9][A-Z0-9][0-9]{2}$")
@@ -151,10 +156,14 @@ async def move_tracker(conn: Conn, unique_id: str, to_plate: str, at: datetime) 
             else:
                 await conn.execute(q.CLOSE_INSTALLATION, current["id"], at)
             from_plate = await conn.fetchval(q.PLATE_BY_ID, current["vehicle_id"])
+            span = await conn.fetchrow(q.MOVING_SPAN, tid, current["vehicle_id"], at)
             dropped = _count(await conn.execute(q.DROP_COLLIDING_FIXES, tid, current["vehicle_id"], to_vid, at))
             moved = _count(await conn.execute(q.REATTRIBUTE_FIXES, tid, current["vehicle_id"], to_vid, at))
             if moved or dropped:
                 await conn.execute(q.REFRESH_LATEST_FIXES, [current["vehicle_id"], to_vid])
+                # Under LOCK_INSTALLATIONS, like ingest: the closed horizon cannot move before this commits.
+                vids = [current["vehicle_id"], current["vehicle_id"], to_vid, to_vid]
+                await conn.execute(q.MARK_ROLLUPS_STALE, vids, [span["lo"], span["hi"]] * 2, *_STALE_ZONE)
         await conn.execute(q.INSERT_INSTALLATION, tid, to_vid, at)
     return MoveResult(unique_id, from_plate, normalize_plate(to_plate), at, moved, dropped)
 

@@ -67,6 +67,14 @@ WHERE f.tracker_id = $1 AND f.vehicle_id = $2 AND f.ts >= $4
 REATTRIBUTE_FIXES = """
 UPDATE fixes SET vehicle_id = $3 WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $4"""
 
+# The time span of the fixes a move re-attributes (or drops): the days whose rollups it changes.
+MOVING_SPAN = """
+SELECT min(ts) AS lo, max(ts) AS hi FROM fixes WHERE tracker_id = $1 AND vehicle_id = $2 AND ts >= $3"""
+
+# Both vehicles' report rollups of those days are stale (reports' mark_rollups_stale, migration 0007:
+# closed days only, the days between the two times included, one link around them).
+MARK_ROLLUPS_STALE = "SELECT mark_rollups_stale($1::int[], $2::timestamptz[], $3, $4)"
+
 # The vehicles' newest fixes after fixes moved between them (migrations/0009_latest_fix.sql).
 REFRESH_LATEST_FIXES = "SELECT refresh_latest_fixes($1::int[])"
 
@@ -154,14 +162,6 @@ LIST_DRIVER_ASSIGNMENTS = (
 )
 GET_DRIVER_ASSIGNMENT = SELECT_DRIVER_ASSIGNMENTS + " LIMIT 1"
 DELETE_DRIVER_ASSIGNMENT = "DELETE FROM driver_assignments WHERE id = $1 RETURNING id"
-
-# Each fix of a vehicle in [$2, $3) with its driver: the registered card it carries, else the
-# driver assigned at the fix's time (see fix_driver() in migration 0004).
-FIX_DRIVERS = """
-SELECT f.ts, f.driver_id AS card, fix_driver(f.vehicle_id, f.ts, f.driver_id) AS driver_id,
-       CASE WHEN EXISTS (SELECT 1 FROM drivers d WHERE d.card_id = f.driver_id) THEN 'card'
-            WHEN fix_driver(f.vehicle_id, f.ts, NULL) IS NOT NULL THEN 'assignment' END AS source
-FROM fixes f WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 ORDER BY f.ts"""
 
 # --- routes, their stops and assignments, speed zones ----------------------------------------
 

@@ -13,7 +13,7 @@ from telemetria.registry.geocheck import Coord, Parsed, RouteFileError, StopIn, 
 
 def _xml(body: bytes, root_tag: str) -> Element:
     try:
-        root = fromstring(body.lstrip(b" \t\r\n"))
+        root: Element = fromstring(body.lstrip(b" \t\r\n"))
     except DefusedXmlException as e:  # entity declarations (billion laughs), external references
         why = f"{type(e).__name__}: XML entity declarations and external references are refused"
         raise RouteFileError("file", why) from None

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from telemetria.ids import Id
 from telemetria.localtime import LocalDateTime
-from telemetria.params import Id
 from telemetria.registry import documents
 from telemetria.registry.fleet import normalize_plate
 

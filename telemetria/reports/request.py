@@ -15,7 +15,7 @@ from fastapi import Query
 from pydantic import Field
 
 from telemetria.http import FieldError
-from telemetria.params import MAX_ID
+from telemetria.ids import MAX_ID
 from telemetria.period import instant
 from telemetria.reports.knobs import DEFAULT, ReportParams
 from telemetria.reports.model import Selection, Window

@@ -34,7 +34,8 @@ class Grid:
         near_lon = _nearest(self.lons, lon)
         _, _, d_ns = GEOD.inv(lon, lat, lon, near_lat)  # to the nearest travessão
         _, _, d_ew = GEOD.inv(lon, lat, near_lon, lat)  # to the nearest linha
-        return np.minimum(np.asarray(d_ns), np.asarray(d_ew))
+        nearest: np.ndarray = np.minimum(np.asarray(d_ns), np.asarray(d_ew))
+        return nearest
 
 
 def _nearest(lines: np.ndarray, x: np.ndarray) -> np.ndarray:

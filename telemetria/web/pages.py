@@ -142,6 +142,7 @@ async def _who_line(request: Request, who: Principal) -> dict[str, str]:
     if who.scope is None:
         return {}
     try:
+        # Its own short acquire, not a Conn dependency: a page opens even when the pool cannot give one.
         async with request.app.state.pool.acquire(timeout=5) as conn:
             name = await conn.fetchval(registry_q.CONTRACTOR_NAME, who.scope)
     except DB_ERRORS:  # the page still opens; its data calls will say what is wrong

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import asyncpg
 
-from telemetria.demo import DEMO_PREFIX, demo_plates, ensure_demo_registry, ensure_fleet
 from telemetria.registry.documents import normalize_cnpj, normalize_cpf
+from telemetria.sim.demo import DEMO_PREFIX, demo_plates, ensure_demo_registry, ensure_fleet
 from telemetria.sim.vehicle import vehicle_route
 from tests.conftest import ScratchDb
 

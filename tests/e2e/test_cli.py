@@ -108,6 +108,8 @@ def test_first_admin_tokens_and_route_import(db_env: dict[str, str], server: str
         f"{server}/api/v1/auth/login", json={"username": "coordenacao", "password": "senha do coordenador"}
     )
     assert login.status_code == 200 and "telemetria_session" in login.cookies
+    # The last active admin cannot be deactivated (auth/store.py): a second one first.
+    cli(env, "user", "add", "--username", "vice.coordenacao", "--role", "admin")
     cli(env, "user", "deactivate", "--username", "coordenacao")
     assert httpx.get(f"{server}/api/v1/routes", headers={"Authorization": f"Bearer {token}"}).status_code == 401
 

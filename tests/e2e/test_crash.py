@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 import asyncpg
 
 from bench.chaos import stored_keys
-from telemetria.demo import ensure_fleet
 from telemetria.settings import Settings
+from telemetria.sim.demo import ensure_fleet
 from telemetria.sim.outbox import Key, KeyLedger
 from telemetria.sim.runner import FleetStats, run_fleet
 from tests.e2e.conftest import serve

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import asyncpg
 
-from telemetria.demo import ensure_fleet
 from telemetria.settings import Settings
+from telemetria.sim.demo import ensure_fleet
 from telemetria.sim.outbox import KeyLedger
 from telemetria.sim.runner import run_fleet
 from tests.e2e.conftest import cli, serve

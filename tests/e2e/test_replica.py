@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from telemetria.app import create_app
-from telemetria.localdb import LocalDb
+from telemetria.ops.localdb import LocalDb
 from telemetria.registry import fleet
 from telemetria.reports.store.queries import last_fixes
 from telemetria.settings import Settings

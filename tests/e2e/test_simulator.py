@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from telemetria.demo import ensure_fleet
+from telemetria.sim.demo import ensure_fleet
 from telemetria.sim.runner import run_fleet
 from tests.conftest import ScratchDb
 

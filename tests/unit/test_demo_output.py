@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from telemetria.demo import banner, demo_password, status_line
+from telemetria.sim.demo import banner, demo_password, status_line
 
 
 def test_the_banner_gives_user_and_password_local_time_and_explains_store_and_forward() -> None:

@@ -1,4 +1,5 @@
-"""Parameter types shared by the API: database ids are positive int4, so larger numbers are a 422 naming them."""
+"""The API's id parameter types (path, query, body field): database ids are positive int4, so larger numbers
+are a 422 naming them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Reading the audit log (admins and control bodies)."""
+"""Reading the audit log (admins and control bodies): the trail's HTTP edge, behind the guard.
+
+It lives with auth, not in `telemetria.audit`, so the floors stay in one order: audit records and reads
+the trail and imports nothing of auth; auth (logins, users, this route) records into it.
+"""
 
 from __future__ import annotations
 

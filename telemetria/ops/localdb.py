@@ -10,13 +10,20 @@ from pathlib import Path
 
 from telemetria.settings import Settings
 
-PG_BIN = Path(os.environ.get("TELEMETRIA_PG_BIN", "/usr/lib/postgresql/15/bin"))
+DEFAULT_PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def pg_bin() -> Path:
+    """PostgreSQL's programs: $TELEMETRIA_PG_BIN, read when a program is run, else Debian's PostgreSQL 15."""
+    return Path(os.environ.get("TELEMETRIA_PG_BIN") or DEFAULT_PG_BIN)
+
+
 SUPERUSER = "telemetria"
 
 # Written anew at every start so a change here reaches existing clusters. Durability stays on:
 # a 2xx to a tracker means its fixes are committed, so fsync and synchronous_commit are not touched.
 SERVER_CONF = """\
-# managed by telemetria (localdb.py): rewritten at every `telemetria db start`
+# managed by telemetria (ops/localdb.py): rewritten at every `telemetria db start`
 listen_addresses = ''
 unix_socket_directories = '{socket_dir}'
 unix_socket_permissions = 0700
@@ -73,7 +80,7 @@ class LocalDb:
         return ["runuser", "-u", "postgres", "--"]
 
     def _pg(self, tool: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        exe = PG_BIN / tool
+        exe = pg_bin() / tool
         if not exe.exists():
             raise LocalDbError(f"{exe} not found: install postgresql-15 (the README's set-up does)")
         proc = subprocess.run([*self._run_as(), str(exe), *args], capture_output=True, text=True)
@@ -156,7 +163,7 @@ class LocalDb:
     def _ensure_database(self, name: str) -> None:
         psql = [
             *self._run_as(),
-            str(PG_BIN / "psql"),
+            str(pg_bin() / "psql"),
             "-h",
             str(self.data_dir),
             "-p",

@@ -1,0 +1,5 @@
+"""`python -m telemetria.cli`, as the `telemetria` script."""
+
+from telemetria.cli import main
+
+main()
