@@ -98,7 +98,7 @@ def render(out: Outcome) -> str:
     head = (
         f"telemetria ingest bench   {now}   nproc {os.cpu_count()}   {out.wrk} (1 thread)   "
         f"{out.plan.duration_s:g} s per phase\n"
-        "bare: Starlette route + orjson, no work (the limit); stack: the service's own app (FastAPI, its middleware)"
+        "bare: Starlette route + orjson, no work (the limit); stack: the service's own app (ingest front, middleware)"
         " with a no-op ingest route; fastapi: FastAPI + 13-field pydantic model (what a typical FastAPI app costs);"
         " same uvicorn flags and requests\n"
         f"single: one fix per POST; batch: {{'fixes': [1,000]}} per POST; COPY: asyncpg "

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from telemetria import __version__, apidocs, metrics
 from telemetria.auth import api as auth_api
@@ -29,6 +30,7 @@ from telemetria.headers import SecurityHeadersMiddleware
 from telemetria.http import FieldError, HttpError, bearer_token, error_response, json_response, unavailable
 from telemetria.ingest import api as ingest_api
 from telemetria.ingest.auth import TrackerAuth
+from telemetria.ingest.front import IngestFront
 from telemetria.ingest.inflight import InflightBudget
 from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
@@ -54,56 +56,25 @@ API_ROUTERS = (
 )  # fmt: skip
 
 
-def create_app(settings: Settings) -> FastAPI:
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # min_size=0: the service starts (and answers 503) even while the database is down.
-        pool = await create_pool(settings, min_size=0)
-        # Reports read through reports_pool: a streaming replica when configured, else the same pool.
-        reports_pool = pool
-        if settings.reports_database_url:
-            reports_pool = await create_pool(settings, dsn=settings.reports_database_url, min_size=0)
-        writer = Writer(
-            partial(connect, settings),
-            max_rows=settings.writer_max_rows,
-            flushers=settings.writer_connections,
-            max_pending_rows=settings.writer_max_pending_rows,
-            max_link_s=report_knobs.DEFAULT.max_link_s,
-        )
-        writer.start()
-        app.state.pool = pool
-        app.state.reports_pool = reports_pool
-        app.state.writer = writer
-        app.state.tracker_auth = TrackerAuth(pool, ttl_s=settings.auth_cache_ttl_s)
-        app.state.ingest = IngestService(writer, limits_from(settings))
-        retention_task = None
-        if settings.retention_interval_s > 0:
-            retention_task = asyncio.create_task(
-                retention.periodic(pool, settings.retention_days, settings.retention_interval_s), name="retention"
-            )
-        refresher = None
-        if settings.rollup_interval_s > 0:
-            refresher = asyncio.create_task(rollup.periodic(pool, settings.rollup_interval_s), name="rollups")
-        try:
-            yield
-        finally:
-            if refresher is not None:
-                refresher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await refresher
-            if retention_task is not None:
-                retention_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await retention_task
-            await writer.stop()
-            if reports_pool is not pool:
-                await reports_pool.close()
-            await pool.close()
+class Telemetria(FastAPI):
+    """FastAPI, with the ingest routes served in front of its stack (telemetria/ingest/front.py)."""
 
-    app = FastAPI(
+    ingest_front: IngestFront | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        front = self.ingest_front
+        if front is not None and scope["type"] == "http" and front.handles(scope):
+            scope["app"] = self  # what Starlette sets: the handlers find app.state through it
+            await front(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(settings: Settings) -> Telemetria:
+    app = Telemetria(
         title="Telemetria",
         version=__version__,
-        lifespan=lifespan,
+        lifespan=partial(_lifespan, settings),
         description="Telemetria do transporte escolar municipal (Lei 3.588/2023, Art. 15): posições dos "
         "rastreadores, cadastro, mapa ao vivo, relatórios e auditoria. Períodos: `to` é o último dia, minuto "
         "ou segundo incluído.",
@@ -114,6 +85,58 @@ def create_app(settings: Settings) -> FastAPI:
         # 2-3 % of a single-fix post in bench.profile), to find that none is.
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
+    _add_state(app, settings)
+    _add_middleware(app, settings)
+    _add_routers(app)
+    _add_openapi(app)
+    _add_error_handlers(app)
+    _add_ops_endpoints(app, settings)
+    return app
+
+
+@asynccontextmanager
+async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
+    """The services that need the event loop: the pools, the writer, and the periodic tasks."""
+    # min_size=0: the service starts (and answers 503) even while the database is down.
+    pool = await create_pool(settings, min_size=0)
+    # Reports read through reports_pool: a streaming replica when configured, else the same pool.
+    reports_pool = pool
+    if settings.reports_database_url:
+        reports_pool = await create_pool(settings, dsn=settings.reports_database_url, min_size=0)
+    writer = Writer(
+        partial(connect, settings),
+        max_rows=settings.writer_max_rows,
+        flushers=settings.writer_connections,
+        max_pending_rows=settings.writer_max_pending_rows,
+        max_link_s=report_knobs.DEFAULT.max_link_s,
+    )
+    writer.start()
+    app.state.pool = pool
+    app.state.reports_pool = reports_pool
+    app.state.writer = writer
+    app.state.tracker_auth = TrackerAuth(pool, ttl_s=settings.auth_cache_ttl_s)
+    app.state.ingest = IngestService(writer, limits_from(settings))
+    tasks = []
+    if settings.retention_interval_s > 0:
+        periodic = retention.periodic(pool, settings.retention_days, settings.retention_interval_s)
+        tasks.append(asyncio.create_task(periodic, name="retention"))
+    if settings.rollup_interval_s > 0:
+        tasks.append(asyncio.create_task(rollup.periodic(pool, settings.rollup_interval_s), name="rollups"))
+    try:
+        yield
+    finally:
+        for task in reversed(tasks):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await writer.stop()
+        if reports_pool is not pool:
+            await reports_pool.close()
+        await pool.close()
+
+
+def _add_state(app: FastAPI, settings: Settings) -> None:
+    """What needs no event loop: settings, login throttles, the ingest in-flight budget."""
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.state.login_locks = KeyedLocks()
@@ -123,7 +146,10 @@ def create_app(settings: Settings) -> FastAPI:
         share_bytes=settings.tracker_share_bytes,
         share_requests=settings.tracker_share_requests,
     )
-    app.router.routes.extend(ingest_api.ROUTES)
+
+
+def _add_middleware(app: Telemetria, settings: Settings) -> None:
+    """Every route's guarantees, outermost last; the ingest front gets the same ones but the NUL guard."""
     # Inside the body limit, which bounds what the NUL guard reads; ingest rejects NULs per item itself.
     app.add_middleware(NulGuardMiddleware, skip={route.path for route in ingest_api.ROUTES})
     app.add_middleware(  # every route, before parsing: bodies bounded in size and in time
@@ -136,6 +162,25 @@ def create_app(settings: Settings) -> FastAPI:
     # Outside everything but the headers: everything inside sees the client's address, not the proxy's.
     app.add_middleware(ForwardedMiddleware, trusted=settings.trusted_proxies)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost of all: every answer has its headers
+
+    # The ingest routes get the same guarantees in front of all this (telemetria/ingest/front.py).
+    app.ingest_front = IngestFront(
+        {route.path: route for route in ingest_api.ROUTES},
+        partial(
+            BodyLimitMiddleware,
+            limit_bytes=settings.max_body_bytes,
+            timeout_s=settings.body_timeout_s,
+            min_rate=settings.body_min_bytes_per_s,
+        ),
+        _db_down,
+        trusted=settings.trusted_proxies,
+        access=settings.access_log,
+    )
+
+
+def _add_routers(app: FastAPI) -> None:
+    # The ingest routes stay in the router too: their other methods' 405s, and the routes' listing.
+    app.router.routes.extend(ingest_api.ROUTES)
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
@@ -143,6 +188,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(apidocs.router)
     app.mount(apidocs.ASSETS, apidocs.assets(), name="docs-assets")
 
+
+def _add_openapi(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
@@ -155,6 +202,8 @@ def create_app(settings: Settings) -> FastAPI:
 
     app.openapi = openapi  # type: ignore[method-assign]
 
+
+def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HttpError)
     async def _http_error(request: Request, exc: HttpError) -> Response:
         return error_response(exc)
@@ -170,7 +219,11 @@ def create_app(settings: Settings) -> FastAPI:
         return json_response({"detail": detail, "errors": errors}, 422)
 
     for exc_type in DB_ERRORS:
-        app.add_exception_handler(exc_type, _db_down)  # type: ignore[arg-type]
+        app.add_exception_handler(exc_type, _db_down)
+
+
+def _add_ops_endpoints(app: FastAPI, settings: Settings) -> None:
+    """/api/v1 (about), /healthz, /readyz and /metrics."""
 
     @app.get("/api/v1", include_in_schema=False)
     async def about() -> Response:
@@ -213,8 +266,6 @@ def create_app(settings: Settings) -> FastAPI:
         body = metrics.render(metrics.database_families(up, fleet))
         return Response(body, media_type=metrics.CONTENT_TYPE)
 
-    return app
-
 
 async def _db_down(request: Request, exc: Exception) -> Response:
     if isinstance(exc, asyncpg.DataError):
@@ -236,6 +287,6 @@ def _refused_value(exc: Exception) -> str:
     return "invalid value: a value is out of the range or form the database can store"
 
 
-def build() -> FastAPI:
+def build() -> Telemetria:
     """Entry point for uvicorn's factory mode: settings are read here, once per process."""
     return create_app(Settings())

@@ -83,6 +83,26 @@ def forwarded_scheme(value: str) -> str | None:
     return scheme if scheme in ("http", "https") else None
 
 
+def from_proxy(scope: Scope, trusted: Sequence[Network]) -> Scope:
+    """The request as its client sent it: a copy of `scope` with the client address and scheme a trusted proxy
+    forwarded (X-Forwarded-For/-Proto), or `scope` itself when its peer is not a proxy we trust."""
+    if not (trusted and scope.get("client")):
+        return scope
+    peer = scope["client"][0]
+    ip = parse_address(peer)
+    if ip is None or not _trusted(ip, trusted):
+        return scope
+    headers = [(k, v) for k, v in scope["headers"] if k in (b"x-forwarded-for", b"x-forwarded-proto")]
+    forwarded_for = ",".join(v.decode("latin-1") for k, v in headers if k == b"x-forwarded-for")
+    proto = [v.decode("latin-1") for k, v in headers if k == b"x-forwarded-proto"]
+    scope = dict(scope)
+    if forwarded_for:
+        scope["client"] = (client_address(peer, forwarded_for, trusted), 0)
+    if proto and (scheme := forwarded_scheme(proto[-1])):
+        scope["scheme"] = scheme
+    return scope
+
+
 class ForwardedMiddleware:
     """Sets the request's client address and scheme from X-Forwarded-For/-Proto sent by a trusted proxy."""
 
@@ -91,16 +111,6 @@ class ForwardedMiddleware:
         self.trusted = tuple(trusted)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.trusted and scope.get("client"):
-            peer = scope["client"][0]
-            ip = parse_address(peer)
-            if ip is not None and _trusted(ip, self.trusted):
-                headers = [(k, v) for k, v in scope["headers"] if k in (b"x-forwarded-for", b"x-forwarded-proto")]
-                forwarded_for = ",".join(v.decode("latin-1") for k, v in headers if k == b"x-forwarded-for")
-                proto = [v.decode("latin-1") for k, v in headers if k == b"x-forwarded-proto"]
-                scope = dict(scope)
-                if forwarded_for:
-                    scope["client"] = (client_address(peer, forwarded_for, self.trusted), 0)
-                if proto and (scheme := forwarded_scheme(proto[-1])):
-                    scope["scheme"] = scheme
+        if scope["type"] == "http":
+            scope = from_proxy(scope, self.trusted)
         await self.app(scope, receive, send)

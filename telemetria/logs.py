@@ -89,6 +89,39 @@ def new_request_id() -> str:
     return os.urandom(16).hex()
 
 
+def incoming_request_id(headers: list[tuple[bytes, bytes]]) -> str:
+    """The client's (or a proxy's) X-Request-Id if it is short and plain, else a new one."""
+    raw = next((v for k, v in headers if k == _HEADER), None)
+    return raw.decode() if raw is not None and _GOOD_ID.fullmatch(raw) else new_request_id()
+
+
+def request_id_header(rid: str) -> tuple[bytes, bytes]:
+    return (_HEADER, rid.encode())
+
+
+def note_disconnect(scope: Scope) -> None:
+    # A tracker losing signal mid-upload is an everyday event, not a fault: one plain line, no traceback
+    # (uncaught, the server would log it as an ERROR). Nothing is left to answer: the client is gone.
+    log.info("client disconnected before sending the whole body: %s %s", scope["method"], scope["path"])
+
+
+def log_access(scope: Scope, rid: str, status: int, start: float) -> None:
+    """The access log's line for one request; `start` is its time.perf_counter() when it came in."""
+    access_log.info(
+        "%s %s %d",
+        scope["method"],
+        scope["path"],
+        status,
+        extra={
+            "request_id": rid,
+            "method": scope["method"],
+            "path": scope["path"],
+            "status": status,
+            "duration_ms": round((time.perf_counter() - start) * 1000, 2),
+        },
+    )
+
+
 class RequestIdMiddleware:
     """Honour a plain X-Request-Id or make one; echo it in the response; log the request if asked."""
 
@@ -100,9 +133,8 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        raw = next((v for k, v in scope["headers"] if k == _HEADER), None)
-        rid = raw.decode() if raw is not None and _GOOD_ID.fullmatch(raw) else new_request_id()
-        header = (_HEADER, rid.encode())
+        rid = incoming_request_id(scope["headers"])
+        header = request_id_header(rid)
         token = request_id.set(rid)
         status = 0
         start = time.perf_counter()
@@ -117,22 +149,8 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         except ClientDisconnect:
-            # A tracker losing signal mid-upload is an everyday event, not a fault: one plain line, no traceback
-            # (uncaught, the server would log it as an ERROR). Nothing is left to answer: the client is gone.
-            log.info("client disconnected before sending the whole body: %s %s", scope["method"], scope["path"])
+            note_disconnect(scope)
         finally:
             if self.access:
-                access_log.info(
-                    "%s %s %d",
-                    scope["method"],
-                    scope["path"],
-                    status,
-                    extra={
-                        "request_id": rid,
-                        "method": scope["method"],
-                        "path": scope["path"],
-                        "status": status,
-                        "duration_ms": round((time.perf_counter() - start) * 1000, 2),
-                    },
-                )
+                log_access(scope, rid, status, start)
             request_id.reset(token)

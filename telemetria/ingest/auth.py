@@ -37,11 +37,11 @@ class TrackerAuth:
     async def by_token(self, token: str) -> int | None:
         """The active tracker holding this bearer token, or None."""
         # Keyed by the token itself: hashing is needed only for the database lookup on a miss.
-        return await self._lookup(("token", token), q.TRACKER_BY_TOKEN, token_hash(token))
+        return await self._lookup(("token", token), q.TRACKER_BY_TOKEN, token, token_hash)
 
     async def by_unique_id(self, unique_id: str) -> int | None:
         """The active tracker with this unique id (IMEI or the id an OsmAnd client is set to), or None."""
-        return await self._lookup(("uid", unique_id), q.TRACKER_BY_UNIQUE_ID, unique_id)
+        return await self._lookup(("uid", unique_id), q.TRACKER_BY_UNIQUE_ID, unique_id, str)
 
     async def _current(self, now: float) -> None:
         """Forget every cached credential once the registry changed (a token rotated, a tracker moved)."""
@@ -53,7 +53,10 @@ class TrackerAuth:
             self._cache.clear()
             self._epoch = epoch
 
-    async def _lookup(self, key: tuple[str, str], sql: str, arg: bytes | str) -> int | None:
+    async def _lookup(
+        self, key: tuple[str, str], sql: str, credential: str, as_arg: Callable[[str], bytes | str]
+    ) -> int | None:
+        """The cached answer for `key`, else the database's for `as_arg(credential)` (only then computed)."""
         now = self._clock()
         await self._current(now)
         hit = self._cache.get(key)
@@ -61,7 +64,7 @@ class TrackerAuth:
             return hit[0]
         if hit is not None:
             del self._cache[key]
-        tracker_id: int | None = await self._pool.fetchval(sql, arg)
+        tracker_id: int | None = await self._pool.fetchval(sql, as_arg(credential))
         if len(self._cache) >= _MAX_ENTRIES:
             self._cache.clear()
         self._cache[key] = (tracker_id, now + (self._ttl if tracker_id is not None else _NEGATIVE_TTL_S))
