@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from tests.markdown import DOCS, README, ROOT, anchors, documents, links, slug
 
 EXTERNAL = ("http://", "https://", "mailto:")
+# A path written in a code span from the repository's root, such as `telemetria/ingest/fields.py`.
+_REPO_PATH = re.compile(r"`((?:telemetria|tests|bench|migrations|scripts|docs)/[\w./*-]*)`")
 
 
 def broken_links(path: Path, root: Path = ROOT) -> list[str]:
@@ -31,6 +34,13 @@ def broken_links(path: Path, root: Path = ROOT) -> list[str]:
 @pytest.mark.parametrize("path", documents(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_and_anchor_resolves(path: Path) -> None:
     assert broken_links(path) == []
+
+
+@pytest.mark.parametrize("path", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_the_text_names_from_the_root_exists(path: Path) -> None:
+    """`tests/db/test_auth.py` in a sentence is a claim too: it goes stale when the file moves."""
+    named = _REPO_PATH.findall(path.read_text())
+    assert [p for p in named if not any(ROOT.glob(p))] == []
 
 
 def test_the_checker_finds_a_missing_file_and_a_missing_anchor(tmp_path: Path) -> None:
