@@ -91,72 +91,133 @@ DEFAULT_MAP_LAYERS = (
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=None, extra="ignore")
+    # Each field's docstring is its description: docs/operations.md's table of settings is generated from them
+    # (python -m telemetria.settings_doc).
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_file=None, extra="ignore", use_attribute_docstrings=True
+    )
 
     # Database: an existing server (production), else the project-local cluster below.
     database_url: str | None = None
+    """an existing PostgreSQL 15 + TimescaleDB server (production); unset: the project-local cluster"""
     # Optional read-only server for reports (a streaming replica); unset: reports use the primary.
     reports_database_url: str | None = None
+    """a read-only server (a streaming replica) that reports read from; unset: reports read the main database"""
     data_dir: Path = Field(default_factory=lambda: project_root() / ".data")
+    """the local cluster's data, socket and log; as root, when the `postgres` user cannot reach it (a clone under
+    `/root` or in a 0700 directory), the cluster lives in `/var/lib/telemetria/<dir>-<hash>` instead (`telemetria db
+    status` shows where)"""
     db_port: int = Field(default=55432, ge=1024, le=65535)
+    """the local cluster's port (it listens on a unix socket only, no TCP)"""
     db_name: str = "telemetria"
+    """the database the service uses in the local cluster (`telemetria db start` creates `telemetria`); not used with
+    `TELEMETRIA_DATABASE_URL`"""
     db_pool_min: int = Field(default=2, ge=1)
+    """connections a pool keeps open when the code that creates it does not choose (the service's own pools start empty
+    and open connections as needed)"""
     db_pool_max: int = Field(default=8, ge=1)
+    """connections one process's pool may open (a second pool as large reads reports from a replica when one is
+    configured); the group-commit writer's `TELEMETRIA_WRITER_CONNECTIONS` come on top"""
     db_command_timeout_s: float = Field(default=30.0, gt=0)
+    """seconds one database statement may take before it is cancelled (every connection: pools and the writer's)"""
 
     # HTTP service.
     host: str = "127.0.0.1"
+    """the address the service listens on"""
     port: int = Field(default=8000, ge=1, le=65535)
+    """the port the service listens on (`./dev run --port`, `telemetria serve --port` set it too)"""
     workers: int = Field(default=1, ge=1)
+    """service processes (`telemetria serve --workers`), each with its own SO_REUSEPORT socket"""
     access_log: bool = False
+    """a per-request access log line: method, path, status, duration, request id (costs ~25 % of ingest throughput)"""
     # Behind a reverse proxy: the addresses or networks (comma-separated) of the proxies whose
     # X-Forwarded-For/-Proto are believed; "" for none. See telemetria/forwarded.py.
     forwarded_allow_ips: str = "127.0.0.1"
+    """the reverse proxies (addresses or CIDR networks, comma-separated; empty: none) whose `X-Forwarded-For`/`-Proto`
+    are believed; the client is the rightmost `X-Forwarded-For` entry that is not one of them; `*` is refused"""
     log_format: Literal["json", "text"] = "json"
+    """`json` (one object per line) or `text` (for people)"""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """the lowest level logged"""
     # When set, GET /metrics requires `Authorization: Bearer <token>`. /metrics names every vehicle
     # with the age of its last fix, so the shipped image (Dockerfile) also sets `metrics_require_token`:
     # there, without a token, /metrics is closed rather than open.
     metrics_token: SecretStr | None = None
+    """when set, `GET /metrics` needs `Authorization: Bearer <token>` (an empty value counts as unset)"""
     metrics_require_token: bool = False
+    """when true and no token is set, `GET /metrics` is closed (403) instead of open; the Docker image sets it to
+    `true`"""
 
     # Request bodies, on every route: at most this large, and received within `body_timeout_s` of the
     # headers plus 1 s per `body_min_bytes_per_s` bytes received (a stalled or dripping client gets 408).
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    """the largest request body on any route; a larger one gets 413 before it is parsed"""
     body_timeout_s: float = Field(default=20.0, gt=0)
+    """every request body must arrive within this many seconds of its headers, plus 1 s per
+    `TELEMETRIA_BODY_MIN_BYTES_PER_S` bytes received (Apache's `mod_reqtimeout` rule); a client that stalls or drips
+    gets 408 and its connection closed"""
     body_min_bytes_per_s: float = Field(default=500.0, ge=0)
+    """the bytes received that earn a body 1 s more (see `TELEMETRIA_BODY_TIMEOUT_S`), so a slow but steady upload is
+    never cut off; `0`: a fixed deadline"""
     # OsmAnd bodies are read before the device is known, so they are small: Traccar's own OsmAnd server
     # takes at most 16 KiB (HttpObjectAggregator(16384)), and one position is under 1 KiB.
     osmand_max_body_bytes: int = Field(default=16 * 1024, ge=1024)
+    """the largest `/osmand` body (413 beyond): it is read before the device is known; Traccar's own OsmAnd server
+    takes at most 16 KiB"""
     # In-flight budget, per process: ingest requests being read, decoded or written at once, and the
     # body bytes they hold (decoded, a body takes a few times its size). Only an identified tracker
     # claims, at most its share (bytes: None = one largest body); a request that does not fit is
     # answered 503 + Retry-After before its body is read, so memory stays bounded under overload.
     ingest_max_inflight_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    """per process: ingest body bytes in progress at once (the declared `Content-Length`, or as they arrive), claimed
+    only by identified trackers; a request that does not fit gets 503 + `Retry-After` before its body is read; at
+    least `TELEMETRIA_MAX_BODY_BYTES`"""
     ingest_max_inflight_requests: int = Field(default=1024, ge=1)
+    """per process: ingest requests in progress at once; one that does not fit gets 503 + `Retry-After` before its body
+    is read"""
     ingest_max_inflight_bytes_per_tracker: int | None = Field(default=None, ge=1024)
+    """the bytes of that budget one tracker may hold; unset: one largest body (`TELEMETRIA_MAX_BODY_BYTES`); beyond its
+    share a tracker's uploads get 503 + `Retry-After` while the others still fit"""
     ingest_max_inflight_requests_per_tracker: int = Field(default=8, ge=1)
+    """the ingest requests one tracker may have in progress at once; beyond, its uploads get 503 + `Retry-After`"""
     max_batch_fixes: int = Field(default=10_000, ge=1)
+    """the most fixes in one request; more get 413"""
     max_future_s: float = Field(default=300.0, ge=0)
+    """a fix more than this many seconds in the future is rejected"""
     max_speed_kmh: float = Field(default=300.0, gt=0)
+    """a fix reporting a higher speed is rejected"""
     # One fix's `attributes` as JSON: a larger object rejects its fix (trackers send a few small values).
     max_attributes_bytes: int = Field(default=4096, ge=256, le=1024 * 1024)
+    """one fix's `attributes` as JSON; a larger object rejects its fix"""
     # The zone of an OsmAnd `timestamp` sent without an offset (devices do; Traccar reads it in its
     # server's zone). Our JSON API refuses such a time instead.
     osmand_timezone: ZoneInfo = ZoneInfo("UTC")
+    """the zone of an OsmAnd `timestamp` sent without an offset (Traccar reads it in its server's zone); our JSON API
+    refuses such times"""
     retention_days: int = 731
+    """how long fixes and the audit log are kept; under 730 is refused (Lei 3.588/2023 Art. 15 §6: at least 2 years);
+    ingest rejects fixes older than this"""
     # How often the service recomputes report rollups that late fixes made stale (0: never; reports
     # stay right either way, computing stale days from the fixes).
     rollup_interval_s: float = Field(default=60.0, ge=0)
+    """how often the service recomputes the report rollups that late fixes made stale; `0`: never (reports stay right,
+    computing stale days from the fixes)"""
     # How often the service drops chunks older than the retention window; 0: never (use cron).
     retention_interval_s: float = Field(default=86_400.0, ge=0)
+    """how often the service runs retention (one process at a time, counted from the last recorded run); `0`: never
+    (run `telemetria retention run` from cron)"""
 
     # Group commit: how many fixes one transaction takes, how many transactions run at once,
     # and how many fixes may wait before new requests are turned away with 503.
     writer_max_rows: int = Field(default=5_000, ge=1)
+    """fixes per group-commit transaction (bounds how long a single fix waits behind batches)"""
     writer_connections: int = Field(default=2, ge=1)
+    """group-commit transactions in flight at once, each on its own connection"""
     writer_max_pending_rows: int = Field(default=200_000, ge=1)
+    """fixes that may wait for the database; beyond, new requests get 503 + `Retry-After`"""
     auth_cache_ttl_s: float = Field(default=30.0, ge=0)
+    """how long a credential → tracker lookup is cached (deactivation still takes effect at once; a rotated token stops
+    within about a second)"""
 
     # Users: browser sessions end after `session_idle_s` without use and `session_max_s` after login;
     # `login_max_failures` failed logins of an account from one address within `login_lockout_s`
@@ -164,22 +225,35 @@ class Settings(BaseSettings):
     # minute (auth/limits.py). Cookies get `Secure` on https ("auto"; behind a TLS proxy that
     # forwards the scheme), always, or never.
     session_idle_s: float = Field(default=30 * 60, gt=0)
+    """a browser session ends after this long unused"""
     session_max_s: float = Field(default=12 * 3600, gt=0)
+    """a browser session ends this long after login"""
     login_max_failures: int = Field(default=5, ge=1)
+    """failed logins of one account from one address within `TELEMETRIA_LOGIN_LOCKOUT_S` that lock that address out of
+    that account"""
     login_lockout_s: float = Field(default=15 * 60, ge=0)
+    """the window of those failures, and how long the lockout lasts after the oldest of them; `0`: no lockout"""
     login_attempts_per_min: int = Field(default=30, ge=1)
+    """logins one client address may try per minute, all service processes together (counted in the audit log)"""
     cookie_secure: Literal["auto", "always", "never"] = "auto"
+    """`auto`: `Secure` cookies when the request came over https (behind a proxy, the forwarded scheme); `always`;
+    `never`"""
 
     # Web map. The base layers offered (street, satellite, hybrid: Art. 15 §4 "mapa cartográfico,
     # fotográfico ou híbrido"); each is one or more tile URLs drawn in order, so a hybrid is imagery
     # plus a labels layer. A municipality that may not use some provider sets its own as JSON in
     # TELEMETRIA_MAP_LAYERS. "Sem mapa de fundo" is always offered: the pages work with no tiles.
     map_layers: list[MapLayer] = Field(default_factory=lambda: list(DEFAULT_MAP_LAYERS))
+    """the web map's base layers, as JSON: `[{"name", "tiles": [URL templates with {z}, {x}, {y}, drawn in order],
+    "attribution", "max_zoom"}]`; by default OpenStreetMap's streets, and Esri's imagery alone and with labels"""
     # Live map: a vehicle is "online" while its newest fix is at most `live_online_s` old (§2: a fix
     # every 30 s, plus upload time), "late" up to `live_offline_s`, then "offline".
     live_online_s: float = Field(default=60.0, gt=0)
+    """the live map shows a vehicle online while its newest fix is at most this old (§2: a fix every 30 s + upload)"""
     live_offline_s: float = Field(default=600.0, gt=0)
+    """then late (atrasado) while its newest fix is at most this old, then offline (sem sinal)"""
     live_poll_s: float = Field(default=5.0, ge=0.5, le=300)  # how often the live map asks for news
+    """how often the live map asks for news"""
 
     @classmethod
     def settings_customise_sources(

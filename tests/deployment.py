@@ -1,7 +1,7 @@
 """What the shipped deployment files say about the reverse proxy, read the way the tests need it.
 
 docker-compose.yml publishes the service on the host's loopback for a reverse proxy on the host;
-the README's Deployment section gives the nginx lines. Tests that check the client address a
+docs/operations.md's Deployment section gives the nginx lines. Tests that check the client address a
 request is taken from use these, so they test what is shipped rather than a copy of it.
 """
 
@@ -43,15 +43,15 @@ def compose_gateway() -> str:
 
 
 def nginx_forwarded_for_variable() -> str:
-    """The nginx variable the README's Deployment section puts in X-Forwarded-For."""
-    readme = (ROOT / "README.md").read_text()
-    found = re.findall(r"proxy_set_header\s+X-Forwarded-For\s+(\$\w+)\s*;", readme)
-    assert len(set(found)) == 1, f"the README should give one X-Forwarded-For line for nginx, found {found}"
+    """The nginx variable docs/operations.md's Deployment section puts in X-Forwarded-For."""
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    found = re.findall(r"proxy_set_header\s+X-Forwarded-For\s+(\$\w+)\s*;", guide)
+    assert len(set(found)) == 1, f"docs/operations.md should give one X-Forwarded-For line for nginx, found {found}"
     return str(found[0])
 
 
 def nginx_forwarded_for(client_sent: str | None, remote_addr: str) -> str:
-    """The X-Forwarded-For nginx sends upstream with the README's line, for a client at `remote_addr`."""
+    """The X-Forwarded-For nginx sends upstream with the documented line, for a client at `remote_addr`."""
     variable = nginx_forwarded_for_variable()
     if variable == "$remote_addr":
         return remote_addr

@@ -3,7 +3,7 @@
 With the shipped docker-compose.yml's settings, through the same ASGI stack `telemetria serve`
 runs (uvicorn's Config, with whatever it wraps around the application), and with the peer the
 host's reverse proxy arrives from. The proxy is played by the test, sending what nginx sends
-with the README's lines. (Issue 13, item 3: with `*` trusted, 40 logins from 40 invented
+with docs/operations.md's lines. (Issue 13, item 3: with `*` trusted, 40 logins from 40 invented
 addresses were never throttled and the audit log recorded the invented addresses.)
 """
 

@@ -87,7 +87,7 @@ def test_simulate_command_posts_to_the_server(db_env: dict[str, str], server: st
 
 
 def test_first_admin_tokens_and_route_import(db_env: dict[str, str], server: str) -> None:
-    """What the README tells an operator to do on a new installation."""
+    """What docs/api.md tells an operator to do on a new installation."""
     env = {**db_env, "TELEMETRIA_PASSWORD": "senha do coordenador"}
     user = json.loads(cli(env, "user", "add", "--username", "coordenacao", "--role", "admin").stdout)
     assert user["role"] == "admin" and "password_hash" not in user

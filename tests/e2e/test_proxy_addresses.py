@@ -1,8 +1,8 @@
 """The real `telemetria serve` (two processes) takes a login's address from the trusted proxy only.
 
 Two shipped set-ups: the compose file's settings, reached by something that is not the host's
-proxy; and the README's install on a host, with nginx on the same machine (the default
-TELEMETRIA_FORWARDED_ALLOW_IPS), played by the test with the README's X-Forwarded-For line.
+proxy; and the documented install on a host (docs/operations.md), with nginx on the same machine (the default
+TELEMETRIA_FORWARDED_ALLOW_IPS), played by the test with that guide's X-Forwarded-For line.
 Every login opens a new connection, as nginx does by default, so both processes take some; the
 per-address limit must hold across them. (Issue 13, item 3.)
 """
