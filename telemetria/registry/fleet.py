@@ -15,7 +15,7 @@ from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
 from telemetria.registry import queries as q
 from telemetria.registry.errors import Conflict, NotFound, RegistryError
-from telemetria.reports.params import DEFAULT as REPORT_PARAMS
+from telemetria.reports.knobs import DEFAULT as REPORT_PARAMS
 
 # Rollups are by local day; a fix changes the days up to one link (max_link_s) around it (as ingest marks them).
 _STALE_ZONE = (LOCAL_TZ.key, timedelta(seconds=REPORT_PARAMS.max_link_s))
