@@ -4,7 +4,7 @@ A single fix is a small request, and FastAPI's stack (its error and exception mi
 stack, the router's matching, Starlette's request/response wrapper) and our four middleware, each
 wrapping `send` once more, cost about as much per request as the handler's own Python. So the app's
 `__call__` hands `POST /api/v1/fixes` and `GET|HEAD|POST /osmand` to `IngestFront`, which gives
-them every guarantee the other routes get, in one frame instead of a dozen:
+them every guarantee the other routes get, with one wrapper of `send` instead of a dozen frames:
 
 - the client address and scheme a trusted proxy forwarded (`forwarded.from_proxy`);
 - the request id (X-Request-Id, echoed; the log lines' tag) and the access log, when it is on;
@@ -68,13 +68,25 @@ class IngestFront:
         rid = incoming_request_id(scope["headers"])
         token = request_id.set(rid)
         start = time.perf_counter()
+        path, rid_header, status = scope["path"], request_id_header(rid), 0
+
+        async def send_with_headers(message: Message) -> None:
+            # Every answer, the body limit's own refusals (413, 408) included, as the middleware give them.
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = with_security_headers(message.get("headers", ()), path)
+                headers.append(rid_header)
+                message["headers"] = headers
+            await send(message)
+
         try:
-            await self.limited(scope, receive, send)
+            await self.limited(scope, receive, send_with_headers)
         except ClientDisconnect:
             note_disconnect(scope)
         finally:
             if self.access:
-                log_access(scope, rid, scope.get("telemetria.status", 0), start)
+                log_access(scope, rid, status, start)
             request_id.reset(token)
 
     async def _endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -88,15 +100,12 @@ class IngestFront:
             raise
         except Exception:
             # As FastAPI's ServerErrorMiddleware: a plain 500, then the exception goes on to the server's log.
-            await self._answer(scope, send, PlainTextResponse("Internal Server Error", status_code=500))
+            await _answer(send, PlainTextResponse("Internal Server Error", status_code=500))
             raise
-        await self._answer(scope, send, response)
+        await _answer(send, response)
 
-    @staticmethod
-    async def _answer(scope: Scope, send: Send, response: Response) -> None:
-        headers = with_security_headers(response.raw_headers, scope["path"])
-        headers.append(request_id_header(request_id.get() or ""))
-        scope["telemetria.status"] = response.status_code  # for the access log
-        start: Message = {"type": "http.response.start", "status": response.status_code, "headers": headers}
-        await send(start)
-        await send({"type": "http.response.body", "body": response.body})
+
+async def _answer(send: Send, response: Response) -> None:
+    start: Message = {"type": "http.response.start", "status": response.status_code, "headers": response.raw_headers}
+    await send(start)
+    await send({"type": "http.response.body", "body": response.body})
