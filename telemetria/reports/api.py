@@ -6,7 +6,6 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, Literal
 
-import asyncpg
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
@@ -45,7 +44,7 @@ async def _context(conn: Conn, who: Principal, sel: Selection, win: Window) -> C
     return ctx
 
 
-async def _audit(request: Request, conn: asyncpg.Connection, who: Principal, kind: str, detail: dict[str, Any]) -> None:
+async def _audit(request: Request, conn: Conn, who: Principal, kind: str, detail: dict[str, Any]) -> None:
     """Record an export on the main pool: on `conn` itself when the reports pool is the main pool (no replica),
     so that a request never waits for a second connection of the pool it holds one of."""
     if request.app.state.reports_pool is request.app.state.pool:
@@ -56,7 +55,7 @@ async def _audit(request: Request, conn: asyncpg.Connection, who: Principal, kin
 
 
 async def serve(
-    request: Request, conn: asyncpg.Connection, who: Principal, kind: str, fmt: str, scope: tuple[Window, Selection],
+    request: Request, conn: Conn, who: Principal, kind: str, fmt: str, scope: tuple[Window, Selection],
     build: Build,
 ) -> Response:  # fmt: skip
     """Load what the caller may see, build the report on the reports connection, answer in `fmt`; exports are audited.

@@ -7,6 +7,6 @@
     reporting.py  reporting    per vehicle and day: did the tracker report every 30 s
     schedule.py   schedule     each route run against its schedule
 
-Each `report(conn, ctx, win, params)` returns an output.report.Report. Kinds read through store/ (rollups,
+Each builds an output.report.Report from (conn, ctx, win, params). Kinds read through store/ (rollups,
 fixes, drivers) and derive through analysis/; they see no HTTP request and raise no HTTP error.
 """
