@@ -209,7 +209,7 @@ def _ratio(r: PhaseResult, base: PhaseResult | None) -> str:
 
 
 def headline(results: list[PhaseResult]) -> str:
-    """The README's table: each load against its baseline(s), and the verdict of its target."""
+    """The headline table of docs/measurements.md: each load against its baseline(s), and the verdict of its target."""
     measured = _measured(results)
     bare, stack, fastapi = _by(measured, "bare"), _by(measured, "stack"), _by(measured, "fastapi")
     verdicts = {t.key: t for t in targets(measured)}

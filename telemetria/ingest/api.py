@@ -142,7 +142,7 @@ async def _post_fixes(request: Request) -> IngestResult:
     if tracker_id is None:
         raise HttpError(401, "unknown or inactive tracker token", _UNAUTHORIZED)
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype and not _is_json(ctype):  # no Content-Type at all is read as JSON, as the README says
+    if ctype and not _is_json(ctype):  # no Content-Type at all is read as JSON, as docs/trackers.md says
         raise HttpError(415, f"Content-Type must be application/json, not {ctype[:100]}")
     with admit(request, tracker_id, declared_length(request, settings.max_body_bytes)) as hold:
         body = await read_body(request, settings.max_body_bytes, hold.cover)

@@ -229,7 +229,7 @@ async def test_the_attributes_bound_is_a_setting(
 async def test_wrong_content_types_are_415(
     client: httpx.AsyncClient, tracker: Tracker, conn: asyncpg.Connection, ctype: str
 ) -> None:
-    """As the README says: a body that is not declared JSON gets 415, and the answer names the type accepted."""
+    """As docs/trackers.md says: a body that is not declared JSON gets 415, and the answer names the type accepted."""
     r = await post(client, tracker, fix(), ctype)
     assert r.status_code == 415
     assert r.json()["detail"] == f"Content-Type must be application/json, not {ctype.split(';')[0]}"
