@@ -15,6 +15,7 @@ from starlette.datastructures import UploadFile
 from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip
 from telemetria.auth.roles import Principal
+from telemetria.contracts import store as contracts_store
 from telemetria.geo.geodesic import line_length_m
 from telemetria.http import HttpError, json_response, read_body
 from telemetria.paging import Page, page
@@ -138,6 +139,9 @@ async def add_route(request: Request, who: Principal = WRITE) -> Response:
 async def change_route(
     route_id: IdPath, body: schemas.RoutePatch, request: Request, who: Principal = WRITE
 ) -> Response:
+    if body.contract_id is not None:  # the contract must be of the contractor whose vehicles run the route
+        async with request.app.state.pool.acquire() as conn:
+            await contracts_store.check_route_contract(conn, route_id, body.contract_id)
     return await writes.update(
         request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, _sent(body),
         lambda conn, rid: routes.route(conn, who.scope, rid),

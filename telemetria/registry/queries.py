@@ -167,19 +167,20 @@ FROM fixes f WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 ORDER BY f.ts"
 
 ROUTE_COLUMNS = (
     "code", "name", "school_year", "shift", "geometry", "length_m", "declared_km", "speed_limit_kmh",
-    "deviation_tolerance_m", "active",
+    "deviation_tolerance_m", "active", "contract_id",
 )  # fmt: skip
 INSERT_ROUTE = insert_sql("routes", ROUTE_COLUMNS)
 PATCH_ROUTE = patch_sql("routes", ROUTE_COLUMNS)
-# A contractor sees the routes its vehicles are assigned to.
+# A contractor sees the routes its vehicles are assigned to and the routes of its contracts.
 SELECT_ROUTES = """
-SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, r.speed_limit_kmh,
+SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, r.contract_id, r.speed_limit_kmh,
        r.deviation_tolerance_m, r.active, r.created_at,
        (SELECT count(*) FROM route_stops s WHERE s.route_id = r.id) AS stops_count,
        count(*) OVER () AS total
 FROM routes r
 WHERE ($1::int IS NULL OR EXISTS (SELECT 1 FROM route_assignments ra JOIN vehicles v ON v.id = ra.vehicle_id
-                                  WHERE ra.route_id = r.id AND v.contractor_id = $1))
+                                  WHERE ra.route_id = r.id AND v.contractor_id = $1)
+                     OR EXISTS (SELECT 1 FROM contracts k WHERE k.id = r.contract_id AND k.contractor_id = $1))
   AND ($2::int IS NULL OR r.id = $2) AND ($3::int IS NULL OR r.school_year = $3)
   AND ($4::bool IS NULL OR r.active = $4) AND ($5::text IS NULL OR r.code = $5)"""
 LIST_ROUTES = SELECT_ROUTES + " ORDER BY r.school_year DESC, r.code LIMIT $6 OFFSET $7"
