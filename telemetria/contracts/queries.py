@@ -80,3 +80,9 @@ SELECT DISTINCT c.name FROM route_assignments a
 JOIN vehicles v ON v.id = a.vehicle_id JOIN contractors c ON c.id = v.contractor_id
 WHERE a.route_id = $1 AND v.contractor_id <> (SELECT k.contractor_id FROM contracts k WHERE k.id = $2)
 ORDER BY c.name"""
+# The contract's contractor when the vehicle belongs to another one (no row: they agree, or one is unset).
+VEHICLE_OUTSIDE_ROUTE_CONTRACT = """
+SELECT k.number, c.name FROM routes r
+JOIN contracts k ON k.id = r.contract_id JOIN contractors c ON c.id = k.contractor_id
+JOIN vehicles v ON v.id = $2
+WHERE r.id = $1 AND v.contractor_id <> k.contractor_id"""

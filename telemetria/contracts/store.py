@@ -166,6 +166,8 @@ async def patch_contract(conn: Conn, cid: int, body: ContractPatch, username: st
 
 async def _new_version(conn: Conn, cid: int, day: date, priced: dict[str, Any], username: str) -> dict[str, Any]:
     base = await conn.fetchrow(q.TERMS_ON, cid, day)
+    if base is None:  # every contract is created with a first version; only a hand-made row lacks one
+        raise Conflict(f"contract {cid} has no priced version to change", "price_per_km")
     old = {c: base[c] for c in q.TERM_COLUMNS}
     new = old | priced
     if new["partial_min_coverage_pct"] > new["made_min_coverage_pct"]:
@@ -203,4 +205,14 @@ async def check_route_contract(conn: Conn, route_id: int, contract_id: int) -> N
         raise Conflict(
             f"contract_id: contract {contract_id} is not of the contractor running this route ({', '.join(others)})",
             "contract_id",
+        )
+
+
+async def check_assignment_contract(conn: Conn, route_id: int, vehicle_id: int) -> None:
+    """A route with a contract runs only with vehicles of that contract's contractor."""
+    row = await conn.fetchrow(q.VEHICLE_OUTSIDE_ROUTE_CONTRACT, route_id, vehicle_id)
+    if row is not None:
+        raise Conflict(
+            f"vehicle_id: the route is paid by contract {row['number']} of {row['name']}, another contractor",
+            "vehicle_id",
         )

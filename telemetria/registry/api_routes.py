@@ -184,6 +184,7 @@ async def add_route_assignment(body: schemas.RouteAssignmentIn, request: Request
         raise RegistryError("valid_to: must not be before valid_from", "valid_to")
     weekdays = sorted(set(body.weekdays))
     async with request.app.state.pool.acquire() as conn, conn.transaction():
+        await contracts_store.check_assignment_contract(conn, body.route_id, body.vehicle_id)
         aid = await store.guarded(
             lambda: conn.fetchval(
                 q.INSERT_ROUTE_ASSIGNMENT, body.route_id, body.vehicle_id, body.valid_from, body.valid_to, weekdays

@@ -278,6 +278,13 @@ async def test_a_route_takes_its_contract_and_declared_km(
     assert r.status_code == 200 and (r.json()["contract_id"], r.json()["declared_km"]) == (None, 1.3)
     r = await client.patch(f"/api/v1/routes/{route['id']}", json={"contract_id": mine}, headers=auth)
     assert r.status_code == 200 and r.json()["contract_id"] == mine
+    # Nor, once it has one, be assigned to another contractor's vehicle.
+    other = await _vehicle_of(conn, people.other_contractor_id, "OTH2B22")
+    body = {"route_id": route["id"], "vehicle_id": other, "valid_from": "2026-03-02"}
+    r = await client.post("/api/v1/route-assignments", json=body, headers=auth)
+    assert r.status_code == 409 and r.json()["field"] == "vehicle_id" and "012/2026" in r.json()["detail"]
+    r = await client.post("/api/v1/route-assignments", json=body | {"vehicle_id": vid}, headers=auth)
+    assert r.status_code == 201, r.text
 
 
 @pytest.mark.parametrize(
