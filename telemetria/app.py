@@ -24,6 +24,7 @@ from telemetria.auth import api as auth_api
 from telemetria.auth import api_audit as audit_api
 from telemetria.auth.throttle import KeyedLocks, LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
+from telemetria.contracts import api as contracts_api
 from telemetria.db import DB_ERRORS, connect, create_pool, is_unavailable, pending_migrations
 from telemetria.forwarded import ForwardedMiddleware
 from telemetria.headers import SecurityHeadersMiddleware
@@ -52,7 +53,7 @@ _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 # Every user-facing API router; each route declares its guard (see auth/guard.py).
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, audit_api.router, reports_api.router,
-    live_api.router,
+    live_api.router, contracts_api.router,
 )  # fmt: skip
 
 

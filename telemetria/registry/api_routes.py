@@ -145,6 +145,8 @@ async def change_route(
     *,
     conn: Conn,
 ) -> Response:
+    if body.contract_id is not None:  # the contract must be of the contractor whose vehicles run the route
+        await routes.check_route_contract(conn, route_id, body.contract_id)
     return await writes.update(
         conn, request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, sent(body),
         lambda conn, rid: routes.route(conn, who.scope, rid),
@@ -191,6 +193,7 @@ async def add_route_assignment(
         raise RegistryError("valid_to: must not be before valid_from", "valid_to")
     weekdays = sorted(set(body.weekdays))
     async with conn.transaction():
+        await routes.check_assignment_contract(conn, body.route_id, body.vehicle_id)
         aid = await store.guarded(
             lambda: conn.fetchval(
                 q.INSERT_ROUTE_ASSIGNMENT, body.route_id, body.vehicle_id, body.valid_from, body.valid_to, weekdays

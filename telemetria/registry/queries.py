@@ -167,19 +167,20 @@ DELETE_DRIVER_ASSIGNMENT = "DELETE FROM driver_assignments WHERE id = $1 RETURNI
 
 ROUTE_COLUMNS = (
     "code", "name", "school_year", "shift", "geometry", "length_m", "declared_km", "speed_limit_kmh",
-    "deviation_tolerance_m", "active",
+    "deviation_tolerance_m", "active", "contract_id",
 )  # fmt: skip
 INSERT_ROUTE = insert_sql("routes", ROUTE_COLUMNS)
 PATCH_ROUTE = patch_sql("routes", ROUTE_COLUMNS)
-# A contractor sees the routes its vehicles are assigned to.
+# A contractor sees the routes its vehicles are assigned to and the routes of its contracts.
 SELECT_ROUTES = """
-SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, r.speed_limit_kmh,
+SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, r.contract_id, r.speed_limit_kmh,
        r.deviation_tolerance_m, r.active, r.created_at,
        (SELECT count(*) FROM route_stops s WHERE s.route_id = r.id) AS stops_count,
        count(*) OVER () AS total
 FROM routes r
 WHERE ($1::int IS NULL OR EXISTS (SELECT 1 FROM route_assignments ra JOIN vehicles v ON v.id = ra.vehicle_id
-                                  WHERE ra.route_id = r.id AND v.contractor_id = $1))
+                                  WHERE ra.route_id = r.id AND v.contractor_id = $1)
+                     OR EXISTS (SELECT 1 FROM contracts k WHERE k.id = r.contract_id AND k.contractor_id = $1))
   AND ($2::int IS NULL OR r.id = $2) AND ($3::int IS NULL OR r.school_year = $3)
   AND ($4::bool IS NULL OR r.active = $4) AND ($5::text IS NULL OR r.code = $5)"""
 LIST_ROUTES = SELECT_ROUTES + " ORDER BY r.school_year DESC, r.code LIMIT $6 OFFSET $7"
@@ -217,3 +218,18 @@ SELECT z.id, z.name, z.limit_kmh, z.geometry, z.active, z.created_at, count(*) O
 FROM speed_zones z WHERE ($1::int IS NULL OR z.id = $1) AND ($2::bool IS NULL OR z.active = $2)"""
 LIST_ZONES = SELECT_ZONES + " ORDER BY z.name, z.id LIMIT $3 OFFSET $4"
 GET_ZONE = SELECT_ZONES + " LIMIT 1"
+
+# A route belongs to a contract (contract_id): the contract must be its contractor's.
+CONTRACT_CONTRACTOR = "SELECT contractor_id FROM contracts WHERE id = $1"
+# Contractors other than the contract's whose vehicles are assigned to the route.
+ROUTE_OTHER_CONTRACTORS = """
+SELECT DISTINCT c.name FROM route_assignments a
+JOIN vehicles v ON v.id = a.vehicle_id JOIN contractors c ON c.id = v.contractor_id
+WHERE a.route_id = $1 AND v.contractor_id <> (SELECT k.contractor_id FROM contracts k WHERE k.id = $2)
+ORDER BY c.name"""
+# The contract's contractor when the vehicle belongs to another one (no row: they agree, or one is unset).
+VEHICLE_OUTSIDE_ROUTE_CONTRACT = """
+SELECT k.number, c.name FROM routes r
+JOIN contracts k ON k.id = r.contract_id JOIN contractors c ON c.id = k.contractor_id
+JOIN vehicles v ON v.id = $2
+WHERE r.id = $1 AND v.contractor_id <> k.contractor_id"""

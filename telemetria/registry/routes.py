@@ -7,6 +7,7 @@ from typing import Any
 from telemetria.db import Conn
 from telemetria.registry import queries as q
 from telemetria.registry import store
+from telemetria.registry.errors import Conflict, NotFound
 from telemetria.registry.routefile import RouteGeometry, StopIn
 
 
@@ -44,3 +45,25 @@ async def route(conn: Conn, scope: int | None, rid: int) -> dict[str, Any]:
         round(100 * (declared * 1000 - row["length_m"]) / row["length_m"], 2) if declared else None
     )
     return row
+
+
+async def check_route_contract(conn: Conn, route_id: int, contract_id: int) -> None:
+    """A route's contract must be its contractor's: refuse one whose route runs with another contractor's vehicles."""
+    if await conn.fetchval(q.CONTRACT_CONTRACTOR, contract_id) is None:
+        raise NotFound(f"contract_id: no contract {contract_id}", "contract_id")
+    others = [r["name"] for r in await conn.fetch(q.ROUTE_OTHER_CONTRACTORS, route_id, contract_id)]
+    if others:
+        raise Conflict(
+            f"contract_id: contract {contract_id} is not of the contractor running this route ({', '.join(others)})",
+            "contract_id",
+        )
+
+
+async def check_assignment_contract(conn: Conn, route_id: int, vehicle_id: int) -> None:
+    """A route with a contract runs only with vehicles of that contract's contractor."""
+    row = await conn.fetchrow(q.VEHICLE_OUTSIDE_ROUTE_CONTRACT, route_id, vehicle_id)
+    if row is not None:
+        raise Conflict(
+            f"vehicle_id: the route is paid by contract {row['number']} of {row['name']}, another contractor",
+            "vehicle_id",
+        )

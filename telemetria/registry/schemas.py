@@ -173,6 +173,7 @@ class RouteFields(Strict):
     school_year: int = Field(default_factory=lambda: date.today().year, ge=2000, le=2100)
     shift: Shift | None = None
     declared_km: float | None = Field(default=None, gt=0, le=2000, description="km in the contract")
+    contract_id: Id | None = Field(default=None, description="the contract the route is paid by")
     speed_limit_kmh: SpeedLimit = 60.0
     deviation_tolerance_m: float = Field(default=100.0, ge=10, le=5000)
 
@@ -187,6 +188,7 @@ class RoutePatch(Strict):
     name: Name | None = None
     shift: Shift | None = None
     declared_km: float | None = Field(default=None, gt=0, le=2000)
+    contract_id: Id | None = None
     speed_limit_kmh: SpeedLimit | None = None
     deviation_tolerance_m: float | None = Field(default=None, ge=10, le=5000)
     active: bool | None = None

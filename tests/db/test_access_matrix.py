@@ -61,6 +61,18 @@ async def fresh_route_assignment(conn: asyncpg.Connection, w: World, role: str) 
     )
 
 
+async def stored_school_year(conn: asyncpg.Connection, w: World, role: str) -> int:
+    await conn.execute(
+        "INSERT INTO school_years (year, start_date, end_date) VALUES (2026, '2026-02-02', '2026-12-18')"
+        " ON CONFLICT DO NOTHING"
+    )
+    return 2026
+
+
+async def next_school_year(conn: asyncpg.Connection, w: World, role: str) -> int:
+    return 2027
+
+
 def year_window(w: World) -> dict[str, Any]:
     year = 2015  # before the world's own assignment of d2 (2026 on); each role runs on a fresh database
     return {"driver_id": w["d2"], "vehicle_id": w["v2"], "valid_from": f"{year}-01-01T00:00:00Z",
@@ -168,6 +180,37 @@ CASES = [
     Case("POST", "/api/v1/speed-zones", W, body=lambda w: {"name": "Escola", "limit_kmh": 30, "geometry": ZONE}),
     Case("PATCH", "/api/v1/speed-zones/{zone_id}", W, {"zone_id": "z1"}, lambda w: {"limit_kmh": 40}),
     Case("GET", "/api/v1/live", R),
+    Case("GET", "/api/v1/school-years/{year}", R, {"year": stored_school_year}),
+    Case(
+        "PUT",
+        "/api/v1/school-years/{year}",
+        W,
+        {"year": next_school_year},
+        lambda w: {"start": "2027-02-01", "end": "2027-12-17", "no_school_days": [], "extra_school_days": []},
+    ),
+    Case("GET", "/api/v1/contracts", R),
+    Case("GET", "/api/v1/contracts/{contract_id}", R, {"contract_id": "k1"}),
+    Case("GET", "/api/v1/contracts/{contract_id}/history", R, {"contract_id": "k1"}),
+    Case(
+        "POST",
+        "/api/v1/contracts",
+        W,
+        body=lambda w: {
+            "contractor_id": w["c1"],
+            "number": f"M{next(_seq)}/2026",
+            "lot": "2",
+            "valid_from": "2026-02-01",
+            "valid_to": "2026-12-31",
+            "price_per_km": 4.35,
+        },
+    ),
+    Case(
+        "PATCH",
+        "/api/v1/contracts/{contract_id}",
+        W,
+        {"contract_id": "k2"},
+        lambda w: {"price_per_km": 4.9, "effective_from": "2026-06-01"},
+    ),
     *(
         Case("GET", f"/api/v1/reports/{kind}", R, query={"from": "2026-03-02", "to": "2026-03-02"})
         for kind in ("km", "summary", "speeding", "trips", "route-deviation", "stops", "track", "reporting", "schedule")

@@ -1,8 +1,9 @@
-"""A small registered world for access tests: two contractors, each with a vehicle, tracker, driver and route."""
+"""A small registered world for access tests: two contractors, each with a vehicle, tracker, driver, route, contract."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 import asyncpg
 
@@ -59,7 +60,15 @@ async def make_world(conn: asyncpg.Connection, people: People) -> World:
             d,
             v["id"],
         )
-        ids |= {f"v{n}": v["id"], f"t{n}": t["id"], f"d{n}": d, f"r{n}": r, f"ra{n}": ra, f"da{n}": da}
+        k = await conn.fetchval(
+            "INSERT INTO contracts (contractor_id, number, valid_from, valid_to)"
+            " VALUES ($1, $2, '2026-01-01', '2026-12-31') RETURNING id",
+            cid,
+            f"{n}/2026",
+        )
+        await conn.execute("INSERT INTO contract_terms (contract_id, valid_from, price_per_km) VALUES ($1, $2, 4.5)", k,
+                           date(2026, 1, 1))  # fmt: skip
+        ids |= {f"v{n}": v["id"], f"t{n}": t["id"], f"d{n}": d, f"r{n}": r, f"ra{n}": ra, f"da{n}": da, f"k{n}": k}
     ids["c1"], ids["c2"] = people.contractor_id, people.other_contractor_id
     ids["z1"] = await conn.fetchval(
         "INSERT INTO speed_zones (name, limit_kmh, geometry) VALUES ('Escola', 30, $1) RETURNING id", ZONE

@@ -1,0 +1,74 @@
+"""All SQL of the school calendar and the contracts. $1 of every contract read is the contractor scope (NULL: all)."""
+
+from __future__ import annotations
+
+# --- school years -----------------------------------------------------------------------------
+
+GET_SCHOOL_YEAR = "SELECT year, start_date, end_date, updated_at, updated_by FROM school_years WHERE year = $1"
+SCHOOL_YEAR_DAYS = "SELECT day, school, reason FROM school_calendar_days WHERE year = $1 ORDER BY day"
+UPSERT_SCHOOL_YEAR = """
+INSERT INTO school_years (year, start_date, end_date, updated_by) VALUES ($1, $2, $3, $4)
+ON CONFLICT (year) DO UPDATE
+   SET start_date = EXCLUDED.start_date, end_date = EXCLUDED.end_date, updated_at = now(),
+       updated_by = EXCLUDED.updated_by"""
+DELETE_SCHOOL_YEAR_DAYS = "DELETE FROM school_calendar_days WHERE year = $1"
+INSERT_SCHOOL_YEAR_DAYS = """
+INSERT INTO school_calendar_days (year, day, school, reason)
+SELECT $1, d.day, d.school, d.reason FROM unnest($2::date[], $3::bool[], $4::text[]) AS d(day, school, reason)"""
+
+# --- contracts --------------------------------------------------------------------------------
+
+CONTRACT_COLUMNS = ("contractor_id", "number", "lot", "valid_from", "valid_to")
+TERM_COLUMNS = (
+    "price_per_km", "price_per_km_unpaved", "made_min_coverage_pct", "partial_min_coverage_pct", "partial_pay",
+    "off_route_km_paid", "justified_paid",
+)  # fmt: skip
+
+INSERT_CONTRACT = """
+INSERT INTO contracts (contractor_id, number, lot, valid_from, valid_to) VALUES ($1, $2, $3, $4, $5) RETURNING id"""
+LOCK_CONTRACT = "SELECT id, valid_from, valid_to FROM contracts WHERE id = $1 FOR UPDATE"
+# Only the sent fields ($2) change; contractor_id is fixed at creation.
+PATCH_CONTRACT = """
+UPDATE contracts SET
+    number = CASE WHEN 'number' = ANY($2::text[]) THEN $3 ELSE number END,
+    lot = CASE WHEN 'lot' = ANY($2::text[]) THEN $4 ELSE lot END,
+    valid_from = CASE WHEN 'valid_from' = ANY($2::text[]) THEN $5 ELSE valid_from END,
+    valid_to = CASE WHEN 'valid_to' = ANY($2::text[]) THEN $6 ELSE valid_to END
+WHERE id = $1 RETURNING id"""
+
+INSERT_TERMS = """
+INSERT INTO contract_terms (contract_id, valid_from, price_per_km, price_per_km_unpaved, made_min_coverage_pct,
+                            partial_min_coverage_pct, partial_pay, off_route_km_paid, justified_paid, changed,
+                            created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id"""
+# The version in force on day $2 (the earliest one also covers the days before it).
+TERMS_ON = """
+SELECT * FROM contract_terms_in_force WHERE contract_id = $1 AND during @> $2::date"""
+SUPERSEDE_TERMS = """
+UPDATE contract_terms SET superseded_at = now()
+WHERE contract_id = $1 AND valid_from = $2 AND superseded_at IS NULL"""
+
+# $2: a contract id or NULL; $3: a contractor or NULL; $4: the local date whose terms are shown.
+SELECT_CONTRACTS = """
+SELECT k.id, k.contractor_id, c.name AS contractor, k.number, k.lot, k.valid_from, k.valid_to, k.created_at,
+       t.valid_from AS terms_valid_from, t.price_per_km, t.price_per_km_unpaved, t.made_min_coverage_pct,
+       t.partial_min_coverage_pct, t.partial_pay, t.off_route_km_paid, t.justified_paid,
+       (SELECT count(*) FROM routes r WHERE r.contract_id = k.id) AS routes,
+       count(*) OVER () AS total
+FROM contracts k
+JOIN contractors c ON c.id = k.contractor_id
+LEFT JOIN contract_terms_in_force t ON t.contract_id = k.id AND t.during @> $4::date
+WHERE ($1::int IS NULL OR k.contractor_id = $1) AND ($2::int IS NULL OR k.id = $2)
+  AND ($3::int IS NULL OR k.contractor_id = $3)"""
+LIST_CONTRACTS = SELECT_CONTRACTS + " ORDER BY k.valid_from DESC, k.number LIMIT $5 OFFSET $6"
+GET_CONTRACT = SELECT_CONTRACTS + " LIMIT 1"
+
+# Every version ever written, superseded ones included, with the days each applies to now.
+CONTRACT_HISTORY = """
+SELECT t.id, t.valid_from, f.during, t.price_per_km, t.price_per_km_unpaved, t.made_min_coverage_pct,
+       t.partial_min_coverage_pct, t.partial_pay, t.off_route_km_paid, t.justified_paid, t.changed,
+       t.created_at, t.created_by, t.superseded_at
+FROM contract_terms t
+LEFT JOIN contract_terms_in_force f ON f.id = t.id
+WHERE t.contract_id = $1
+ORDER BY t.valid_from, t.created_at, t.id"""
