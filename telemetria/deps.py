@@ -2,10 +2,15 @@
 
     async def handler(conn: Conn) -> Response: ...          # the main pool (reads and writes)
     async def report(conn: ReportsConn) -> Response: ...    # the reports pool (a replica when configured)
+    async def table(conn: BuiltReportsConn) -> Response: ...  # the same, given back when the handler returns
 
 The connection is taken from the pool when the handler is called and given back when the answer has
-been sent. A pool that cannot give one (database down) raises one of `db.DB_ERRORS`, which the app
-answers with 503 like any other database failure.
+been sent (a streamed answer may still be reading through it). `BuiltReportsConn` is given back as soon
+as the handler returns, before the answer is sent: for reports whose rows are all computed first, so that
+a slow client downloading a large CSV holds no connection of the (small) pool while it reads.
+
+A pool that cannot give one (database down) raises one of `db.DB_ERRORS`, which the app answers with
+503 like any other database failure.
 
 Declare it *after* the route's guard (`who: Principal = Depends(require(...))`, then `*, conn: Conn`):
 FastAPI resolves dependencies in the order they are declared, and the guard takes a connection of its
@@ -35,3 +40,4 @@ async def _reports(request: Request) -> AsyncIterator[asyncpg.Connection]:
 
 Conn = Annotated[asyncpg.Connection, Depends(_main)]
 ReportsConn = Annotated[asyncpg.Connection, Depends(_reports)]
+BuiltReportsConn = Annotated[asyncpg.Connection, Depends(_reports, scope="function")]

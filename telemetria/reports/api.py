@@ -14,7 +14,7 @@ from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.db import Conn
-from telemetria.deps import ReportsConn
+from telemetria.deps import BuiltReportsConn, ReportsConn
 from telemetria.http import FieldError
 from telemetria.reports.kinds import events, km, reporting, schedule, summary, track
 from telemetria.reports.knobs import ReportParams
@@ -60,8 +60,8 @@ async def serve(
 ) -> Response:  # fmt: skip
     """Load what the caller may see, build the report on the reports connection, answer in `fmt`; exports are audited.
 
-    `conn` (a ReportsConn) is given back once the answer has been sent, so a report whose rows are computed while
-    they stream (track) computes them on it.
+    A report whose rows are computed while they stream (track) takes a `ReportsConn`, given back once the answer
+    has been sent; the others compute every row here and take a `BuiltReportsConn`, given back before sending.
     """
     win, sel = scope
     if fmt != "json" and not who.can(Perm.EXPORT):
@@ -85,7 +85,7 @@ async def serve(
 async def km_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
     by: Literal["vehicle", "day"] = Query("vehicle"), format: TableFormat = Query("json"), who: Principal = READ,
-    *, conn: ReportsConn,
+    *, conn: BuiltReportsConn,
 ) -> Response:  # fmt: skip
     """Km driven per vehicle (or per vehicle and day) and the group total (Art. 15 §5)."""
     return await serve(request, conn, who, "km", format, scope, lambda c, x, w: km.km(c, x, w, params, by == "day"))
@@ -94,7 +94,7 @@ async def km_report(
 @router.get("/summary")
 async def summary_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: BuiltReportsConn,
 ) -> Response:  # fmt: skip
     """Per vehicle: km, driving time, trips, top and average speed, counts of each alert, the drivers."""
     return await serve(request, conn, who, "summary", format, scope, lambda c, x, w: summary.summary(c, x, w, params))
@@ -103,7 +103,7 @@ async def summary_report(
 def _events(kind: str, doc: str) -> None:
     async def endpoint(
         request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-        format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
+        format: TableFormat = Query("json"), who: Principal = READ, *, conn: BuiltReportsConn,
     ) -> Response:  # fmt: skip
         return await serve(
             request, conn, who, kind, format, scope, lambda c, x, w: events.report(kind, c, x, w, params)
@@ -122,7 +122,7 @@ _events("route-deviation", "Departures from the assigned route beyond its tolera
 async def stops_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
     unauthorized: bool = Query(False, description="only stops outside authorized points (Art. 38 IX)"),
-    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: BuiltReportsConn,
 ) -> Response:  # fmt: skip
     """Stops with duration and whether they were at an authorized point (Art. 38 IX)."""
     return await serve(
@@ -152,7 +152,7 @@ async def track_report(
 @router.get("/reporting")
 async def reporting_report_(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: BuiltReportsConn,
 ) -> Response:  # fmt: skip
     """Per vehicle and day: fixes, coverage at ≤30 s, gaps while moving, late uploads (Art. 15 §§1–3)."""
     return await serve(
@@ -163,7 +163,7 @@ async def reporting_report_(
 @router.get("/schedule")
 async def schedule_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-    format: TableFormat = Query("json"), who: Principal = READ, *, conn: ReportsConn,
+    format: TableFormat = Query("json"), who: Principal = READ, *, conn: BuiltReportsConn,
 ) -> Response:  # fmt: skip
     """Each scheduled route run: departures and arrivals against the schedule, points skipped, runs not made."""
     return await serve(request, conn, who, "schedule", format, scope, lambda c, x, w: schedule.report(c, x, w, params))

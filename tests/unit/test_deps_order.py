@@ -9,10 +9,10 @@ from __future__ import annotations
 from fastapi.routing import APIRoute
 
 from telemetria.app import API_ROUTERS
-from telemetria.deps import Conn, ReportsConn
+from telemetria.deps import BuiltReportsConn, Conn, ReportsConn
 from telemetria.web import pages
 
-POOLED = {Conn.__metadata__[0].dependency, ReportsConn.__metadata__[0].dependency}
+POOLED = {alias.__metadata__[0].dependency for alias in (Conn, ReportsConn, BuiltReportsConn)}
 
 
 def _routes() -> list[APIRoute]:
