@@ -33,9 +33,9 @@ async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Co
     gen = await conn.fetchrow(q.GENERATION_OF_DB)  # first: routes read after it are at least as new
     generation = gen["n"]
     assigned = await conn.fetch(q.ASSIGNMENTS, list(by_id), days[0], days[-1])
-    routes = await _routes(conn, (gen["db"], generation), {r["route_id"] for r in assigned})
+    by_route = await routes(conn, (gen["db"], generation), {r["route_id"] for r in assigned})
     for r in assigned:
-        assignment = Assignment(routes[r["route_id"]], r["valid_from"], r["valid_to"], frozenset(r["weekdays"]))
+        assignment = Assignment(by_route[r["route_id"]], r["valid_from"], r["valid_to"], frozenset(r["weekdays"]))
         by_id[r["vehicle_id"]].assignments.append(assignment)
     zones = [SpeedZone(z["limit_kmh"], z["geometry"], True, z["name"]) for z in await conn.fetch(q.ZONES)]
     return Context(vehicles, zones, generation)
@@ -46,7 +46,7 @@ async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Co
 _cache: tuple[tuple[str, int], dict[int, Route]] = (("", -1), {})
 
 
-async def _routes(conn: Conn, generation: tuple[str, int], ids: set[int]) -> dict[int, Route]:
+async def routes(conn: Conn, generation: tuple[str, int], ids: set[int]) -> dict[int, Route]:
     """The routes `ids` as of (database, generation), from the cache or the database."""
     global _cache
     if _cache[0] != generation:

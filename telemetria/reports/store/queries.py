@@ -53,6 +53,13 @@ FROM route_assignments a
 WHERE a.vehicle_id = ANY ($1) AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $2)
 ORDER BY a.vehicle_id, a.route_id"""
 
+# The assignments of routes $1 that touch local dates [$2, $3] (the measurement's due runs).
+ROUTE_ASSIGNMENTS = """
+SELECT a.id, a.route_id, a.vehicle_id, a.valid_from, a.valid_to, a.weekdays
+FROM route_assignments a
+WHERE a.route_id = ANY ($1) AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $2)
+ORDER BY a.route_id, a.valid_from, a.id"""
+
 ROUTE_DETAILS = """
 SELECT r.id, r.code, r.name, r.geometry, r.speed_limit_kmh, r.deviation_tolerance_m,
        coalesce(r.declared_km, r.length_m / 1000) AS planned_km,
