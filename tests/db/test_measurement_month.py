@@ -230,12 +230,12 @@ def check_lines(m: Month, ids: Ids, report: dict[str, Any]) -> None:
         else:  # payable km measured, shown to 3 decimals: the amount is that km × price to the cent
             assert abs(amount - to_cents(pay * price)) <= Decimal("0.01"), (t, line)
         assert line["off_route_km"] >= 0 and line["justification"] is None
-    assert {r["vehicle_id"] for t, r in pairs if t.substitution} == {ids.vehicles[SPARE]}
+    assert {r["vehicle_id"] for t, r in pairs if t.substitution and r} == {ids.vehicles[SPARE]}
     (c,) = report["contracts"]
     assert c["contract_id"] == ids.contract and Decimal(str(c["price_per_km"])) == price
     for k, route in enumerate(m.routes):
         (line,) = [r for r in c["routes"] if r["route_id"] == ids.routes[k]]
-        mine = [(t, r) for t, r in pairs if t.route == k and r is not None]
+        mine = [(t, r) for t, r in pairs if t.route == k and r]
         count = Counter(t.status for t, _ in mine)
         assert (
             line["runs_due"],
