@@ -26,7 +26,7 @@ import orjson
 
 from telemetria.app import create_app
 from telemetria.contracts.api import local_today
-from telemetria.contracts.money import to_cents
+from telemetria.contracts.money import METRE, to_cents
 from telemetria.fix import Fix
 from telemetria.reports.store import rollup
 from telemetria.settings import Settings
@@ -210,6 +210,11 @@ def write_figures(fig: dict[str, Any], extra: dict[str, Any]) -> None:
     (ARTIFACTS / "measurement-month.txt").write_text("\n".join(lines) + "\n")
 
 
+def _d(x: float) -> Decimal:
+    """A JSON number (fixed places, read as a float) as the Decimal it was written from."""
+    return Decimal(repr(x))
+
+
 def check_lines(m: Month, ids: Ids, report: dict[str, Any]) -> None:
     """Every run's status, vehicle, pay and amount against the truth; route lines and totals sums of runs."""
     price = PRICE_PER_KM
@@ -221,18 +226,20 @@ def check_lines(m: Month, ids: Ids, report: dict[str, Any]) -> None:
         assert line["substitution"] is t.substitution, (t, line)
         if t.vehicle is not None:
             assert line["vehicle_id"] == ids.vehicles[t.vehicle], (t, line)
+        route = m.routes[t.route]
+        contracted = _d(line["contracted_km"])  # declared km × the run's share of the day, to the metre
+        assert abs(contracted - route.declared_km * route.share(t.run_no)) <= METRE, (t, line)
         want = m.expected_payable_km(t)
-        pay = Decimal(str(line["payable_km"]))
+        pay = _d(line["payable_km"])
         assert abs(pay - want) <= KM_REL * want, (t, line, want)
-        amount = Decimal(str(line["amount"]))
-        if t.status == "made" or want == 0:
-            assert pay == want.quantize(Decimal("0.001")) and amount == to_cents(want * price), (t, line)
-        else:  # payable km measured, shown to 3 decimals: the amount is that km × price to the cent
-            assert abs(amount - to_cents(pay * price)) <= Decimal("0.01"), (t, line)
+        if t.status == "made":
+            assert pay == contracted, (t, line)
+        # Payable km to the metre, then × price rounded to the cent once per line.
+        assert _d(line["amount"]) == to_cents(pay * price), (t, line)
         assert line["off_route_km"] >= 0 and line["justification"] is None
     assert {r["vehicle_id"] for t, r in pairs if t.substitution and r} == {ids.vehicles[SPARE]}
     (c,) = report["contracts"]
-    assert c["contract_id"] == ids.contract and Decimal(str(c["price_per_km"])) == price
+    assert c["contract_id"] == ids.contract and _d(c["price_per_km"]) == price
     for k, route in enumerate(m.routes):
         (line,) = [r for r in c["routes"] if r["route_id"] == ids.routes[k]]
         mine = [(t, r) for t, r in pairs if t.route == k and r]
@@ -244,13 +251,12 @@ def check_lines(m: Month, ids: Ids, report: dict[str, Any]) -> None:
             line["runs_not_made"],
             line["runs_justified"],
         ) == (len(mine), count["made"], count["partial"], count["not_made"], 0)
-        assert Decimal(str(line["amount"])) == sum(Decimal(str(r["amount"])) for _, r in mine)
-        assert abs(Decimal(str(line["payable_km"])) - sum(Decimal(str(r["payable_km"])) for _, r in mine)) <= Decimal(
-            "0.0005"
-        ) * len(mine)
-        days = len({t.day for t, _ in mine})
-        assert Decimal(str(line["contracted_km"])) == route.declared_km * days
-    assert Decimal(str(c["amount"])) == sum(Decimal(str(r["amount"])) for r in c["routes"])
+        for key in ("amount", "payable_km", "contracted_km", "realized_km"):
+            assert _d(line[key]) == sum(_d(r[key]) for _, r in mine), (route.code, key)
+        due_days = len({t.day for t, _ in mine})
+        assert abs(_d(line["contracted_km"]) - route.declared_km * due_days) <= METRE * len(mine)
+    for key in ("amount", "payable_km"):
+        assert _d(c[key]) == sum(_d(r[key]) for r in c["routes"]), key
 
 
 async def test_the_simulated_month_boletim_is_right_and_stable(
