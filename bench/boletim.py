@@ -20,7 +20,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from time import perf_counter_ns as time_ns
@@ -45,7 +45,7 @@ from telemetria.db import Conn, create_pool
 from telemetria.localtime import LOCAL_TZ
 from telemetria.registry import queries as rq
 from telemetria.registry import routes, schemas
-from telemetria.registry.geocheck import RouteGeometry, finish
+from telemetria.registry.geocheck import RouteGeometry, StopIn, finish
 from telemetria.reports.store import rollup
 from telemetria.settings import Settings
 
@@ -120,13 +120,19 @@ async def register(conn: Conn, fleet: list[Vehicle], days: list[date]) -> tuple[
         coords, length_m = finish(list(zip(lon.tolist(), lat.tolist(), strict=True)))
         fields = schemas.RouteFields(code=f"BENCH-{i:03d}", name=f"Linha bench {i}", school_year=first.year,
                                      contract_id=contract, declared_km=round(length_m / 1000, 1))  # fmt: skip
-        geo = RouteGeometry(coords, length_m, fleetgen.route_stops(path))
+        geo = RouteGeometry(coords, length_m, _one_run(fleetgen.route_stops(path)))
         rid = await routes.create_route(conn, fields.model_dump(), geo)
         await conn.fetchval(
             rq.INSERT_ROUTE_ASSIGNMENT, rid, v.vehicle_id, date(first.year, 1, 1), None, [1, 2, 3, 4, 5]
         )
         ids.append(rid)
     return cid, contract, ids
+
+
+def _one_run(stops: list[StopIn]) -> list[StopIn]:
+    """fleetgen's stops with its school registered as a boarding point: its loop does not wait at the school (it
+    drives on for an hour to its next stop), which the run rule would take for the end of a morning run."""
+    return [replace(s, kind="boarding") if s.kind == "school" else s for s in stops]
 
 
 async def _round_robin(calls: Sequence[Callable[[], Awaitable[Any]]], reps: int, warmup: int = 1) -> list[Timing]:
