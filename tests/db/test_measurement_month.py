@@ -166,6 +166,7 @@ def figures(m: Month, pairs: list[tuple[RunTruth, dict[str, Any] | None]]) -> di
     """The status confusion matrix (truth × boletim) and the errors of payable km, realized km and coverage."""
     confusion: Counter[tuple[str, str]] = Counter()
     pay_err, real_err, cov_err = [], [], []
+    cases = []
     for t, line in pairs:
         got = line["status"] if line else "missing"
         confusion[(t.status, got)] += 1
@@ -173,9 +174,15 @@ def figures(m: Month, pairs: list[tuple[RunTruth, dict[str, Any] | None]]) -> di
             continue
         want = m.expected_payable_km(t)
         pay = Decimal(str(line["payable_km"]))
-        pay_err.append(float(abs(pay - want) / want) if want else float(pay))
+        if want:  # a run not paid has no relative error; check_lines wants its 0 exactly
+            pay_err.append(float(abs(pay - want) / want))
         real_err.append(abs(float(line["realized_km"]) - t.route_km))
         cov_err.append(abs(float(line["coverage"]) - t.coverage))
+        if t.kind != "made":
+            shown = ("status", "coverage", "payable_km", "amount", "plate", "substitution")
+            truth = {"status": t.status, "coverage": round(t.coverage, 4), "payable_km": float(round(want, 3))}
+            cases.append({"date": t.day.isoformat(), "code": m.routes[t.route].code, "run_no": t.run_no,
+                          "case": t.kind, "truth": truth, "boletim": {k: line[k] for k in shown}})  # fmt: skip
     rows = ["made", "partial", "not_made"]
     cols = [*STATUSES, "missing"]
     return {
@@ -184,6 +191,7 @@ def figures(m: Month, pairs: list[tuple[RunTruth, dict[str, Any] | None]]) -> di
         "payable_km_rel_error": {"max": max(pay_err, default=0.0), "mean": sum(pay_err) / max(len(pay_err), 1)},
         "realized_km_abs_error_km": {"max": max(real_err, default=0.0), "mean": sum(real_err) / max(len(real_err), 1)},
         "coverage_abs_error": {"max": max(cov_err, default=0.0), "mean": sum(cov_err) / max(len(cov_err), 1)},
+        "cases": cases,
     }
 
 
@@ -206,6 +214,15 @@ def write_figures(fig: dict[str, Any], extra: dict[str, Any]) -> None:
         f"realized km vs truth, absolute error: max {k['max']:.3f} km, mean {k['mean']:.3f} km",
         f"coverage vs truth, absolute error: max {100 * c['max']:.2f} pts, mean {100 * c['mean']:.2f} pts",
     ]
+    lines += ["", "the cases other than a plain run made (truth → boletim):"]
+    for x in fig["cases"]:
+        t, b = x["truth"], x["boletim"]
+        sub = " (substitution)" if b["substitution"] else ""
+        lines.append(
+            f"  {x['date']} {x['code']} run {x['run_no']} {x['case']}: {t['status']} {100 * t['coverage']:.2f} %"
+            f" {t['payable_km']:.3f} km → {b['status']} {100 * b['coverage']:.2f} % {b['payable_km']:.3f} km"
+            f" R$ {b['amount']:.2f} by {b['plate']}{sub}"
+        )
     lines += [f"{key}: {value}" for key, value in extra.items()]
     (ARTIFACTS / "measurement-month.txt").write_text("\n".join(lines) + "\n")
 
