@@ -3,9 +3,10 @@
 A contract of four routes over March 2026 (telemetria/sim/month.py: runs made, one partial, one not made, one
 substitution, a school-free day, a late batch): the registry is set up through the API, every tracker's fixes
 are posted as it sent them, and the boletim must give every run the truth's status, its payable km within
-0.5 % of the truth's (the default rule applied to the true coverage) and amounts exact to the cent. The same
-boletim, byte for byte, with the days closed and rolled up, with the fixes posted in another order to a
-database of its own, and after a route edit made after the month. Figures: test-artifacts/measurement-month.*.
+0.5 % of the truth's (the default rule applied to the true coverage) and amounts exact to the cent. The late
+day's runs are not made while its batch is withheld (its day already closed and rolled up) and are once it
+arrives. The same boletim, byte for byte, from rollups and computed live from the fixes posted in another order
+to a database of its own, and after a route edit made after the month. Figures: test-artifacts/measurement-month.*.
 """
 
 from __future__ import annotations
