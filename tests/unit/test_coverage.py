@@ -135,6 +135,20 @@ def test_km_on_another_assigned_route_are_off_this_one() -> None:
     assert o.coverage == 0.0 and o.off_route_km == pytest.approx(10.0, abs=0.01)
 
 
+def test_a_road_shared_with_another_route_of_the_vehicle_covers_both() -> None:
+    # The vehicle's own route runs along the first 6 km of this one: the km report gives those segments to
+    # the route listed first, but the run of either route has covered them.
+    r, line = line_route(ONE_WAY)
+    lon, lat = at([0.0, 6000.0])
+    own = Route(8, "R8", "Linha 8", lon.tolist(), lat.tolist(), 60.0, 100.0, ())
+    a = analysed(drive(steps(0.0, 10_000.0)), [own, r])
+    assert set(a.seg.route[a.seg.method == ROUTE].tolist()) == {0, 1}
+    (o,) = observe(a, plan_runs(r, line, DAY))
+    assert o.coverage == pytest.approx(1.0, abs=0.001) and o.route_km == pytest.approx(10.0, abs=0.01)
+    (mine,) = observe(a, plan_runs(own, engine.line(own), DAY))
+    assert mine.coverage == pytest.approx(1.0, abs=0.001) and mine.off_route_km == pytest.approx(4.0, abs=0.01)
+
+
 # --- out and back: the passes share one road ---------------------------------------------------
 
 OUT_AND_BACK = [0.0, 10_000.0, 0.0]
