@@ -19,7 +19,7 @@ from telemetria.reports.analysis.distance import CHORD, ROUTE
 from telemetria.reports.analysis.track import Track
 from telemetria.reports.knobs import DEFAULT
 from telemetria.reports.model import Point, Route, Vehicle
-from telemetria.sim import simulate_vehicle
+from telemetria.sim import TrackerParams, simulate_vehicle
 
 DAY = date(2026, 3, 2)
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # 06:00 in Porto Velho
@@ -223,9 +223,11 @@ def test_a_plan_for_a_route_the_analysis_lacks_is_refused() -> None:
 # --- a simulated run: the grid's out-and-back route, driven by the simulator ------------------
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_a_simulated_run_covers_its_route_within_half_a_percent(seed: int) -> None:
-    s = simulate_vehicle(seed, T0)
+@pytest.mark.parametrize(("seed", "silent"), [(1, False), (2, False), (3, False), (4, True), (8, True)])
+def test_a_simulated_run_covers_its_route_within_half_a_percent(seed: int, silent: bool) -> None:
+    # Seed 4's 10-minute silence starts standing at the school and ends standing on the way back: bridged.
+    tracker = TrackerParams(silent_gap=True, silent_gap_s=(600.0, 600.0)) if silent else TrackerParams()
+    s = simulate_vehicle(seed, T0, tracker=tracker)
     lon, lat = s.truth.route.line.lon, s.truth.route.line.lat
     r = Route(7, "R7", "Sim", list(map(float, lon)), list(map(float, lat)), 60.0, 100.0, ())
     fixes = [f for u in s.uploads for f in u.fixes]

@@ -25,8 +25,9 @@ another route of the vehicle counts for both) and that end inside the run's wind
 over the stretch's length. So a gap is bridged exactly when the km report bridges it
 (the progress along the route is plausible for the time elapsed), an implausible jump is a chord and covers
 nothing, and where an out-and-back line's passes share a road the way back covers the return pass
-(distance.SAME_PROGRESS_M). Segments whose two ends both stood still (clean.stationary_mask) cover nothing:
-stationary jitter is not progress, though any km it has still count in route_km.
+(distance.SAME_PROGRESS_M). Segments whose two ends both stood still (clean.stationary_mask) and that span at
+most STANDING_RADII jitter radii cover nothing: stationary jitter is not progress, though any km it has still
+count in route_km.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from telemetria.reports.model import Point, Route
 SCHOOL_BREAK_S = 3600.0  # a wait this long after a school stop ends a run
 RUN_BREAK_S = 90 * 60.0  # a wait this long after any stop does too
 SHARE_PLACES = Decimal("0.000001")
+STANDING_RADII = 3.0  # a segment between two standing fixes spanning more jitter radii than this is a move
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,13 +173,25 @@ def along(a: Analysis, route_index: int, params: ReportParams = DEFAULT) -> dist
     return distance.segments(a.track, a.keep, [line], [route.tolerance_m], params, a.still)
 
 
-def seen(a: Analysis, seg: distance.Segments, s: Stretch) -> Seen:
+def _standing(a: Analysis, seg: distance.Segments, prev: np.ndarray, params: ReportParams) -> BoolArray:
+    """Segments that are stationary jitter: both ends stood still and it spans at most STANDING_RADII jitter
+    radii (max(jitter_floor_m, either fix's accuracy)). A long one between two standing fixes (across a gap
+    in reporting, say) is a move all the same."""
+    has = prev >= 0
+    p = np.maximum(prev, 0)
+    acc = np.fmax(a.track.accuracy_m, np.where(has, a.track.accuracy_m[p], np.nan))
+    radius = np.fmax(params.jitter_floor_m, acc)
+    standing: BoolArray = has & a.still & a.still[p] & (seg.length_m <= STANDING_RADII * radius)
+    return standing
+
+
+def seen(a: Analysis, seg: distance.Segments, s: Stretch, params: ReportParams = DEFAULT) -> Seen:
     """What analysis `a` shows of run `s`, from its segments measured with the run's route alone (`along`)."""
     t = a.track.t
     inside: BoolArray = (t >= s.start) & (t < s.end)
     on = inside & (seg.method == distance.ROUTE)
     prev = _previous_kept(a)
-    standing = a.still & np.where(prev >= 0, a.still[np.maximum(prev, 0)], False)
+    standing = _standing(a, seg, prev, params)
     moved = np.flatnonzero(on & ~standing & (seg.length_m > 0))
     lo = np.fmin(seg.m_start[moved], seg.m_end[moved])
     hi = np.fmax(seg.m_start[moved], seg.m_end[moved])
