@@ -1,7 +1,8 @@
 """A route's runs on a day and what one analysis shows of each: the window, the stretch, the coverage (pure).
 
 The measurement (telemetria/measurement/plans.py, coverage.py) gives these as RunPlan and Observation; they are
-computed here, in the analysis, so that a day's rollup keeps them (events.py, kind `runs`) by the same code.
+computed here, in the analysis, so that a day's rollup keeps them (events.py, kind `runs`) by the same code
+(reports may not import the measurement, which builds on reports: tests/unit/test_package_cycles.py).
 
 Runs (docs/contracts.md, "How a run's coverage is measured"):
 - One run per route per day, unless the scheduled times (stops in `seq` order, those with a time) have a
