@@ -1,7 +1,7 @@
 """What one vehicle's analysis shows of planned runs: coverage, km on and off the route, first and last fix (pure).
 
 Coverage is the share of the run's stretch [m_from, m_to] traversed along the route inside the run's window:
-the union of the along-route intervals of the segments the distance method attributed to the run's route
+the union of the along-route intervals of the segments the distance method measures along the run's route
 (gaps bridged exactly when the km report bridges them), clipped to the stretch (reports/analysis/runs.py).
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from telemetria.measurement.model import Observation, RunPlan
 from telemetria.reports.analysis.engine import Analysis
-from telemetria.reports.analysis.runs import Seen, Stretch, seen
+from telemetria.reports.analysis.runs import Seen, Stretch, along, seen
 
 
 def route_index(a: Analysis, route_id: int) -> int:
@@ -31,8 +31,9 @@ def observation(plan: RunPlan, vehicle_id: int, x: Seen) -> Observation:
 
 def observe(a: Analysis, plans: Sequence[RunPlan]) -> list[Observation]:
     """One Observation per plan, in order, from analysis `a` (its routes must include each plan's route)."""
+    segs = {r: along(a, route_index(a, r)) for r in dict.fromkeys(p.route_id for p in plans)}
     out = []
     for p in plans:
         s = Stretch(p.run_no, p.start, p.end, p.m_from, p.m_to, p.share)
-        out.append(observation(p, a.vehicle.id, seen(a, route_index(a, p.route_id), s)))
+        out.append(observation(p, a.vehicle.id, seen(a, segs[p.route_id], s)))
     return out

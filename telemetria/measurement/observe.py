@@ -51,10 +51,12 @@ def from_row(plan: RunPlan, vehicle_id: int, row: Mapping[str, Any]) -> Observat
     )  # fmt: skip
 
 
-async def _stored(conn: Conn, ctx: Context, vehicle_ids: Sequence[int], day: date) -> dict[int, list[Any]]:
-    """The run rows of the vehicles' current rollups of `day` (vehicles without one are left out)."""
-    found = await conn.fetch(q.ROLLUP_EVENTS, list(vehicle_ids), day, day, RUNS)
-    return {r["vehicle_id"]: r["rows"] for r in found if r["rows"] is not None and ctx.holds(r)}
+async def _stored(
+    conn: Conn, ctx: Context, vehicle_ids: Sequence[int], first: date, last: date
+) -> dict[tuple[int, date], list[Any]]:
+    """The run rows of the vehicles' current rollups of local days first..last, by (vehicle, day)."""
+    found = await conn.fetch(q.ROLLUP_EVENTS, list(vehicle_ids), first, last, RUNS)
+    return {(r["vehicle_id"], r["day"]): r["rows"] for r in found if r["rows"] is not None and ctx.holds(r)}
 
 
 async def _analysis(ctx: Context, v: Vehicle, track: Track, routes: list[Route], day: date) -> Analysis:
@@ -63,18 +65,23 @@ async def _analysis(ctx: Context, v: Vehicle, track: Track, routes: list[Route],
     return await asyncio.to_thread(engine.analyze, track, v, routes, lines, ctx.zones, d0, d1, DEFAULT)
 
 
-async def _day(conn: Conn, plans: Sequence[RunPlan], vehicle_ids: Sequence[int], day: date) -> dict[Key, Observation]:
-    d0, d1 = day_bounds(day)
-    ctx = await load(conn, None, Selection(list(vehicle_ids), None, None), Window(d0, d1, LOCAL_TZ))
-    stored = await _stored(conn, ctx, vehicle_ids, day)
-    others = await asof.routes_on(conn, sorted({p.route_id for p in plans}), day)
+def _nothing(p: RunPlan, vehicle_id: int) -> Observation:
+    return Observation(p.route_id, p.day, p.run_no, vehicle_id, 0.0, 0.0, 0.0, None, None)
+
+
+async def _day(
+    conn: Conn, ctx: Context, stored: dict[tuple[int, date], list[Any]], plans: Sequence[RunPlan],
+    vehicle_ids: Sequence[int], day: date,
+) -> dict[Key, Observation]:  # fmt: skip
+    """The observations of one day's plans by each vehicle, keyed (route, vehicle, run)."""
     out: dict[Key, Observation] = {}
+    others: dict[int, Route] | None = None  # the routes as they were that day, read only when needed
     for vid in dict.fromkeys(vehicle_ids):
         v = ctx.vehicle(vid)
         assert v is not None  # load raised NotFound otherwise
         mine = v.routes_on(day)
         assigned = {r.id for r in mine}
-        rows = stored.get(vid, [])
+        rows = stored.get((vid, day), [])
         live: dict[int | None, list[RunPlan]] = defaultdict(list)  # None: the assigned routes' analysis
         for p in plans:
             if p.route_id in assigned:
@@ -83,17 +90,19 @@ async def _day(conn: Conn, plans: Sequence[RunPlan], vehicle_ids: Sequence[int],
                     out[(p.route_id, vid, p.run_no)] = from_row(p, vid, row)
                 else:
                     live[None].append(p)
-            elif p.route_id in others:
+                continue
+            if others is None:
+                others = await asof.routes_on(conn, sorted({p.route_id for p in plans}), day)
+            if p.route_id in others:
                 live[p.route_id].append(p)
             else:  # a route that did not exist that day: nothing can have covered it
-                out[(p.route_id, vid, p.run_no)] = Observation(
-                    p.route_id, day, p.run_no, vid, 0.0, 0.0, 0.0, None, None
-                )
+                out[(p.route_id, vid, p.run_no)] = _nothing(p, vid)
         if not live:
             continue
+        d0, d1 = day_bounds(day)
         track = await fetch.track(conn, vid, d0, d1)
         for extra, todo in live.items():
-            routes = mine if extra is None else [*mine, others[extra]]
+            routes = mine if extra is None or others is None else [*mine, others[extra]]
             a = await _analysis(ctx, v, track, routes, day)
             out |= {(o.route_id, vid, o.run_no): o for o in observe(a, todo)}
     return out
@@ -105,10 +114,16 @@ async def observations(conn: Conn, plans: Sequence[RunPlan], vehicle_ids: Sequen
     A vehicle id that does not exist is a NotFound naming `vehicle_id`. A vehicle with no fix in a run's window
     has coverage 0 there.
     """
+    if not plans or not vehicle_ids:
+        return []
     by_day: dict[date, list[RunPlan]] = defaultdict(list)
     for p in plans:
         by_day[p.day].append(p)
+    first, last = min(by_day), max(by_day)
+    window = Window(day_bounds(first)[0], day_bounds(last)[1], LOCAL_TZ)
+    ctx = await load(conn, None, Selection(list(dict.fromkeys(vehicle_ids)), None, None), window)
+    stored = await _stored(conn, ctx, vehicle_ids, first, last)
     found: dict[tuple[date, int, int, int], Observation] = {}
     for day, todo in sorted(by_day.items()):
-        found |= {(day, *k): o for k, o in (await _day(conn, todo, vehicle_ids, day)).items()}
+        found |= {(day, *k): o for k, o in (await _day(conn, ctx, stored, todo, vehicle_ids, day)).items()}
     return [found[(p.day, p.route_id, vid, p.run_no)] for p in plans for vid in vehicle_ids]

@@ -19,7 +19,11 @@ from telemetria.reports.analysis.distance import CHORD, ROUTE
 from telemetria.reports.analysis.track import Track
 from telemetria.reports.knobs import DEFAULT
 from telemetria.reports.model import Point, Route, Vehicle
-from telemetria.sim import simulate_vehicle
+from telemetria.sim import MotionParams, RouteStop, TrackerParams, simulate_vehicle, vehicle_route
+from telemetria.sim import Route as SimRoute
+from telemetria.sim import drive as sim_drive
+from telemetria.sim import track as sim_track
+from telemetria.sim.polyline import Polyline
 
 DAY = date(2026, 3, 2)
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # 06:00 in Porto Velho
@@ -135,6 +139,20 @@ def test_km_on_another_assigned_route_are_off_this_one() -> None:
     assert o.coverage == 0.0 and o.off_route_km == pytest.approx(10.0, abs=0.01)
 
 
+def test_a_road_shared_with_another_route_of_the_vehicle_covers_both() -> None:
+    # The vehicle's own route runs along the first 6 km of this one: the km report gives those segments to
+    # the route listed first, but the run of either route has covered them.
+    r, line = line_route(ONE_WAY)
+    lon, lat = at([0.0, 6000.0])
+    own = Route(8, "R8", "Linha 8", lon.tolist(), lat.tolist(), 60.0, 100.0, ())
+    a = analysed(drive(steps(0.0, 10_000.0)), [own, r])
+    assert set(a.seg.route[a.seg.method == ROUTE].tolist()) == {0, 1}
+    (o,) = observe(a, plan_runs(r, line, DAY))
+    assert o.coverage == pytest.approx(1.0, abs=0.001) and o.route_km == pytest.approx(10.0, abs=0.01)
+    (mine,) = observe(a, plan_runs(own, engine.line(own), DAY))
+    assert mine.coverage == pytest.approx(1.0, abs=0.001) and mine.off_route_km == pytest.approx(4.0, abs=0.01)
+
+
 # --- out and back: the passes share one road ---------------------------------------------------
 
 OUT_AND_BACK = [0.0, 10_000.0, 0.0]
@@ -209,9 +227,11 @@ def test_a_plan_for_a_route_the_analysis_lacks_is_refused() -> None:
 # --- a simulated run: the grid's out-and-back route, driven by the simulator ------------------
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_a_simulated_run_covers_its_route_within_half_a_percent(seed: int) -> None:
-    s = simulate_vehicle(seed, T0)
+@pytest.mark.parametrize(("seed", "silent"), [(1, False), (2, False), (3, False), (4, True), (8, True)])
+def test_a_simulated_run_covers_its_route_within_half_a_percent(seed: int, silent: bool) -> None:
+    # Seed 4's 10-minute silence starts standing at the school and ends standing on the way back: bridged.
+    tracker = TrackerParams(silent_gap=True, silent_gap_s=(600.0, 600.0)) if silent else TrackerParams()
+    s = simulate_vehicle(seed, T0, tracker=tracker)
     lon, lat = s.truth.route.line.lon, s.truth.route.line.lat
     r = Route(7, "R7", "Sim", list(map(float, lon)), list(map(float, lat)), 60.0, 100.0, ())
     fixes = [f for u in s.uploads for f in u.fixes]
@@ -222,3 +242,29 @@ def test_a_simulated_run_covers_its_route_within_half_a_percent(seed: int) -> No
     half = [f for f in fixes if (f.ts - s.truth.start).total_seconds() <= school]
     (h,) = seen(half, r, engine.line(r))
     assert h.coverage == pytest.approx(0.5, abs=0.005)
+
+
+def _turned(route: SimRoute, turn: float) -> SimRoute:
+    """The route driven from the garage to `turn` metres along, standing there, then back the same way."""
+    line = route.line
+    keep = line.cum_m < turn - 1.0
+    la, lo, _ = line.at(np.asarray([turn]))
+    lat = np.concatenate([line.lat[keep], la, line.lat[keep][::-1]])
+    lon = np.concatenate([line.lon[keep], lo, line.lon[keep][::-1]])
+    nodes = np.concatenate([route.is_node[keep], [False], route.is_node[keep][::-1]])
+    out = [s for s in route.stops if s.kind == "boarding" and s.dist_m < turn - 150.0]
+    stops = (*out, RouteStop("boarding", turn, float(la[0]), float(lo[0])))
+    stops += tuple(RouteStop("boarding", 2 * turn - s.dist_m, s.lat, s.lon) for s in reversed(out))
+    return SimRoute(Polyline.of(lat, lon), nodes, stops)
+
+
+@pytest.mark.parametrize("seed", [1, 6])
+def test_a_simulated_run_that_turns_round_covers_the_first_and_last_stretches(seed: int) -> None:
+    # Turned round at 35 % of the line and driven back the same road: the line's first 35 % out, its last 35 %
+    # (the same road, on the return pass) back; the payable km within half a percent.
+    route = vehicle_route(seed)
+    truth = sim_drive(_turned(route, 0.35 * route.length_m), T0, np.random.default_rng([seed, 1]), MotionParams())
+    uploads, _ = sim_track(truth, np.random.default_rng([seed, 2]), 30, TrackerParams())
+    r = Route(7, "R7", "Sim", list(map(float, route.line.lon)), list(map(float, route.line.lat)), 60.0, 100.0, ())
+    (o,) = seen([f for u in uploads for f in u.fixes], r, engine.line(r))
+    assert o.coverage == pytest.approx(0.70, rel=0.005)

@@ -1,7 +1,8 @@
 """A route's runs on a day and what one analysis shows of each: the window, the stretch, the coverage (pure).
 
 The measurement (telemetria/measurement/plans.py, coverage.py) gives these as RunPlan and Observation; they are
-computed here, in the analysis, so that a day's rollup keeps them (events.py, kind `runs`) by the same code.
+computed here, in the analysis, so that a day's rollup keeps them (events.py, kind `runs`) by the same code
+(reports may not import the measurement, which builds on reports: tests/unit/test_package_cycles.py).
 
 Runs (docs/contracts.md, "How a run's coverage is measured"):
 - One run per route per day, unless the scheduled times (stops in `seq` order, those with a time) have a
@@ -20,12 +21,14 @@ Runs (docs/contracts.md, "How a run's coverage is measured"):
   run takes what the others leave, so a day's shares sum to exactly 1.
 
 Coverage of a run by one vehicle: the union of the along-route intervals [m_start, m_end] (distance.Segments)
-of the segments the distance method attributed to the run's route and that end inside the run's window,
-clipped to the stretch, over the stretch's length. So a gap is bridged exactly when the km report bridges it
+of the segments the distance method measures along the run's route (the route alone: a road it shares with
+another route of the vehicle counts for both) and that end inside the run's window, clipped to the stretch,
+over the stretch's length. So a gap is bridged exactly when the km report bridges it
 (the progress along the route is plausible for the time elapsed), an implausible jump is a chord and covers
 nothing, and where an out-and-back line's passes share a road the way back covers the return pass
-(distance.SAME_PROGRESS_M). Segments whose two ends both stood still (clean.stationary_mask) cover nothing:
-stationary jitter is not progress, though any km it has still count in route_km.
+(distance.SAME_PROGRESS_M). Segments whose two ends both stood still (clean.stationary_mask) and that span at
+most STANDING_RADII jitter radii cover nothing: stationary jitter is not progress, though any km it has still
+count in route_km.
 """
 
 from __future__ import annotations
@@ -41,16 +44,18 @@ import numpy as np
 
 from telemetria.geo.routeline import RouteLine
 from telemetria.localtime import LOCAL_TZ
+from telemetria.reports.analysis import distance
 from telemetria.reports.analysis.days import day_bounds
-from telemetria.reports.analysis.distance import ROUTE
 from telemetria.reports.analysis.engine import Analysis
 from telemetria.reports.analysis.schedule import EARLY_S, LATE_S, scheduled_at
 from telemetria.reports.analysis.track import BoolArray
+from telemetria.reports.knobs import DEFAULT, ReportParams
 from telemetria.reports.model import Point, Route
 
 SCHOOL_BREAK_S = 3600.0  # a wait this long after a school stop ends a run
 RUN_BREAK_S = 90 * 60.0  # a wait this long after any stop does too
 SHARE_PLACES = Decimal("0.000001")
+STANDING_RADII = 3.0  # a segment between two standing fixes spanning more jitter radii than this is a move
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +164,35 @@ def _previous_kept(a: Analysis) -> np.ndarray:
     return prev
 
 
-def seen(a: Analysis, route_index: int, s: Stretch) -> Seen:
-    """What analysis `a` shows of run `s` of its route number `route_index` (see the module's docstring)."""
-    seg, t = a.seg, a.track.t
+def along(a: Analysis, route_index: int, params: ReportParams = DEFAULT) -> distance.Segments:
+    """The analysis's segments measured by the distance method with its route number `route_index` alone.
+
+    With several routes the km report gives a segment on a road two routes share to the first of them; a run
+    of either has covered it all the same.
+    """
+    line, route = a.lines[route_index], a.routes[route_index]
+    return distance.segments(a.track, a.keep, [line], [route.tolerance_m], params, a.still)
+
+
+def _standing(a: Analysis, seg: distance.Segments, prev: np.ndarray, params: ReportParams) -> BoolArray:
+    """Segments that are stationary jitter: both ends stood still and it spans at most STANDING_RADII jitter
+    radii (max(jitter_floor_m, either fix's accuracy)). A long one between two standing fixes (across a gap
+    in reporting, say) is a move all the same."""
+    has = prev >= 0
+    p = np.maximum(prev, 0)
+    acc = np.fmax(a.track.accuracy_m, np.where(has, a.track.accuracy_m[p], np.nan))
+    radius = np.fmax(params.jitter_floor_m, acc)
+    standing: BoolArray = has & a.still & a.still[p] & (seg.length_m <= STANDING_RADII * radius)
+    return standing
+
+
+def seen(a: Analysis, seg: distance.Segments, s: Stretch, params: ReportParams = DEFAULT) -> Seen:
+    """What analysis `a` shows of run `s`, from its segments measured with the run's route alone (`along`)."""
+    t = a.track.t
     inside: BoolArray = (t >= s.start) & (t < s.end)
-    on = inside & (seg.method == ROUTE) & (seg.route == route_index)
+    on = inside & (seg.method == distance.ROUTE)
     prev = _previous_kept(a)
-    standing = a.still & np.where(prev >= 0, a.still[np.maximum(prev, 0)], False)
+    standing = _standing(a, seg, prev, params)
     moved = np.flatnonzero(on & ~standing & (seg.length_m > 0))
     lo = np.fmin(seg.m_start[moved], seg.m_end[moved])
     hi = np.fmax(seg.m_start[moved], seg.m_end[moved])
@@ -194,8 +221,9 @@ def rows(a: Analysis) -> list[dict[str, Any]]:
     day = local_day(a)
     out = []
     for r, (route, line) in enumerate(zip(a.routes, a.lines, strict=True)):
+        seg = along(a, r)
         for s in stretches(route, line, day):
-            x = seen(a, r, s)
+            x = seen(a, seg, s)
             out.append(
                 {
                     "route_id": route.id,
