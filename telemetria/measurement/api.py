@@ -160,7 +160,8 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
                                   who.username)  # fmt: skip
         await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
                      {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"]})  # fmt: skip
-    return json_response({**dict(row), "date": row["day"]}, 201)
+    out = {k: v for k, v in dict(row).items() if k != "day"}
+    return json_response({**out, "date": row["day"]}, 201)
 
 
 def _closing_json(row: Any) -> dict[str, Any]:

@@ -208,3 +208,24 @@ def test_a_frozen_line_reads_back_exactly() -> None:
     assert back == ln
     assert document.digest(content) == document.digest(content) and len(document.digest(content)) == 64
     assert orjson.loads(content)["runs"][0]["payable_km"] == 23.543  # 38.45 × 61.23 % = 23.54294 → 23.543
+
+
+def test_the_worked_example_of_docs_contracts() -> None:
+    """The week in docs/contracts.md ("A worked example"): route L01, 38.45 km, R$ 4.37/km."""
+    days = [date(2026, 3, d) for d in range(2, 7)]
+    runs = [run(day=d) for d in days]
+    cover = [0.982, 0.777, 0.96, 0.31, 0.0]
+    o = index(*(obs(r, 2 if i == 2 else 1, c) for i, (r, c) in enumerate(zip(runs, cover, strict=True))))
+    j = Justification(10, days[4], None, "ponte caída", "monitor", datetime(2026, 3, 9, tzinfo=UTC))
+    ls = lines(runs, o, {2: [2]}, lambda d: TERMS, VEHICLES, CONTRACTOR, [j])
+    got = [(ln.plate, ln.coverage_pct, ln.status, ln.payable_km, ln.amount, ln.substitution) for ln in ls]
+    assert got == [
+        ("AAA1A11", D("98.20"), "made", D("38.450"), D("168.03"), False),
+        ("AAA1A11", D("77.70"), "partial", D("29.876"), D("130.56"), False),
+        ("BBB2B22", D("96.00"), "made", D("38.450"), D("168.03"), True),
+        ("AAA1A11", D("31.00"), "not_made", D("0.000"), D("0.00"), False),
+        ("AAA1A11", D("0.00"), "justified", D("0.000"), D("0.00"), False),
+    ]
+    (t,) = route_totals([RouteRef(10, "L01", D("38.450"))], ls)
+    assert (t.runs_due, t.runs_made, t.runs_partial, t.runs_not_made, t.runs_justified) == (5, 2, 1, 1, 1)
+    assert (t.contracted_km, t.payable_km, t.amount) == (D("192.250"), D("106.776"), D("466.62"))
