@@ -200,6 +200,10 @@ CASES = [
     Case("GET", "/api/v1/speed-zones", R),
     Case("POST", "/api/v1/speed-zones", W, body=lambda w: {"name": "Escola", "limit_kmh": 30, "geometry": ZONE}),
     Case("PATCH", "/api/v1/speed-zones/{zone_id}", W, {"zone_id": "z1"}, lambda w: {"limit_kmh": 40}),
+    Case("GET", "/api/v1/routes/{route_id}/history", R, {"route_id": "r1"}),
+    Case("GET", "/api/v1/speed-zones/{zone_id}/history", R, {"zone_id": "z1"}),
+    Case("GET", "/api/v1/vehicles/{vehicle_id}/history", R, {"vehicle_id": "v1"}),
+    Case("GET", "/api/v1/route-assignments/{assignment_id}/history", R, {"assignment_id": "ra1"}),
     Case("GET", "/api/v1/live", R),
     Case("GET", "/api/v1/school-years/{year}", R, {"year": stored_school_year}),
     Case(
