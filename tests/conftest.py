@@ -94,7 +94,8 @@ async def clean(pool: asyncpg.Pool) -> None:
         "TRUNCATE fixes, latest_fixes, report_rollups, rollup_stale, tracker_installations, trackers, vehicles,"
         " contractors,"
         " drivers, driver_assignments, routes, route_stops, route_assignments, speed_zones, users, sessions,"
-        " api_tokens, audit_log, retention_runs, school_years, school_calendar_days, contracts, contract_terms"
+        " api_tokens, audit_log, retention_runs, school_years, school_calendar_days, contracts, contract_terms,"
+        " registry_versions"
         " RESTART IDENTITY CASCADE;"
         " UPDATE rollup_horizon SET closed_through = NULL, swept_through = NULL"
     )

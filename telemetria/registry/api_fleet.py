@@ -15,7 +15,7 @@ from telemetria.deps import Conn
 from telemetria.http import json_response
 from telemetria.ids import IdPath, IdQuery
 from telemetria.paging import Page, page
-from telemetria.registry import fleet, schemas, store, writes
+from telemetria.registry import fleet, schemas, store, versions, writes
 from telemetria.registry import queries as q
 from telemetria.registry.errors import NotFound, RegistryError
 from telemetria.registry.routing import READ, WRITE, sent
@@ -100,10 +100,12 @@ async def get_vehicle(vehicle_id: IdPath, who: Principal = READ, *, conn: Conn) 
 
 @router.post("/vehicles", status_code=201)
 async def add_vehicle(body: schemas.VehicleIn, request: Request, who: Principal = WRITE, *, conn: Conn) -> Response:
-    return await writes.create(
-        conn, request, who, "vehicle", q.INSERT_VEHICLE_FULL, q.VEHICLE_COLUMNS, body.model_dump(),
-        lambda conn, vid: _vehicle(conn, who, vid),
-    )  # fmt: skip
+    """Register a vehicle; its speed limit is a version valid from `effective_from` (default: today)."""
+    async with versions.dated(conn, who.username, body.effective_from):
+        return await writes.create(
+            conn, request, who, "vehicle", q.INSERT_VEHICLE_FULL, q.VEHICLE_COLUMNS,
+            body.model_dump(exclude={"effective_from"}), lambda conn, vid: _vehicle(conn, who, vid),
+        )  # fmt: skip
 
 
 @router.patch("/vehicles/{vehicle_id}")
@@ -115,10 +117,19 @@ async def change_vehicle(
     *,
     conn: Conn,
 ) -> Response:
-    return await writes.update(
-        conn, request, who, "vehicle", q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vehicle_id, sent(body),
-        lambda conn, vid: _vehicle(conn, who, vid),
-    )  # fmt: skip
+    """Change the vehicle; a new speed limit is a version valid from `effective_from` (default: today)."""
+    fields = sent(body)
+    fields.pop("effective_from", None)
+    if body.effective_from is not None and "speed_limit_kmh" not in fields:
+        raise RegistryError(
+            "effective_from: only with speed_limit_kmh (the vehicle's versioned field)", "effective_from"
+        )
+    versioned = "speed_limit_kmh" in fields
+    async with versions.dated(conn, who.username, body.effective_from, "vehicle" if versioned else None, vehicle_id):
+        return await writes.update(
+            conn, request, who, "vehicle", q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vehicle_id, fields,
+            lambda conn, vid: _vehicle(conn, who, vid),
+        )  # fmt: skip
 
 
 # --- trackers ---------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
@@ -22,7 +22,7 @@ from telemetria.http import HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
 from telemetria.paging import Page, page
 from telemetria.registry import queries as q
-from telemetria.registry import routefile, routes, schemas, store, writes
+from telemetria.registry import routefile, routes, schemas, store, versions, writes
 from telemetria.registry.errors import RegistryError
 from telemetria.registry.routing import READ, WRITE, sent
 
@@ -107,7 +107,8 @@ async def list_routes(
     *,
     conn: Conn,
 ) -> Response:
-    return json_response(await store.many(conn, q.LIST_ROUTES, pg, who.scope, None, school_year, active, code))
+    answer = await store.many(conn, q.LIST_ROUTES, pg, who.scope, None, school_year, active, code)
+    return json_response({**answer, "items": [routes.shown(r) for r in answer["items"]]})
 
 
 @router.get("/routes/{route_id}")
@@ -127,8 +128,9 @@ async def add_route(request: Request, who: Principal = WRITE) -> Response:
     else:
         raise HttpError(415, f"Content-Type: {ctype} not accepted; send application/json or multipart/form-data")
     # Not a Conn dependency: the body (an upload of up to a few MB) is read and parsed first, holding no connection.
-    async with request.app.state.pool.acquire() as conn, conn.transaction():
-        rid = await routes.create_route(conn, fields.model_dump(include=set(schemas.RouteFields.model_fields)), geo)
+    values = fields.model_dump(include=set(schemas.RouteFields.model_fields) - {"effective_from"})
+    async with request.app.state.pool.acquire() as conn, versions.dated(conn, who.username, fields.effective_from):
+        rid = await routes.create_route(conn, values, geo)
         await record(
             conn, "registry.route.create", who, client_ip(request), f"route:{rid}",
             {"points": len(geo.coords), "stops": len(geo.stops), "source": ctype or "application/json"},
@@ -145,22 +147,29 @@ async def change_route(
     *,
     conn: Conn,
 ) -> Response:
+    """Change the route's fields; the change is a version valid from `effective_from` (default: today)."""
     if body.contract_id is not None:  # the contract must be of the contractor whose vehicles run the route
         await routes.check_route_contract(conn, route_id, body.contract_id)
-    return await writes.update(
-        conn, request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, sent(body),
-        lambda conn, rid: routes.route(conn, who.scope, rid),
-    )  # fmt: skip
+    fields = sent(body)
+    fields.pop("effective_from", None)
+    if "declared_km" in fields:
+        fields["declared_km"] = routes.exact_km(fields["declared_km"])
+    async with versions.dated(conn, who.username, body.effective_from, "route", route_id):
+        return await writes.update(
+            conn, request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, fields,
+            lambda conn, rid: routes.route(conn, who.scope, rid),
+        )  # fmt: skip
 
 
 @router.put("/routes/{route_id}/stops")
 async def replace_stops(
     route_id: IdPath, body: schemas.StopsIn, request: Request, who: Principal = WRITE, *, conn: Conn
 ) -> Response:
-    """Replace the route's ordered stops (boarding points, school, garage) and their scheduled times."""
+    """Replace the route's ordered stops (boarding points, school, garage) and their scheduled times, as a version
+    valid from `effective_from` (default: today)."""
     stops = _stops(body.stops)
-    async with conn.transaction():
-        await routes.route(conn, who.scope, route_id)
+    await routes.route(conn, who.scope, route_id)
+    async with versions.dated(conn, who.username, body.effective_from, "route", route_id):
         await routes.replace_stops(conn, route_id, stops)
         await record(conn, "registry.route.stops", who, client_ip(request), f"route:{route_id}", {"stops": len(stops)})
         return json_response(await routes.route(conn, who.scope, route_id))
@@ -192,7 +201,7 @@ async def add_route_assignment(
     if body.valid_to is not None and body.valid_to < body.valid_from:
         raise RegistryError("valid_to: must not be before valid_from", "valid_to")
     weekdays = sorted(set(body.weekdays))
-    async with conn.transaction():
+    async with versions.dated(conn, who.username, body.effective_from):
         await routes.check_assignment_contract(conn, body.route_id, body.vehicle_id)
         aid = await store.guarded(
             lambda: conn.fetchval(
@@ -209,9 +218,16 @@ async def add_route_assignment(
 
 @router.delete("/route-assignments/{assignment_id}")
 async def delete_route_assignment(
-    assignment_id: IdPath, request: Request, who: Principal = WRITE, *, conn: Conn
+    assignment_id: IdPath,
+    request: Request,
+    effective_from: date | None = Query(None, description="first day without it (default: today)"),
+    who: Principal = WRITE,
+    *,
+    conn: Conn,
 ) -> Response:
-    return await writes.delete(conn, request, who, "route_assignment", q.DELETE_ROUTE_ASSIGNMENT, assignment_id)
+    """End the assignment: not in force from `effective_from` on; the days before keep it (its history stays)."""
+    async with versions.dated(conn, who.username, effective_from, "route_assignment", assignment_id):
+        return await writes.delete(conn, request, who, "route_assignment", q.DELETE_ROUTE_ASSIGNMENT, assignment_id)
 
 
 # --- speed zones ------------------------------------------------------------------------------
@@ -239,7 +255,8 @@ async def add_speed_zone(
     """A polygon with its own speed limit (a school zone, a paved highway stretch)."""
     polygon = _guard(lambda: routefile.check_polygon(body.geometry))
     values = {"name": body.name, "limit_kmh": body.limit_kmh, "geometry": polygon.__geo_interface__, "active": True}
-    return await writes.create(conn, request, who, "speed_zone", q.INSERT_ZONE, q.ZONE_COLUMNS, values, _zone)
+    async with versions.dated(conn, who.username, body.effective_from):
+        return await writes.create(conn, request, who, "speed_zone", q.INSERT_ZONE, q.ZONE_COLUMNS, values, _zone)
 
 
 @router.patch("/speed-zones/{zone_id}")
@@ -251,6 +268,10 @@ async def change_speed_zone(
     *,
     conn: Conn,
 ) -> Response:
-    return await writes.update(
-        conn, request, who, "speed_zone", q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, sent(body), _zone
-    )
+    """Change the zone's name, limit or active flag, as a version valid from `effective_from` (default: today)."""
+    fields = sent(body)
+    fields.pop("effective_from", None)
+    async with versions.dated(conn, who.username, body.effective_from, "speed_zone", zone_id):
+        return await writes.update(
+            conn, request, who, "speed_zone", q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, fields, _zone
+        )

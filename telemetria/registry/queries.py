@@ -233,3 +233,26 @@ SELECT k.number, c.name FROM routes r
 JOIN contracts k ON k.id = r.contract_id JOIN contractors c ON c.id = k.contractor_id
 JOIN vehicles v ON v.id = $2
 WHERE r.id = $1 AND v.contractor_id <> k.contractor_id"""
+
+# --- versions (migrations/0011_registry_versions.sql) ------------------------------------------
+# The date the transaction's edits apply from ('' : today, local) and who makes them: read by the
+# triggers that write registry_versions.
+SET_EFFECTIVE = """
+SELECT set_config('telemetria.effective_from', $1, true), set_config('telemetria.actor', $2, true)"""
+# The newest version's first day (superseded ones aside), to refuse an edit dated before it.
+NEWEST_VERSION_FROM = """
+SELECT max(valid_from) FROM registry_versions WHERE kind = $1 AND item_id = $2 AND superseded_at IS NULL"""
+# Every version of an item, superseded ones too; next_from: the next version in force's first day.
+VERSION_HISTORY = """
+SELECT v.id AS version, v.valid_from, v.data, v.changed, v.created_at, v.created_by, v.superseded_at,
+       CASE WHEN v.superseded_at IS NULL THEN lead(v.valid_from) OVER (
+           PARTITION BY v.superseded_at IS NULL ORDER BY v.valid_from) END AS next_from
+FROM registry_versions v
+WHERE v.kind = $1 AND v.item_id = $2
+ORDER BY v.valid_from, v.created_at, v.id"""
+# A route assignment's vehicle as its newest version says (it may have been deleted since).
+ASSIGNMENT_VEHICLE_EVER = """
+SELECT (v.data ->> 'vehicle_id')::int AS vehicle_id, c.contractor_id
+FROM registry_versions v LEFT JOIN vehicles c ON c.id = (v.data ->> 'vehicle_id')::int
+WHERE v.kind = 'route_assignment' AND v.item_id = $1 AND v.data IS NOT NULL
+ORDER BY v.id DESC LIMIT 1"""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
+
+import orjson
 
 from telemetria.db import Conn
 from telemetria.registry import queries as q
@@ -15,6 +18,7 @@ async def create_route(conn: Conn, fields: dict[str, Any], geo: RouteGeometry) -
     """Insert a route (code, name, school_year, ... from `fields`) with its checked line and stops; its id."""
     values = {
         **fields,
+        "declared_km": exact_km(fields.get("declared_km")),
         "geometry": {"type": "LineString", "coordinates": [list(c) for c in geo.coords]},
         "length_m": geo.length_m,
         "active": True,
@@ -22,6 +26,25 @@ async def create_route(conn: Conn, fields: dict[str, Any], geo: RouteGeometry) -
     rid = await store.insert(conn, q.INSERT_ROUTE, q.ROUTE_COLUMNS, values)
     await replace_stops(conn, rid, geo.stops)
     return rid
+
+
+METRE = Decimal("0.001")
+
+
+def exact_km(km: Any) -> Decimal | None:
+    """km as the numeric(9, 3) column stores it: the decimal the client wrote, to the metre (never through float)."""
+    return None if km is None else Decimal(str(km)).quantize(METRE, rounding=ROUND_HALF_EVEN)
+
+
+def km_json(km: Any) -> orjson.Fragment | None:
+    """km as a JSON number with exactly 3 decimals (as contracts/money.py writes money), never through float."""
+    exact = exact_km(km)
+    return None if exact is None else orjson.Fragment(f"{exact:f}".encode())
+
+
+def shown(row: dict[str, Any]) -> dict[str, Any]:
+    """A route row as the API writes it: declared_km as a JSON number with 3 decimals."""
+    return {**row, "declared_km": km_json(row["declared_km"])} if "declared_km" in row else row
 
 
 async def replace_stops(conn: Conn, rid: int, stops: list[StopIn]) -> None:
@@ -42,9 +65,9 @@ async def route(conn: Conn, scope: int | None, rid: int) -> dict[str, Any]:
     declared = row["declared_km"]
     row["length_km"] = round(row["length_m"] / 1000, 3)
     row["declared_vs_traced_pct"] = (
-        round(100 * (declared * 1000 - row["length_m"]) / row["length_m"], 2) if declared else None
+        round(100 * (float(declared) * 1000 - row["length_m"]) / row["length_m"], 2) if declared else None
     )
-    return row
+    return shown(row)
 
 
 async def check_route_contract(conn: Conn, route_id: int, contract_id: int) -> None:

@@ -41,6 +41,12 @@ CnhCategory = Annotated[str, AfterValidator(documents.normalize_cnh_category)]
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_printable)]
 OptText = Annotated[str | None, Field(max_length=500), AfterValidator(_opt_text)]
 SpeedLimit = Annotated[float, Field(gt=0, le=150, description="km/h")]
+# The day an edit applies from (the registry remembers: days before keep the version then in force).
+EffectiveFrom = Annotated[
+    date | None,
+    Field(default=None, description="first day the change applies (local date; default: today); not before the "
+          "newest version's first day"),
+]  # fmt: skip
 
 
 class Strict(BaseModel):
@@ -71,6 +77,7 @@ class VehicleIn(Strict):
     kind: VehicleKind | None = None
     speed_limit_kmh: SpeedLimit | None = None
     active: bool = True
+    effective_from: EffectiveFrom = None
 
 
 class VehiclePatch(Strict):
@@ -83,6 +90,7 @@ class VehiclePatch(Strict):
     kind: VehicleKind | None = None
     speed_limit_kmh: SpeedLimit | None = None
     active: bool | None = None
+    effective_from: EffectiveFrom = None  # only with speed_limit_kmh, the one field of a vehicle that is versioned
 
 
 class TrackerIn(Strict):
@@ -176,6 +184,7 @@ class RouteFields(Strict):
     contract_id: Id | None = Field(default=None, description="the contract the route is paid by")
     speed_limit_kmh: SpeedLimit = 60.0
     deviation_tolerance_m: float = Field(default=100.0, ge=10, le=5000)
+    effective_from: EffectiveFrom = None
 
 
 class RouteIn(RouteFields):
@@ -192,10 +201,12 @@ class RoutePatch(Strict):
     speed_limit_kmh: SpeedLimit | None = None
     deviation_tolerance_m: float | None = Field(default=None, ge=10, le=5000)
     active: bool | None = None
+    effective_from: EffectiveFrom = None
 
 
 class StopsIn(Strict):
     stops: list[RouteStopIn] = Field(max_length=500)
+    effective_from: EffectiveFrom = None
 
 
 class RouteAssignmentIn(Strict):
@@ -206,15 +217,18 @@ class RouteAssignmentIn(Strict):
     weekdays: list[Annotated[int, Field(ge=1, le=7)]] = Field(
         default=[1, 2, 3, 4, 5], min_length=1, max_length=7, description="ISO weekdays, 1 = Monday"
     )
+    effective_from: EffectiveFrom = None
 
 
 class SpeedZoneIn(Strict):
     name: Name
     limit_kmh: SpeedLimit
     geometry: dict[str, Any] = Field(description="GeoJSON Polygon or MultiPolygon, WGS84 lon/lat")
+    effective_from: EffectiveFrom = None
 
 
 class SpeedZonePatch(Strict):
     name: Name | None = None
     limit_kmh: SpeedLimit | None = None
     active: bool | None = None
+    effective_from: EffectiveFrom = None

@@ -10,9 +10,10 @@ Imports nothing that does I/O or HTTP: the analysis (reports/analysis/) builds o
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -80,6 +81,17 @@ class SpeedZone:
     geometry: Mapping[str, Any]
     active: bool = True
     name: str = ""
+    valid_from: date | None = None  # the version's first and last local day (None: open)
+    valid_to: date | None = None
+
+    def in_force(self, day: date) -> bool:
+        """Whether this version of the zone applies on local date `day`."""
+        return (self.valid_from is None or self.valid_from <= day) and (self.valid_to is None or day <= self.valid_to)
+
+
+def zones_on(zones: Sequence[SpeedZone], day: date) -> list[SpeedZone]:
+    """The versions of the zones in force on local date `day`."""
+    return [z for z in zones if z.active and z.in_force(day)]
 
 
 @dataclass(frozen=True, eq=False)  # no slots: `digest` is cached in the instance
@@ -93,6 +105,10 @@ class Route:
     tolerance_m: float
     points: tuple[Point, ...]
     planned_km: float | None = None  # km one day's run is planned to cover: the declared km, else the line's length
+    contract_id: int | None = None
+    declared_km: Decimal | None = None  # exact, as the contract pays it
+    length_m: float = 0.0  # the traced line's length
+    version: int = 0  # the registry version (registry_versions.id) this is; 0: not from the registry
 
     @cached_property
     def digest(self) -> str:
@@ -122,8 +138,22 @@ class Vehicle:
     prefix: str | None
     contractor_id: int | None
     contractor: str | None
-    limit_kmh: float | None
+    limit_kmh: float | None  # the newest version's; a past day's is limit_on(day)
     assignments: list[Assignment] = field(default_factory=list)
+    # The speed limit's versions: (first local day, last local day, km/h), None for an open end.
+    limits: tuple[tuple[date | None, date | None, float | None], ...] = ()
+
+    def limit_on(self, day: date) -> float | None:
+        """The vehicle's own speed limit in force on local date `day` (km/h; None: none registered)."""
+        for lo, hi, kmh in self.limits:
+            if (lo is None or lo <= day) and (hi is None or day <= hi):
+                return kmh
+        return self.limit_kmh
+
+    def as_on(self, day: date) -> Vehicle:
+        """The vehicle with the speed limit in force on local date `day` as its `limit_kmh`."""
+        kmh = self.limit_on(day)
+        return self if kmh == self.limit_kmh else replace(self, limit_kmh=kmh)
 
     def routes_on(self, day: date) -> list[Route]:
         """The routes assigned to the vehicle on local date `day` (a route once, whatever its assignments)."""
@@ -142,7 +172,7 @@ class Vehicle:
         """What the vehicle's figures of local day `day` derive from besides its fixes: a rollup is current
         while this is unchanged, so a registry edit outdates only the vehicle-days it can change."""
         routes = tuple(sorted(r.digest for r in self.routes_on(day)))
-        return _basis(params.fingerprint(), self.limit_kmh, routes, zones_digest)
+        return _basis(params.fingerprint(), self.limit_on(day), routes, zones_digest)
 
     def label(self) -> dict[str, Any]:
         """What every report row carries to say which vehicle it is about."""
@@ -151,8 +181,9 @@ class Vehicle:
 
 @dataclass(frozen=True, eq=False)  # no slots: the properties below are cached in the instance
 class Context:
-    """The registry facts of one report: its vehicles (with their route assignments), the speed zones, and the
-    registry generation they were read at."""
+    """The registry facts of one report: its vehicles (with their route assignments, each clipped to the days a
+    route version applies), the speed zones' versions of the period, and the registry generation they were
+    read at."""
 
     vehicles: list[Vehicle]
     zones: list[SpeedZone]
@@ -163,15 +194,26 @@ class Context:
         return {v.id: v for v in self.vehicles}
 
     @cached_property
-    def zones_digest(self) -> str:
-        return _digest([(z.limit_kmh, z.geometry) for z in self.zones])
+    def _zone_digests(self) -> dict[date, str]:
+        return {}
+
+    def zones_on(self, day: date) -> list[SpeedZone]:
+        """The speed zones in force on local date `day`."""
+        return zones_on(self.zones, day)
+
+    def zones_digest(self, day: date) -> str:
+        """Changes whenever the zones in force on local date `day` do."""
+        digests = self._zone_digests
+        if day not in digests:
+            digests[day] = _digest([(z.limit_kmh, z.geometry) for z in self.zones_on(day)])
+        return digests[day]
 
     def vehicle(self, vehicle_id: int) -> Vehicle | None:
         return self._by_id.get(vehicle_id)
 
     def basis(self, vehicle: Vehicle, day: date) -> str:
         """The basis a rollup of `vehicle` on local day `day` computed with the default knobs has now."""
-        return vehicle.basis(day, self.zones_digest, DEFAULT)
+        return vehicle.basis(day, self.zones_digest(day), DEFAULT)
 
     def holds(self, rollup: Mapping[str, Any]) -> bool:
         """Whether a rollup row's basis is the one the registry gives its vehicle and day now."""

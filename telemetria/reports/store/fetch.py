@@ -17,7 +17,7 @@ from telemetria.reports.analysis import engine
 from telemetria.reports.analysis.days import split
 from telemetria.reports.analysis.track import IGN_OFF, IGN_ON, IGN_UNKNOWN, FloatArray, Track
 from telemetria.reports.knobs import ReportParams
-from telemetria.reports.model import Context, SpeedZone, Vehicle, Window
+from telemetria.reports.model import Context, SpeedZone, Vehicle, Window, zones_on
 from telemetria.reports.store import queries as q
 
 # Derivations at a window's edges look at fixes beyond it: distances and cleaning at a few fixes,
@@ -59,13 +59,15 @@ async def analyze_piece(
     conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
     params: ReportParams,
 ) -> engine.Analysis:  # fmt: skip
-    """The analysis of one piece of one local day, with the routes assigned to the vehicle that day."""
+    """The analysis of one piece of one local day with the registry of that day: the route versions assigned to
+    the vehicle, its speed limit and the speed zones (of `zones`, the versions) in force on `day`."""
     fixes = await track(conn, vehicle.id, start, end)
     routes = vehicle.routes_on(day)
     lines = [engine.line(r) for r in routes]
     return await asyncio.to_thread(
-        engine.analyze, fixes, vehicle, routes, lines, zones, start.timestamp(), end.timestamp(), params
-    )
+        engine.analyze, fixes, vehicle.as_on(day), routes, lines, zones_on(zones, day), start.timestamp(),
+        end.timestamp(), params,
+    )  # fmt: skip
 
 
 async def analyses(

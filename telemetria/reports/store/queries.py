@@ -32,8 +32,10 @@ async def last_fixes(pool: Pool, timeout_s: float = 5.0) -> list[LastFix]:
 
 
 # --- what a report is about -------------------------------------------------------------------
+# The registry a report reads is its versions (migrations/0011_registry_versions.sql): each version in
+# force with the local days it applies to, `during` (lower bound NULL: from the beginning).
 # $1 the caller's contractor scope (NULL: everything), $2 vehicle ids (NULL: no filter),
-# $3 contractor id, $4 route id (vehicles assigned to it in [$5, $6] local dates).
+# $3 contractor id, $4 route id (vehicles assigned to it on some day of [$5, $6] local dates).
 VEHICLES = """
 SELECT v.id, v.plate, v.prefix, v.contractor_id, c.name AS contractor, v.speed_limit_kmh
 FROM vehicles v LEFT JOIN contractors c ON c.id = v.contractor_id
@@ -41,35 +43,70 @@ WHERE ($1::int IS NULL OR v.contractor_id = $1)
   AND ($2::int[] IS NULL OR v.id = ANY ($2))
   AND ($3::int IS NULL OR v.contractor_id = $3)
   AND ($4::int IS NULL OR EXISTS (
-        SELECT 1 FROM route_assignments a WHERE a.vehicle_id = v.id AND a.route_id = $4
-          AND a.valid_from <= $6 AND (a.valid_to IS NULL OR a.valid_to >= $5)))
+        SELECT 1 FROM registry_versions_in_force a
+        WHERE a.kind = 'route_assignment' AND a.data IS NOT NULL
+          AND (a.data ->> 'vehicle_id')::int = v.id AND (a.data ->> 'route_id')::int = $4
+          AND a.during && daterange($5, $6, '[]')
+          AND (a.data ->> 'valid_from')::date <= $6
+          AND (a.data ->> 'valid_to' IS NULL OR (a.data ->> 'valid_to')::date >= $5)))
   AND ($2::int[] IS NOT NULL OR v.active)
 ORDER BY v.plate"""
 
-# Which vehicle runs which route on local dates [$2, $3] (the routes themselves: ROUTE_DETAILS).
-ASSIGNMENTS = """
-SELECT a.vehicle_id, a.route_id, a.valid_from, a.valid_to, a.weekdays
-FROM route_assignments a
-WHERE a.vehicle_id = ANY ($1) AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $2)
-ORDER BY a.vehicle_id, a.route_id"""
+# The assignment versions in force on some day of local dates [$2, $3] whose own period touches it:
+# vehicles $1 (the reports), or routes $4 (the measurement's due runs). lo/hi: `during`'s bounds.
+_ASSIGNMENT_VERSIONS = """
+SELECT a.item_id AS id, a.id AS version, (a.data ->> 'vehicle_id')::int AS vehicle_id,
+       (a.data ->> 'route_id')::int AS route_id, (a.data ->> 'valid_from')::date AS valid_from,
+       (a.data ->> 'valid_to')::date AS valid_to,
+       ARRAY(SELECT jsonb_array_elements_text(a.data -> 'weekdays')::int) AS weekdays,
+       lower(a.during) AS lo, upper(a.during) AS hi
+FROM registry_versions_in_force a
+WHERE a.kind = 'route_assignment' AND a.data IS NOT NULL AND a.during && daterange($2, $3, '[]')
+  AND (a.data ->> 'valid_from')::date <= $3 AND (a.data ->> 'valid_to' IS NULL OR (a.data ->> 'valid_to')::date >= $2)
+"""
+ASSIGNMENTS = (
+    _ASSIGNMENT_VERSIONS
+    + """  AND (a.data ->> 'vehicle_id')::int = ANY ($1)
+ORDER BY vehicle_id, route_id, a.valid_from"""
+)
+ROUTE_ASSIGNMENTS = (
+    _ASSIGNMENT_VERSIONS
+    + """  AND (a.data ->> 'route_id')::int = ANY ($1)
+ORDER BY route_id, valid_from, id, a.valid_from"""
+)
 
-# The assignments of routes $1 that touch local dates [$2, $3] (the measurement's due runs).
-ROUTE_ASSIGNMENTS = """
-SELECT a.id, a.route_id, a.vehicle_id, a.valid_from, a.valid_to, a.weekdays
-FROM route_assignments a
-WHERE a.route_id = ANY ($1) AND a.valid_from <= $3 AND (a.valid_to IS NULL OR a.valid_to >= $2)
-ORDER BY a.route_id, a.valid_from, a.id"""
+# The versions of routes $1 in force on some day of local dates [$2, $3].
+ROUTE_VERSIONS = """
+SELECT v.item_id AS route_id, v.id AS version, lower(v.during) AS lo, upper(v.during) AS hi
+FROM registry_versions_in_force v
+WHERE v.kind = 'route' AND v.item_id = ANY ($1) AND v.data IS NOT NULL AND v.during && daterange($2, $3, '[]')
+ORDER BY v.item_id, v.valid_from"""
 
+# Route versions $1, decoded as the reports use them (ROUTE_VERSIONS says which apply when).
 ROUTE_DETAILS = """
-SELECT r.id, r.code, r.name, r.geometry, r.speed_limit_kmh, r.deviation_tolerance_m,
-       coalesce(r.declared_km, r.length_m / 1000) AS planned_km,
-       coalesce((SELECT jsonb_agg(jsonb_build_object('seq', s.seq, 'name', s.name, 'lat', s.lat, 'lon', s.lon,
-                                                     'kind', s.kind, 'scheduled_time', s.scheduled_time::text)
-                                  ORDER BY s.seq)
-                 FROM route_stops s WHERE s.route_id = r.id), '[]') AS stops
-FROM routes r WHERE r.id = ANY ($1)"""
+SELECT v.id AS version, v.item_id AS id, v.data ->> 'code' AS code, v.data ->> 'name' AS name,
+       v.data -> 'geometry' AS geometry, (v.data ->> 'speed_limit_kmh')::real AS speed_limit_kmh,
+       (v.data ->> 'deviation_tolerance_m')::real AS deviation_tolerance_m,
+       (v.data ->> 'length_m')::float8 AS length_m, (v.data ->> 'declared_km')::numeric(9, 3) AS declared_km,
+       (v.data ->> 'contract_id')::int AS contract_id, coalesce(v.data -> 'stops', '[]') AS stops
+FROM registry_versions v WHERE v.kind = 'route' AND v.id = ANY ($1)"""
 
-ZONES = "SELECT id, name, limit_kmh, geometry FROM speed_zones WHERE active ORDER BY id"
+# Each vehicle's speed-limit versions on local dates [$2, $3].
+VEHICLE_LIMITS = """
+SELECT v.item_id AS vehicle_id, (v.data ->> 'speed_limit_kmh')::real AS speed_limit_kmh,
+       lower(v.during) AS lo, upper(v.during) AS hi
+FROM registry_versions_in_force v
+WHERE v.kind = 'vehicle' AND v.item_id = ANY ($1) AND v.data IS NOT NULL AND v.during && daterange($2, $3, '[]')
+ORDER BY v.item_id, v.valid_from"""
+
+# The active speed zones' versions in force on some day of local dates [$1, $2].
+ZONES = """
+SELECT v.item_id AS id, v.data ->> 'name' AS name, (v.data ->> 'limit_kmh')::real AS limit_kmh,
+       v.data -> 'geometry' AS geometry, lower(v.during) AS lo, upper(v.during) AS hi
+FROM registry_versions_in_force v
+WHERE v.kind = 'speed_zone' AND v.data IS NOT NULL AND (v.data ->> 'active')::boolean
+  AND v.during && daterange($1, $2, '[]')
+ORDER BY v.item_id, v.valid_from"""
 
 GENERATION = "SELECT n FROM report_generation"
 # The cache of decoded routes is per database and generation (tests and tools open several databases).

@@ -4,6 +4,9 @@ and the refresher that closes days and recomputes stale ones.
 A rollup is written by the refresher from the same pipeline a live report runs, over exactly one
 local day with the same context, so reading it is the same as computing that day live
 (tests/db/test_rollups.py checks it, late batches included). See migrations/0007_report_rollups.sql.
+Its `events` also keep, as kind `runs`, what the day shows of each run of the vehicle's routes
+(reports/analysis/runs.py), which the measurement reads (telemetria/measurement/observe.py); a rollup
+written before that has no `runs`, and the measurement computes those from the fixes.
 """
 
 from __future__ import annotations

@@ -1,0 +1,341 @@
+"""The simulated month through the real API and database: the boletim against the ground truth (issue 17, Quality).
+
+A contract of four routes over March 2026 (telemetria/sim/month.py: runs made, one partial, one not made, one
+substitution, a school-free day, a late batch): the registry is set up through the API, every tracker's fixes
+are posted as it sent them, and the boletim must give every run the truth's status, its payable km within
+0.5 % of the truth's (the default rule applied to the true coverage) and amounts exact to the cent. The late
+day's runs are not made while its batch is withheld (its day already closed and rolled up) and are once it
+arrives. The same boletim, byte for byte, from rollups and computed live from the fixes posted in another order
+to a database of its own, and after a route edit made after the month. Figures: test-artifacts/measurement-month.*.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+
+from telemetria.app import create_app
+from telemetria.contracts.api import local_today
+from telemetria.contracts.money import METRE, to_cents
+from telemetria.fix import Fix
+from telemetria.reports.store import rollup
+from telemetria.settings import Settings
+from telemetria.sim.month import PRICE_PER_KM, ROUTES, SPARE, Month, RunTruth, simulate_month
+from telemetria.sim.wire import body
+from tests.conftest import ScratchDb, scratch_database
+from tests.db.conftest import People, make_people, register
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PER_REQUEST = 250  # fixes a request carries at most: a tracker's store-and-forward batch
+KM_REL = Decimal("0.005")
+STATUSES = ("made", "partial", "not_made", "justified")
+
+
+@cache
+def month() -> Month:
+    return simulate_month()
+
+
+@dataclass
+class Ids:
+    contract: int
+    routes: list[int]  # by route index
+    vehicles: list[int]  # by fleet index
+    auth: list[dict[str, str]]  # tracker auth by fleet index
+
+
+@asynccontextmanager
+async def app_client(db: ScratchDb) -> AsyncIterator[httpx.AsyncClient]:
+    """The real application on `db`, in-process, its rollup refresher off (the test runs it)."""
+    app = create_app(db.settings(rollup_interval_s=0))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
+            c.app = app  # type: ignore[attr-defined]
+            yield c
+
+
+def _ok(r: httpx.Response, status: int = 200) -> dict[str, Any]:
+    assert r.status_code == status, r.text
+    return dict(r.json())
+
+
+async def set_up(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, m: Month) -> Ids:
+    """Vehicles with trackers, the contract, the school year, the routes with their stops, the assignments."""
+    mon = people.auth("monitor")
+    trackers = [await register(conn, f"MES{1 + i}A{i:02d}", f"sim-month-{i}") for i in range(ROUTES + 1)]
+    for t in trackers:
+        _ok(await client.patch(f"/api/v1/vehicles/{t.vehicle_id}", json={"contractor_id": people.contractor_id},
+                                     headers=mon))  # fmt: skip
+    contract = {"contractor_id": people.contractor_id, "number": "017/2026", "lot": "1", "valid_from": "2026-02-01",
+                "valid_to": "2026-12-31", "price_per_km": str(PRICE_PER_KM)}  # fmt: skip
+    cid = (_ok(await client.post("/api/v1/contracts", json=contract, headers=mon), 201))["id"]
+    year = {
+        "start": "2026-02-02",
+        "end": "2026-12-18",
+        "extra_school_days": [],
+        "no_school_days": [{"date": d.isoformat(), "reason": "Chuva fechou as estradas"} for d in m.no_school],
+    }
+    _ok(await client.put("/api/v1/school-years/2026", json=year, headers=mon))
+    route_ids = []
+    for r in m.routes:
+        line = r.route.line
+        route = {
+            "code": r.code, "name": f"Linha {r.code}", "school_year": 2026, "shift": "matutino",
+            "contract_id": cid, "declared_km": float(r.declared_km),
+            "geometry": {"type": "LineString", "coordinates": [[float(x), float(y)] for x, y in
+                                                               zip(line.lon, line.lat, strict=True)]},
+            "stops": [{"name": s.name, "kind": s.kind, "lat": s.lat, "lon": s.lon,
+                       "scheduled_time": s.scheduled.isoformat("minutes")} for s in r.stops],
+        }  # fmt: skip
+        rid = (_ok(await client.post("/api/v1/routes", json=route, headers=mon), 201))["id"]
+        route_ids.append(rid)
+        assign = {"route_id": rid, "vehicle_id": trackers[r.vehicle].vehicle_id, "valid_from": "2026-02-02",
+                  "weekdays": [1, 2, 3, 4, 5]}  # fmt: skip
+        _ok(await client.post("/api/v1/route-assignments", json=assign, headers=mon), 201)
+    return Ids(cid, route_ids, [t.vehicle_id for t in trackers], [t.auth for t in trackers])
+
+
+Request = tuple[int, bool, list[Fix]]  # fleet index, late, fixes
+
+
+def requests_in_order(m: Month) -> list[Request]:
+    """Each tracker's uploads in the order it sent them, joined into requests of up to PER_REQUEST fixes."""
+    out: list[Request] = []
+    open_: dict[tuple[int, bool], list[Fix]] = {}
+    for p in m.posts:
+        key = (p.vehicle, p.late)
+        buf = open_.setdefault(key, [])
+        if len(buf) + len(p.upload.fixes) > PER_REQUEST:
+            out.append((p.vehicle, p.late, buf))
+            buf = open_[key] = []
+        buf.extend(p.upload.fixes)
+    # What is left over: the live days' tails, then the late day's batch, after every live one.
+    out += [(v, late, buf) for (v, late), buf in sorted(open_.items(), key=lambda kv: kv[0][1]) if buf]
+    return out
+
+
+def requests_shuffled(m: Month, seed: int = 5) -> list[Request]:
+    """The same fixes in another order: the late batches first, the rest backwards, each request shuffled."""
+    rng = random.Random(seed)
+    reqs = requests_in_order(m)
+    ordered = [r for r in reqs if r[1]] + [r for r in reqs if not r[1]][::-1]
+    return [(v, late, rng.sample(fixes, len(fixes))) for v, late, fixes in ordered]
+
+
+async def post_all(client: httpx.AsyncClient, ids: Ids, reqs: list[Request]) -> int:
+    n = 0
+    for vehicle, _, fixes in reqs:
+        r = await client.post("/api/v1/fixes", content=body(fixes), headers=ids.auth[vehicle])
+        assert r.status_code == 200, r.text
+        n += len(fixes)
+    return n
+
+
+async def boletim(client: httpx.AsyncClient, people: People, ids: Ids, fmt: str = "json") -> bytes:
+    params = {"contract_id": str(ids.contract), "from": "2026-03-01", "to": "2026-03-31", "format": fmt}
+    r = await client.get("/api/v1/reports/measurement", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 200, r.text
+    return r.content
+
+
+def pair_runs(m: Month, ids: Ids, runs: list[dict[str, Any]]) -> list[tuple[RunTruth, dict[str, Any] | None]]:
+    """Each true run with the boletim's line for it (by date, route and run order in the day), or None."""
+    by_key: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for line in runs:
+        by_key[(line["date"], line["route_id"])].append(line)
+    for lines in by_key.values():
+        lines.sort(key=lambda x: x.get("run_no", 0))
+    out: list[tuple[RunTruth, dict[str, Any] | None]] = []
+    for t in m.runs:
+        lines = by_key.get((t.day.isoformat(), ids.routes[t.route]), [])
+        out.append((t, lines[t.run_no - 1] if len(lines) >= t.run_no else None))
+    return out
+
+
+def figures(m: Month, pairs: list[tuple[RunTruth, dict[str, Any] | None]]) -> dict[str, Any]:
+    """The status confusion matrix (truth × boletim) and the errors of payable km, realized km and coverage."""
+    confusion: Counter[tuple[str, str]] = Counter()
+    pay_err, real_err, cov_err = [], [], []
+    cases = []
+    for t, line in pairs:
+        got = line["status"] if line else "missing"
+        confusion[(t.status, got)] += 1
+        if line is None:
+            continue
+        want = m.expected_payable_km(t)
+        pay = Decimal(str(line["payable_km"]))
+        if want:  # a run not paid has no relative error; check_lines wants its 0 exactly
+            pay_err.append(float(abs(pay - want) / want))
+        real_err.append(abs(float(line["realized_km"]) - t.route_km))
+        cov_err.append(abs(float(line["coverage"]) - t.coverage))
+        if t.kind != "made":
+            shown = ("status", "coverage", "payable_km", "amount", "plate", "substitution")
+            truth = {"status": t.status, "coverage": round(t.coverage, 4), "payable_km": float(round(want, 3))}
+            cases.append({"date": t.day.isoformat(), "code": m.routes[t.route].code, "run_no": t.run_no,
+                          "case": t.kind, "truth": truth, "boletim": {k: line[k] for k in shown}})  # fmt: skip
+    rows = ["made", "partial", "not_made"]
+    cols = [*STATUSES, "missing"]
+    return {
+        "runs": len(pairs),
+        "confusion": {r: {c: confusion[(r, c)] for c in cols} for r in rows},
+        "payable_km_rel_error": {"max": max(pay_err, default=0.0), "mean": sum(pay_err) / max(len(pay_err), 1)},
+        "realized_km_abs_error_km": {"max": max(real_err, default=0.0), "mean": sum(real_err) / max(len(real_err), 1)},
+        "coverage_abs_error": {"max": max(cov_err, default=0.0), "mean": sum(cov_err) / max(len(cov_err), 1)},
+        "cases": cases,
+    }
+
+
+def write_figures(fig: dict[str, Any], extra: dict[str, Any]) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "measurement-month.json").write_bytes(orjson.dumps({**fig, **extra}, option=orjson.OPT_INDENT_2))
+    cols = [*STATUSES, "missing"]
+    lines = [
+        f"Simulated month (telemetria/sim/month.py, seed {month().seed}): {fig['runs']} runs due",
+        "",
+        "status confusion (rows: truth, columns: boletim)",
+        "truth \\ boletim  " + "  ".join(f"{c:>8}" for c in cols),
+    ]
+    for r, row in fig["confusion"].items():
+        lines.append(f"{r:<16} " + "  ".join(f"{row[c]:>8}" for c in cols))
+    p, k, c = fig["payable_km_rel_error"], fig["realized_km_abs_error_km"], fig["coverage_abs_error"]
+    lines += [
+        "",
+        f"payable km vs truth, relative error: max {100 * p['max']:.3f} %, mean {100 * p['mean']:.3f} %",
+        f"realized km vs truth, absolute error: max {k['max']:.3f} km, mean {k['mean']:.3f} km",
+        f"coverage vs truth, absolute error: max {100 * c['max']:.2f} pts, mean {100 * c['mean']:.2f} pts",
+    ]
+    lines += ["", "the cases other than a plain run made (truth → boletim):"]
+    for x in fig["cases"]:
+        t, b = x["truth"], x["boletim"]
+        sub = " (substitution)" if b["substitution"] else ""
+        lines.append(
+            f"  {x['date']} {x['code']} run {x['run_no']} {x['case']}: {t['status']} {100 * t['coverage']:.2f} %"
+            f" {t['payable_km']:.3f} km → {b['status']} {100 * b['coverage']:.2f} % {b['payable_km']:.3f} km"
+            f" R$ {b['amount']:.2f} by {b['plate']}{sub}"
+        )
+    lines += [f"{key}: {value}" for key, value in extra.items()]
+    (ARTIFACTS / "measurement-month.txt").write_text("\n".join(lines) + "\n")
+
+
+def same(got: bytes, want: bytes, what: str) -> None:
+    """Byte for byte the same boletim; when not, both kept under test-artifacts/ to compare."""
+    if got != want:
+        ARTIFACTS.mkdir(exist_ok=True)
+        for name, body in (("want", want), ("got", got)):
+            (ARTIFACTS / f"measurement-month-{what}-{name}.json").write_bytes(body)
+    assert got == want, f"{what}: the boletim changed (test-artifacts/measurement-month-{what}-*.json)"
+
+
+def _d(x: float) -> Decimal:
+    """A JSON number (fixed places, read as a float) as the Decimal it was written from."""
+    return Decimal(repr(x))
+
+
+def check_lines(m: Month, ids: Ids, report: dict[str, Any]) -> None:
+    """Every run's status, vehicle, pay and amount against the truth; route lines and totals sums of runs."""
+    price = PRICE_PER_KM
+    pairs = pair_runs(m, ids, report["runs"])
+    assert len(report["runs"]) == len(m.runs), "one line per due run, none on the school-free day"
+    for t, line in pairs:
+        assert line is not None, t
+        assert line["status"] == t.status, (t, line)
+        assert line["substitution"] is t.substitution, (t, line)
+        if t.vehicle is not None:
+            assert line["vehicle_id"] == ids.vehicles[t.vehicle], (t, line)
+        route = m.routes[t.route]
+        contracted = _d(line["contracted_km"])  # declared km × the run's share of the day, to the metre
+        assert abs(contracted - route.declared_km * route.share(t.run_no)) <= METRE, (t, line)
+        want = m.expected_payable_km(t)
+        pay = _d(line["payable_km"])
+        assert abs(pay - want) <= KM_REL * want, (t, line, want)
+        if t.status == "made":
+            assert pay == contracted, (t, line)
+        # Payable km to the metre, then × price rounded to the cent once per line.
+        assert _d(line["amount"]) == to_cents(pay * price), (t, line)
+        assert line["off_route_km"] >= 0 and line["justification"] is None
+    assert {r["vehicle_id"] for t, r in pairs if t.substitution and r} == {ids.vehicles[SPARE]}
+    (c,) = report["contracts"]
+    assert c["contract_id"] == ids.contract and _d(c["price_per_km"]) == price
+    for k, route in enumerate(m.routes):
+        (line,) = [r for r in c["routes"] if r["route_id"] == ids.routes[k]]
+        mine = [(t, r) for t, r in pairs if t.route == k and r]
+        count = Counter(t.status for t, _ in mine)
+        assert (
+            line["runs_due"],
+            line["runs_made"],
+            line["runs_partial"],
+            line["runs_not_made"],
+            line["runs_justified"],
+        ) == (len(mine), count["made"], count["partial"], count["not_made"], 0)
+        for key in ("amount", "payable_km", "contracted_km", "realized_km"):
+            assert _d(line[key]) == sum(_d(r[key]) for _, r in mine), (route.code, key)
+        due_days = len({t.day for t, _ in mine})
+        assert abs(_d(line["contracted_km"]) - route.declared_km * due_days) <= METRE * len(mine)
+    for key in ("amount", "payable_km"):
+        assert _d(c[key]) == sum(_d(r[key]) for r in c["routes"]), key
+
+
+async def test_the_simulated_month_boletim_is_right_and_stable(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, base_settings: Settings
+) -> None:
+    m = month()
+    ids = await set_up(client, conn, people, m)
+    reqs = requests_in_order(m)
+    pool = client.app.state.pool  # type: ignore[attr-defined]
+
+    # Every day but the late one, its days closed and rolled up: the late day's runs are not made (yet). Its
+    # midday run is not_made; its morning run's stretch shares 64 % of its roads with SIM-01, whose vehicle drove
+    # its own run in that window, and the boletim's substitution rule may take that vehicle for a partial
+    # substitute there: the line is kept in the artifact (`before_late_batch`), not asserted.
+    posted = await post_all(client, ids, [r for r in reqs if not r[1]])
+    assert await rollup.refresh_all(pool) > 0
+    late_day = next(p.day for p in m.posts if p.late)
+    early = orjson.loads(await boletim(client, people, ids))
+    waiting = [r for r in early["runs"] if r["date"] == late_day.isoformat() and r["route_id"] == ids.routes[3]]
+    assert [r["run_no"] for r in waiting] == [1, 2] and waiting[1]["status"] == "not_made", waiting
+    before = [{k: r[k] for k in ("run_no", "status", "vehicle_id", "substitution", "coverage")} for r in waiting]
+
+    # The late batch arrives (store-and-forward): its day is measured again, live and once rolled up.
+    posted += await post_all(client, ids, [r for r in reqs if r[1]])
+    late = await boletim(client, people, ids)
+    assert await rollup.refresh(pool) > 0
+    final = await boletim(client, people, ids)
+    same(late, final, "late-live-vs-rolled")
+    report = orjson.loads(final)
+    fig = figures(m, pair_runs(m, ids, report["runs"]))
+    extra = {"fixes_posted": posted, "contract_amount": report["contracts"][0]["amount"], "before_late_batch": before}
+    write_figures(fig, extra)
+    check_lines(m, ids, report)
+
+    # The same fixes in another order (the late day first), to a database of its own: the same boletim, byte for
+    # byte, there computed live from the fixes (here it came from rollups).
+    async with scratch_database(base_settings, "telemetria_month_b") as other, app_client(other) as c2:
+        conn2 = await asyncpg.connect(other.dsn)
+        try:
+            people2 = await make_people(conn2)
+            ids2 = await set_up(c2, conn2, people2, m)
+        finally:
+            await conn2.close()
+        assert (ids2.contract, ids2.routes, ids2.vehicles) == (ids.contract, ids.routes, ids.vehicles)
+        assert await post_all(c2, ids2, requests_shuffled(m)) == posted
+        same(await boletim(c2, people2, ids2), final, "other-order")
+
+    # A route edit after the month (from today) leaves the month's boletim as it was, rollups refreshed or not.
+    edit = {"declared_km": float(m.routes[0].declared_km) + 5, "effective_from": local_today().isoformat()}
+    _ok(await client.patch(f"/api/v1/routes/{ids.routes[0]}", json=edit, headers=people.auth("monitor")))
+    same(await boletim(client, people, ids), final, "route-edit")
+    await rollup.refresh(pool)
+    same(await boletim(client, people, ids), final, "route-edit-refreshed")
+    csv = await boletim(client, people, ids, "csv")
+    assert m.routes[0].code.encode() in csv
