@@ -101,6 +101,9 @@ DECLARE
     mine  registry_versions;
     base  registry_versions;
 BEGIN
+    -- Concurrent edits of one item take turns: the second sees the first's version and supersedes or
+    -- follows it, instead of both superseding the same one (the unique index would refuse the second).
+    PERFORM pg_advisory_xact_lock(hashtext('registry_version:' || k), item);
     SELECT * INTO mine FROM registry_versions v
     WHERE v.kind = k AND v.item_id = item AND v.txid = tx AND v.superseded_at IS NULL;
     IF FOUND THEN  -- a later statement of the same edit: that version, updated in place
