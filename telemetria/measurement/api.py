@@ -6,6 +6,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
+import asyncpg
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import AfterValidator, Field
@@ -156,8 +157,11 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
                              field)  # fmt: skip
         if await conn.fetchval(q.JUSTIFIED, body.route_id, body.day, body.run_no):
             raise Conflict(f"date: route {route['code']}'s run on {body.day} is already justified", "date")
-        row = await conn.fetchrow(q.INSERT_JUSTIFICATION, body.route_id, body.day, body.run_no, body.reason,
-                                  who.username)  # fmt: skip
+        try:
+            row = await conn.fetchrow(q.INSERT_JUSTIFICATION, body.route_id, body.day, body.run_no, body.reason,
+                                      who.username)  # fmt: skip
+        except asyncpg.UniqueViolationError:  # a concurrent request justified it first
+            raise Conflict(f"date: route {route['code']}'s run on {body.day} is already justified", "date") from None
         await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
                      {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"]})  # fmt: skip
     out = {k: v for k, v in dict(row).items() if k != "day"}

@@ -125,16 +125,16 @@ async def compute(
     """The contract's boletim over first..last (inside its validity); closed months as frozen when `frozen`."""
     refs = [RouteRef(r["id"], r["code"], Decimal(repr(float(r["declared_km"]))).quantize(Decimal("0.001")))
             for r in await conn.fetch(q.CONTRACT_ROUTES, [head.id])]  # fmt: skip
-    if route_ids is not None:
-        refs = [r for r in refs if r.route_id in set(route_ids)]
+    only = set(route_ids) if route_ids is not None else None
+    if only is not None:
+        refs = [r for r in refs if r.route_id in only]
     shut = await closings(conn, head.id, first, last) if frozen else []
     shut_months = {c.month for c in shut}
     spans = await _terms(conn, head.id, first, last)
     wanted = [d for d in days(first, last) if month_of(d) not in shut_months]
     lines = await live_lines(conn, head, wanted, [r.route_id for r in refs], spans, where)
-    ids = {r.route_id for r in refs}
-    for c in shut:
-        lines += [ln for ln in c.lines if first <= ln.day <= last and ln.route_id in ids]
+    for c in shut:  # as closed, even for a route that has left the contract since
+        lines += [ln for ln in c.lines if first <= ln.day <= last and (only is None or ln.route_id in only)]
     lines.sort(key=lambda ln: (ln.day, ln.code, ln.route_id, ln.run_no))
     return Computed(head, first, last, refs, lines, spans, shut)
 

@@ -207,6 +207,9 @@ async def test_a_closed_month_is_served_frozen_until_reopened(
     assert (r.status_code, r.json()["field"]) == (409, "date")
     frozen = await _boletim(client, people, contract_id=k)
     assert frozen["runs"] == before["runs"]
+    await conn.execute("UPDATE routes SET contract_id = NULL WHERE id = $1", route)  # the route leaves the contract
+    assert (await _boletim(client, people, contract_id=k))["runs"] == before["runs"]
+    await conn.execute("UPDATE routes SET contract_id = $1 WHERE id = $2", k, route)
     (c,) = frozen["contracts"]
     assert c["frozen"] is True and c["months"][0]["sha256"] == closed["sha256"]
     assert c["months"][0]["closed_by"] == "monitor" and c["amount"] == before["contracts"][0]["amount"]
