@@ -7,14 +7,30 @@ The site's database is shared by every browser test of the run, so each test reg
 
 from __future__ import annotations
 
+import asyncio
+import random
 import re
+from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import asyncpg
+import httpx
 from playwright.async_api import expect
 
-from tests.browser.conftest import Tab
+from telemetria.db import init_connection
+from tests.browser.conftest import Tab, _body
 from tests.browser.test_registry_pages import _api, _tag
+from tests.db.test_reports_accuracy import _register, _run
+
+
+def brl(x: float) -> str:
+    """R$ as the pages write it: "R$ 1.234,56"."""
+    whole, cents = f"{Decimal(str(x)):.2f}".split(".")
+    return f"R$ {int(whole):,}".replace(",", ".") + f",{cents}"
+
 
 JAMARI = "Viação Vale do Jamari"  # contractor 2 (tests/db/conftest.py make_people); contractor 1 is Transportes Jaru
 
@@ -209,3 +225,171 @@ async def test_marking_a_day_without_school_in_the_calendar_is_saved(tab: Tab) -
     await expect(cell).to_have_attribute("data-kind", "sem_aula", timeout=30_000)
     await expect(cell.get_by_role("button")).to_have_count(0)
     await expect(page.get_by_role("button", name="Salvar calendário")).to_have_count(0)
+
+
+# --- the boletim de medição ---------------------------------------------------------------------
+
+
+@dataclass
+class Measured:
+    contract: dict[str, Any]
+    route_id: int
+    code: str
+    vehicle_id: int
+
+
+async def _measured_month(tab: Tab) -> Measured:
+    """A route of contractor 1 paid by a contract of its own, due from Sunday 22 November 2026 on every school day;
+    its vehicle drives the recorded run on Monday 23 (tests/db/test_reports_accuracy.py) and nothing after, and the
+    Secretaria marks Wednesday 25 without school."""
+    site = tab.site
+    plate = f"BOL{random.randint(1, 9)}A{random.randint(10, 99)}"
+    run = _run(5)
+    conn = await asyncpg.connect(site.dsn)
+    try:
+        await init_connection(conn)
+        t = await _register(conn, site.people, run, plate, f"bol-{_tag()}")
+        route_id = await conn.fetchval("SELECT route_id FROM route_assignments WHERE vehicle_id = $1", t.vehicle_id)
+        code = await conn.fetchval("SELECT code FROM routes WHERE id = $1", route_id)
+        length_km = await conn.fetchval("SELECT length_m / 1000 FROM routes WHERE id = $1", route_id)
+    finally:
+        await conn.close()
+    k = await _contract(tab, site.people.contractor_id, f"B{_tag()}/2026")
+    r = await _api(site, "PATCH", f"/api/v1/routes/{route_id}", "monitor",
+                   json={"contract_id": k["id"], "declared_km": round(float(length_km), 2)})  # fmt: skip
+    assert r.status_code == 200, r.text
+    year = {"start": "2026-02-02", "end": "2026-12-18", "extra_school_days": [],
+            "no_school_days": [{"date": NO_SCHOOL, "reason": "chuva fechou as estradas"}]}  # fmt: skip
+    r = await _api(site, "PUT", "/api/v1/school-years/2026", "monitor", json=year)
+    assert r.status_code == 200, r.text
+    async with httpx.AsyncClient(base_url=site.url, timeout=60) as client:
+        for upload in run.uploads:
+            r = await client.post("/api/v1/fixes", content=_body(upload.fixes), headers=t.auth)
+            assert r.status_code == 200, r.text
+    return Measured(k, route_id, code, t.vehicle_id)
+
+
+NO_SCHOOL = "2026-11-25"
+
+
+async def _boletim(tab: Tab, m: Measured) -> dict[str, Any]:
+    params = {"contract_id": m.contract["id"], "from": "2026-11-01", "to": "2026-11-30"}
+    r = await _api(tab.site, "GET", "/api/v1/reports/measurement", "auditor", params=params)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+async def test_the_boletim_shows_each_run_of_the_month_in_its_grid_linked_to_the_map(tab: Tab) -> None:
+    page = tab.page
+    m = await _measured_month(tab)
+    answer = await _boletim(tab, m)
+    runs = [r for r in answer["runs"] if r["route_id"] == m.route_id]
+    by_day = {r["date"]: r["status"] for r in runs}
+    assert sorted(by_day) == ["2026-11-23", "2026-11-24", "2026-11-26", "2026-11-27", "2026-11-30"], by_day
+    assert by_day["2026-11-23"] in ("made", "partial") and by_day["2026-11-24"] == "not_made", by_day
+
+    await tab.login("monitor")
+    await tab.open(f"/boletim?contract_id={m.contract['id']}&mes=2026-11")
+    grid = page.locator(f'table.run-grid[data-route="{m.code}"]')
+    await expect(grid).to_be_visible(timeout=60_000)
+    letters = {"made": "R", "partial": "P", "not_made": "N", "justified": "J", "no_school": "–", "not_due": "·"}
+    for r in runs:
+        cell = grid.locator(f'td[data-date="{r["date"]}"][data-run="{r["run_no"]}"]')
+        await expect(cell).to_have_attribute("data-status", r["status"])
+        await expect(cell).to_have_class(re.compile(rf"\bst-{r['status']}\b"))
+        await expect(cell).to_have_text(letters[r["status"]])
+    for d, kind in (("2026-11-03", "not_due"), ("2026-11-02", "no_school"), (NO_SCHOOL, "no_school"),
+                    ("2026-11-28", "no_school")):  # fmt: skip
+        cell = grid.locator(f'td[data-date="{d}"]')
+        await expect(cell).to_have_attribute("data-status", kind)
+        await expect(cell).to_have_text(letters[kind])
+    colour = await grid.locator('td[data-date="2026-11-24"]').evaluate("e => getComputedStyle(e).backgroundColor")
+    assert colour == "rgb(251, 211, 211)", colour  # not made: red, beside its letter
+
+    [line] = [r for r in answer["contracts"][0]["routes"] if r["route_id"] == m.route_id]
+    row = page.locator(f'table.b-totals tbody tr[data-route="{m.code}"]')
+    await expect(row.locator("td").nth(2)).to_have_text(str(line["runs_due"]))
+    await expect(row.locator("td").nth(3)).to_have_text(str(line["runs_made"]))
+    await expect(row.locator("td").nth(10)).to_have_text(brl(line["amount"]))
+    await expect(page.locator(".boletim ul.rule").first).to_contain_text("95 %")
+    await tab.shot("boletim")
+
+    # The CSV button downloads the API's own file.
+    async with page.expect_download() as info:
+        await page.get_by_role("button", name="Baixar CSV").click()
+    download = await info.value
+    path = await download.path()
+    params = {"contract_id": m.contract["id"], "from": "2026-11-01", "to": "2026-11-30", "format": "csv"}
+    r = await _api(tab.site, "GET", "/api/v1/reports/measurement", "monitor", params=params)
+    assert path is not None and await asyncio.to_thread(Path(path).read_bytes) == r.content
+
+    # A phone: the page keeps its width, the grid scrolls inside its box.
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await page.wait_for_timeout(300)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+    wrap = page.locator(".run-grid-wrap").first
+    assert await wrap.evaluate("e => e.scrollWidth > e.clientWidth")
+    await tab.shot("boletim-phone")
+    await page.set_viewport_size({"width": 1280, "height": 860})
+
+    # Each run links to its vehicle's history for that day.
+    link = grid.locator('td[data-date="2026-11-23"] a')
+    href = f"/historico?vehicle_id={m.vehicle_id}&from=2026-11-23T00:00&to=2026-11-23T23:59"
+    await expect(link).to_have_attribute("href", href)
+    await link.click()
+    await page.wait_for_url(re.compile(r"/historico\?"))
+    await expect(page.locator("#h-vehicle")).to_have_value(str(m.vehicle_id))
+    await expect(page.locator("#h-from")).to_have_value("2026-11-23T00:00")
+    await expect(page.locator("#h-status")).to_have_text(re.compile("posiç"), timeout=60_000)
+
+
+async def test_a_run_is_justified_and_the_month_closed_and_reopened_from_the_boletim(tab: Tab) -> None:
+    page = tab.page
+    m = await _measured_month(tab)
+    await tab.login("monitor")
+    await tab.open(f"/boletim?contract_id={m.contract['id']}&mes=2026-11")
+    grid = page.locator(f'table.run-grid[data-route="{m.code}"]')
+    await expect(grid.locator('td[data-date="2026-11-24"]')).to_have_attribute(
+        "data-status", "not_made", timeout=60_000
+    )
+    row = page.locator(f'table.b-runs tbody tr[data-date="2026-11-24"][data-route="{m.code}"]')
+    await row.get_by_role("button", name="Justificar").click()
+    dialog = page.get_by_role("dialog")
+    await dialog.get_by_label("Motivo").fill("ponte caída na linha")
+    await dialog.get_by_role("button", name="Justificar").click()
+    await expect(dialog).to_have_count(0, timeout=30_000)
+    await expect(grid.locator('td[data-date="2026-11-24"]')).to_have_attribute(
+        "data-status", "justified", timeout=60_000
+    )
+    await expect(grid.locator('td[data-date="2026-11-24"]')).to_have_text("J")
+    answer = await _boletim(tab, m)
+    [just] = [r for r in answer["runs"] if r["route_id"] == m.route_id and r["date"] == "2026-11-24"]
+    assert (just["status"], just["justification"]) == ("justified", "ponte caída na linha")
+
+    await expect(page.get_by_role("button", name="Reabrir mês")).to_have_count(0)  # a monitor closes, never reopens
+    await page.get_by_role("button", name="Fechar mês").click()
+    dialog = page.get_by_role("dialog")
+    await dialog.get_by_role("button", name="Fechar mês").click()
+    await expect(dialog).to_have_count(0, timeout=30_000)
+    banner = page.get_by_test_id("closed-banner")
+    await expect(banner).to_contain_text(re.compile(r"Mês fechado em \d\d/\d\d/\d{4} \d\d:\d\d por monitor"),
+                                         timeout=60_000)  # fmt: skip
+    answer = await _boletim(tab, m)
+    [month] = answer["contracts"][0]["months"]
+    assert month["closed"] and re.fullmatch("[0-9a-f]{64}", month["sha256"])
+    await expect(banner).to_contain_text(f"(SHA-256 {month['sha256']})")
+    await expect(page.locator("table.b-runs").get_by_role("button", name="Justificar")).to_have_count(0)
+    await tab.shot("boletim-closed")
+
+    await page.context.clear_cookies()
+    await tab.login("admin")
+    await tab.open(f"/boletim?contract_id={m.contract['id']}&mes=2026-11")
+    await page.get_by_role("button", name="Reabrir mês").click()
+    dialog = page.get_by_role("dialog")
+    await dialog.get_by_role("button", name="Reabrir mês").click()  # no reason: said next to the field
+    await expect(dialog.get_by_label("Motivo da reabertura")).to_have_accessible_error_message("Campo obrigatório.")
+    await dialog.get_by_label("Motivo da reabertura").fill("revisão pedida pelo controle interno")
+    await dialog.get_by_role("button", name="Reabrir mês").click()
+    await expect(dialog).to_have_count(0, timeout=30_000)
+    await expect(page.get_by_test_id("closed-banner")).to_have_count(0, timeout=60_000)
+    await expect(page.get_by_role("button", name="Fechar mês")).to_be_visible()

@@ -17,7 +17,7 @@ const can = {
   export: perms.includes("export"),
   justify: perms.includes("write_registry"), // the servidor who keeps the registry justifies runs
   close: perms.includes("write_registry"),
-  reopen: user.role === "admin", // reopening a closed month needs an admin (issue 17)
+  reopen: perms.includes("reopen_measurement"), // an admin's (issue 17)
 };
 const form = document.getElementById("b-form");
 const contractSelect = document.getElementById("b-contract");
@@ -45,6 +45,7 @@ function fieldError(input, message) {
 async function loadContracts() {
   try {
     const data = await api("/api/v1/contracts?limit=500");
+    for (const k of data.items) contracts.set(String(k.id), k);
     contractSelect.replaceChildren(el("option", { value: "" }, data.items.length ? "Escolha o contrato" : "Nenhum contrato"),
       ...data.items.map((k) => el("option", { value: String(k.id) }, `${k.number} · ${k.contractor}`)));
   } catch (err) {
@@ -53,26 +54,33 @@ async function loadContracts() {
   }
 }
 
-function period() {
+const contracts = new Map(); // id → the contract as listed (its validity clips the month)
+
+// The month chosen, clipped to the contract's validity (a contract may start or end inside a month); null when
+// the contract is not in force on any day of it.
+function period(k) {
   const [y, m] = monthInput.value.split("-").map(Number);
-  return { y, m, from: `${monthInput.value}-01`, to: lastDay(y, m) };
+  let from = `${monthInput.value}-01`, to = lastDay(y, m);
+  if (k && k.valid_from > from) from = k.valid_from;
+  if (k && k.valid_to < to) to = k.valid_to;
+  return from <= to ? { y, m, from, to } : null;
 }
 
 // --- drawing ------------------------------------------------------------------------------------------
 const km = (x) => fmt.km(x === null || x === undefined ? null : x);
 const cov = (x) => (x === null || x === undefined ? "—" : `${format("share", x)} %`);
 
-function closure(answer) {
-  return answer.closed || answer.closure || null;
+// The month's closing as the answer gives it (contracts[].months[]), or null while it is open.
+function closure(k, month) {
+  return (k.months || []).find((m) => m.month === month && m.closed) || null;
 }
 
-function banner(answer, contractId, month) {
-  const c = closure(answer);
-  if (c && (c.closed_at || c.at)) {
-    const sha = c.sha256 || "";
+function banner(k, contractId, month) {
+  const c = closure(k, month);
+  if (c) {
     return el("div", { class: "b-banner", role: "status", "data-testid": "closed-banner" },
-      `Mês fechado em ${when(c.closed_at || c.at)} por ${c.closed_by || c.by} (SHA-256 ${sha}). `,
-      "Este boletim está congelado: é servido como foi fechado.",
+      `Mês fechado em ${when(c.closed_at)} por ${c.closed_by} (SHA-256 ${c.sha256}). `,
+      "Este boletim está congelado: é servido exatamente como foi fechado.",
       can.reopen ? el("div", { class: "actions" }, el("button", { type: "button",
         onclick: () => reopen(contractId, month) }, "Reabrir mês")) : null);
   }
@@ -144,24 +152,22 @@ function draw(answer, p, contractId, school) {
     return;
   }
   const runs = (answer.runs || []).filter((r) => r.contract_id === undefined || String(r.contract_id) === String(k.contract_id));
-  const ctx = { closed: Boolean(closure(answer)), contractId, month, school,
+  const ctx = { closed: Boolean(closure(k, month)), contractId, month, school,
     runsPerDay: Math.max(1, ...runs.map((r) => r.run_no || 1)) };
-  const rule = k.payment_rule || k.rule || answer.payment_rule || answer.rule || null;
   const actions = el("div", { class: "actions" },
     can.export ? el("button", { type: "button", onclick: () => csv(contractId, p) }, "Baixar CSV") : null,
     el("button", { type: "button", onclick: () => window.print() }, "Imprimir"));
   const figures = [["Contrato", k.number], ["Empresa", k.contractor], ["Período", `${day(p.from)} a ${day(p.to)}`],
     ["Preço por km", brl(k.price_per_km)], ["Km pagável", km(k.payable_km)], ["Valor a pagar", brl(k.amount)]];
-  result.replaceChildren(
-    banner(answer, contractId, month),
+  result.replaceChildren(el("div", {},
+    banner(k, contractId, month),
     el("dl", { class: "figures", "aria-label": "Totais do boletim" },
       figures.map(([a, b]) => el("div", {}, el("dt", {}, a), el("dd", {}, b === null || b === undefined ? "—" : String(b))))),
     actions,
     el("h2", {}, "Por rota"),
     totalsTable(k),
     el("h2", {}, "Regra de pagamento"),
-    rule ? el("ul", { class: "rule" }, ruleLines(rule).map((t) => el("li", {}, t)))
-      : el("p", { class: "muted" }, "A regra de pagamento do contrato está na página do contrato."),
+    terms(k),
     el("p", { class: "hint" }, "Cada valor é km pagável × preço por km, arredondado ao centavo uma vez por corrida; "
       + "os totais são somas das corridas."),
     el("h2", {}, "Calendário de corridas por rota"),
@@ -173,8 +179,18 @@ function draw(answer, p, contractId, school) {
       runGrid({ code: r.code, year: p.y, month: p.m, runs: runs.filter((x) => x.route_id === r.route_id),
         school: ctx.school }))),
     el("details", { open: runs.some((r) => r.status === "not_made" || r.status === "partial") },
-      el("summary", {}, `Corridas do período (${runs.length})`), runsTable(runs, ctx)));
+      el("summary", {}, `Corridas do período (${runs.length})`), runsTable(runs, ctx))));
   result.hidden = false;
+}
+
+// The price and rule in force in the period: one version, or each with the days it applies to.
+function terms(k) {
+  const versions = k.terms && k.terms.length ? k.terms
+    : [{ valid_from: k.from, valid_to: k.to, price_per_km: k.price_per_km, rule: k.rule }];
+  return versions.map((t) => el("div", { class: "b-terms" },
+    versions.length > 1 ? el("h3", {}, `De ${day(t.valid_from)} a ${day(t.valid_to)}: ${brl(t.price_per_km)} por km`) : null,
+    t.rule ? el("ul", { class: "rule" }, ruleLines(t.rule).map((line) => el("li", {}, line)))
+      : el("p", { class: "muted" }, "Sem preço e regra em vigor neste período.")));
 }
 
 // --- actions ------------------------------------------------------------------------------------------
@@ -267,7 +283,13 @@ function run() {
   if (!/^\d{4}-\d{2}$/.test(monthInput.value)) { fieldError(monthInput, "Escolha o mês."); return; }
   fieldError(null);
   history.replaceState(null, "", `${location.pathname}?contract_id=${contractId}&mes=${monthInput.value}`);
-  show(contractId, period());
+  const k = contracts.get(contractId);
+  const p = period(k);
+  if (!p) {
+    fieldError(monthInput, `O contrato vale de ${day(k.valid_from)} a ${day(k.valid_to)}: escolha um mês dentro da vigência.`);
+    return;
+  }
+  show(contractId, p);
 }
 
 form.addEventListener("submit", (e) => { e.preventDefault(); run(); });

@@ -179,7 +179,7 @@ function draw() {
   const save = el("button", { type: "button", class: "primary", disabled: !changed, onclick: () => saveYear(save) },
     "Salvar calendário");
   const undo = el("button", { type: "button", disabled: !changed, onclick: () => { reopen(); } }, "Descartar alterações");
-  body.replaceChildren(
+  body.replaceChildren(el("div", {},
     el("div", { class: "filters cal-bounds" },
       el("div", { "data-field": "start" }, el("label", { for: "cal-start" }, "Início do ano letivo"), start,
         el("p", { class: "field-error", id: "cal-start-err", hidden: true })),
@@ -197,7 +197,7 @@ function draw() {
     canWrite ? el("p", { class: "hint" }, "Clique num dia para marcá-lo sem aula (com o motivo) ou como dia letivo extra; "
       + "depois clique em «Salvar calendário».") : null,
     legend(),
-    el("div", { class: "cal-months" }, monthsBetween(year.start, year.end).map(([y, m]) => month(y, m))));
+    el("div", { class: "cal-months" }, monthsBetween(year.start, year.end).map(([y, m]) => month(y, m)))));
 }
 
 function fieldError(name, message) {

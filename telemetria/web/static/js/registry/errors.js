@@ -63,6 +63,17 @@ const RULES = [
   [/is already listed in/i, "Essa data foi marcada duas vezes."],
   [/say why there is no school/i, "Diga por que não há aula nesse dia."],
   [/^(start|end): \S+ is not in \d{4}/i, "A data precisa estar no ano escolhido."],
+  // the boletim de medição (telemetria/measurement/)
+  [/is closed for contract .*reopen it first/i, "O mês está fechado: só depois de reaberto."],
+  [/is already justified/i, "Esta corrida já foi justificada."],
+  [/was made: nothing to justify/i, "A corrida foi realizada: não há o que justificar."],
+  [/has no run due on/i, "Não há corrida devida nesse dia (não é dia letivo ou a rota não estava atribuída)."],
+  [/has not come yet/i, "Esse dia ainda não chegou."],
+  [/is not over yet/i, "O mês ainda não terminou: só se fecha um mês encerrado."],
+  [/is already closed for contract/i, "Este mês já está fechado."],
+  [/is not closed for contract/i, "Este mês não está fechado."],
+  [/(before|after) contract .*'s validity|outside contract .*'s validity/i, "Fora da vigência do contrato."],
+  [/the reason may not be blank/i, "Diga o motivo."],
   // pydantic's own words (422)
   [/Field required|Input should be a valid (string|dictionary)/i, "Campo obrigatório."],
   [/String should have at least 1 character/i, "Campo obrigatório."],
