@@ -21,6 +21,7 @@ class Perm(StrEnum):
     READ_AUDIT = "read_audit"
     MANAGE_USERS = "manage_users"
     OWN_TOKENS = "own_tokens"  # create and revoke one's own API tokens
+    REOPEN_MEASUREMENT = "reopen_measurement"  # reopen a closed month's boletim de medição (admin only)
 
 
 PERMISSIONS: dict[Role, frozenset[Perm]] = {

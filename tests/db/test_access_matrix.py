@@ -27,7 +27,7 @@ from tests.db.world import LINE, ZONE, World, make_world
 
 _seq = itertools.count(1)
 
-Fresh = Callable[[asyncpg.Connection, World, str], Awaitable[int]]
+Fresh = Callable[[asyncpg.Connection, World, str], Awaitable[int | str]]
 
 
 async def fresh_token(conn: asyncpg.Connection, w: World, role: str) -> int:
@@ -67,6 +67,27 @@ async def stored_school_year(conn: asyncpg.Connection, w: World, role: str) -> i
         " ON CONFLICT DO NOTHING"
     )
     return 2026
+
+
+async def measured_route(conn: asyncpg.Connection, w: World, role: str) -> int:
+    """Route r1 paid by contract k1, with the 2026 school year: its run of Monday 2 March is due (and not made)."""
+    await stored_school_year(conn, w, role)
+    await conn.execute("UPDATE routes SET contract_id = $1, declared_km = 1.1 WHERE id = $2", w["k1"], w["r1"])
+    return w["r1"]
+
+
+async def closed_month(conn: asyncpg.Connection, w: World, role: str) -> str:
+    await conn.execute(
+        "INSERT INTO measurement_closures (contract_id, month, content, sha256, closed_by)"
+        " VALUES ($1, '2026-04-01', '{}', $2, 'matrix')",
+        w["k1"],
+        "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",  # sha256 of {}
+    )
+    return "2026-04"
+
+
+async def march(conn: asyncpg.Connection, w: World, role: str) -> str:
+    return "2026-03"
 
 
 async def next_school_year(conn: asyncpg.Connection, w: World, role: str) -> int:
@@ -210,6 +231,22 @@ CASES = [
         W,
         {"contract_id": "k2"},
         lambda w: {"price_per_km": 4.9, "effective_from": "2026-06-01"},
+    ),
+    Case("GET", "/api/v1/reports/measurement", R, query={"from": "2026-03-02", "to": "2026-03-06"}),
+    Case(
+        "POST",
+        "/api/v1/run-justifications",
+        W,
+        {"setup": measured_route},
+        lambda w: {"route_id": w["r1"], "date": "2026-03-02", "reason": "ponte caída"},
+    ),
+    Case("POST", "/api/v1/measurements/{contract_id}/{month}/close", W, {"contract_id": "k1", "month": march}),
+    Case(
+        "POST",
+        "/api/v1/measurements/{contract_id}/{month}/reopen",
+        Perm.REOPEN_MEASUREMENT,
+        {"contract_id": "k1", "month": closed_month},
+        lambda w: {"reason": "revisão"},
     ),
     *(
         Case("GET", f"/api/v1/reports/{kind}", R, query={"from": "2026-03-02", "to": "2026-03-02"})

@@ -11,6 +11,7 @@
     events.py    each event kind's rows of an analysis, neutral (as rollups keep them)
     facts.py     the additive figures of an analysis (km, counts) that km, summary and rollups add up
     schedule.py  route runs: points served, passed or skipped against the schedule
+    runs.py      a route's runs of a day (window, stretch of the line) and the coverage an analysis shows
     days.py      a window cut into local days
 
 May import: the standard library, numpy/shapely/pyproj, telemetria.geo, telemetria.fix, telemetria.localtime,

@@ -27,6 +27,10 @@ METHOD_NAMES = {NONE: "none", ROUTE: "route", CHORD: "chord"}
 # Along-route progress may fall short of the chord by the two offsets plus this much (UTM-vs-geodesic scale,
 # the chord bending over a corner the route line takes square), metres + fraction of the chord.
 SHORT_SLACK_M, SHORT_SLACK = 5.0, 0.01
+# Where two passes of a line lie on one road (out and back), a segment fits both equally well; its measures
+# (for coverage, not its length) are then taken from a pair moving forward along the line, among the pairs as
+# well ranked as the chosen one whose progress is within this much of it: metres + fraction of the progress.
+SAME_PROGRESS_M, SAME_PROGRESS = 5.0, 0.02
 # A fix's heading says which way it travels along a pass only when it moves; beyond this it points the other way.
 WRONG_WAY_DEG = 90.0
 
@@ -42,6 +46,10 @@ class Segments:
     route: npt.NDArray[np.int16]  # index into the routes given, -1 unless method is ROUTE
     gap: BoolArray  # dt_s > params.gap_s: the tracker missed reports
     stationary_jitter: BoolArray  # zeroed: both ends stood still and stayed within the jitter radius
+    # Geodesic metres along `route` of the segment's start and end (NaN unless ROUTE): where on the line the
+    # segment ran, forward (m_end > m_start) whenever an equally good pair says so (SAME_PROGRESS_M).
+    m_start: FloatArray
+    m_end: FloatArray
 
     def by_method_m(self, mask: BoolArray | None = None) -> dict[str, float]:
         """Metres per method name ('route', 'chord'), over all fixes or over `mask`."""
@@ -73,7 +81,7 @@ def segments(
     radius = np.fmax(params.jitter_floor_m, np.fmax(track.accuracy_m[a], track.accuracy_m[b]))
     jitter = still[a] & still[b] & (chord <= radius)
     linked = dt <= params.max_link_s
-    along, which = _along_route(track, a, b, dt, chord, routes, tolerances_m, params)
+    along, which, m0, m1 = _along_route(track, a, b, dt, chord, routes, tolerances_m, params)
     use_route = linked & ~jitter & (which >= 0)
     use_chord = linked & ~jitter & ~use_route
 
@@ -89,7 +97,10 @@ def segments(
     gap[b] = dt > params.gap_s
     jit = np.zeros(n, dtype=bool)
     jit[b] = jitter & linked
-    return Segments(track.t.copy(), length, dt_s, method, route, gap, jit)
+    m_start, m_end = np.full(n, np.nan), np.full(n, np.nan)
+    m_start[b] = np.where(use_route, m0, np.nan)
+    m_end[b] = np.where(use_route, m1, np.nan)
+    return Segments(track.t.copy(), length, dt_s, method, route, gap, jit, m_start, m_end)
 
 
 def _chord_m(track: Track, a: IntArray, b: IntArray) -> FloatArray:
@@ -109,8 +120,9 @@ def _along_route(
     routes: Sequence[RouteLine],
     tolerances_m: Sequence[float],
     params: ReportParams,
-) -> tuple[FloatArray, npt.NDArray[np.int16]]:
-    """Best along-route metres per segment and the route giving them (-1: no plausible pair on any route).
+) -> tuple[FloatArray, npt.NDArray[np.int16], FloatArray, FloatArray]:
+    """Best along-route metres per segment, the route giving them (-1: no plausible pair on any route), and the
+    measures of the segment's start and end on that route (NaN where none).
 
     Among all candidate pairs (start pass, end pass) on one route, a pair is plausible when its progress
     |Δmeasure| is at least the chord less both offsets and slack, and at most max_jump_kmh × dt plus both
@@ -118,13 +130,18 @@ def _along_route(
     pair's direction of travel, (2) closeness of |Δmeasure| to the reported speeds × dt when both are known,
     else the shorter progress. A start on the way in and an end on the way back count both sides of a U-turn,
     because both passes are measures of one line.
+
+    The measures come from the chosen pair, unless it moves backward along the line and a pair of the same
+    wrong-way count with the same progress (SAME_PROGRESS_M) moves forward: then from the best such pair. The
+    length is always the chosen pair's.
     """
     m = len(a)
     best_len = np.zeros(m)
     best_key = np.full((m, 2), np.inf)
     best_route = np.full(m, -1, dtype=np.int16)
+    best_m0, best_m1 = np.full(m, np.nan), np.full(m, np.nan)
     if m == 0:
-        return best_len, best_route
+        return best_len, best_route, best_m0, best_m1
     pts = np.concatenate([a, b[-1:]])  # fixes in segment order: segment k runs from pts[k] to pts[k + 1]
     speed = track.speed_kmh[pts]
     moving = speed > params.stationary_kmh
@@ -158,7 +175,34 @@ def _along_route(
         best_key[better] = key[better]
         best_len[better] = progress.reshape(m, -1)[rows, k][better]
         best_route[better] = r
-    return best_len, best_route
+        m0, m1 = _forward_measures(k, s0, s1, delta, progress, wrong, tie)
+        best_m0[better], best_m1[better] = m0[better], m1[better]
+    return best_len, best_route, best_m0, best_m1
+
+
+def _forward_measures(
+    k: IntArray, s0: FloatArray, s1: FloatArray, delta: FloatArray, progress: FloatArray, wrong: FloatArray,
+    tie: FloatArray,
+) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    """Start and end measures per segment of pair k (flat index into K × K), or of the best forward pair as good.
+
+    s0 (m, K, 1) and s1 (m, 1, K) are the passes' measures; delta, progress, wrong and tie are (m, K, K).
+    """
+    m, kk = delta.shape[0], delta.shape[1] * delta.shape[2]
+    rows = np.arange(m)
+    d, p, w, t = (x.reshape(m, kk) for x in (delta, progress, wrong, tie))
+    with np.errstate(invalid="ignore"):
+        same = (
+            np.isfinite(w)
+            & (w == w[rows, k][:, None])
+            & (np.abs(p - p[rows, k][:, None]) <= SAME_PROGRESS_M + SAME_PROGRESS * p[rows, k][:, None])
+            & (d >= 0)
+        )
+    alt = np.argmin(np.where(same, t, np.inf), axis=1)
+    pick = np.where((d[rows, k] < 0) & same.any(axis=1), alt, k)
+    start = np.broadcast_to(s0, delta.shape).reshape(m, kk)[rows, pick]
+    end = np.broadcast_to(s1, delta.shape).reshape(m, kk)[rows, pick]
+    return start, end
 
 
 def odometer_steps_m(track: Track, keep: BoolArray | None = None) -> FloatArray:

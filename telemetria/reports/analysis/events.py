@@ -2,7 +2,8 @@
 
 Neutral: times as epoch seconds, no vehicle, no driver. A closed day's rollup keeps them
 (`report_rollups.events`); reports/kinds/events.py presents them in the report's zone, with the
-vehicle and the trips' drivers.
+vehicle and the trips' drivers. The rollup also keeps, as kind `runs`, what the day shows of each run of
+the vehicle's routes (runs.py), which the measurement reads (telemetria/measurement/observe.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from telemetria.reports.analysis import runs
 from telemetria.reports.analysis.engine import Analysis
 from telemetria.reports.analysis.places import place
 
@@ -120,6 +122,9 @@ def deviations(a: Analysis) -> list[Row]:
 ROWS: dict[str, Rows] = {"speeding": speeding, "stops": stops, "trips": trips, "route-deviation": deviations}
 
 
+RUNS = "runs"  # not an event report: the rows of runs.rows, one per run of each route of the day
+
+
 def neutral(a: Analysis) -> dict[str, list[Row]]:
-    """Every kind's rows of one analysis, as a rollup keeps them."""
-    return {kind: rows(a) for kind, rows in ROWS.items()}
+    """Every kind's rows of one analysis of one local day, and its runs, as a rollup keeps them."""
+    return {kind: rows(a) for kind, rows in ROWS.items()} | {RUNS: runs.rows(a)}

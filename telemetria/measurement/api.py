@@ -1,0 +1,212 @@
+"""The measurement API: the boletim de medição, justifications of runs, closing and reopening a month."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import Response, StreamingResponse
+from pydantic import AfterValidator, Field
+
+from telemetria.audit.log import record
+from telemetria.auth.guard import client_ip, require
+from telemetria.auth.roles import Perm, Principal
+from telemetria.db import Conn as DbConn
+from telemetria.deps import Conn
+from telemetria.http import FieldError, json_response
+from telemetria.ids import Id, IdPath, IdQuery
+from telemetria.localtime import LOCAL_TZ
+from telemetria.measurement import document, sheet, store
+from telemetria.measurement import queries as q
+from telemetria.measurement.document import ContractHead
+from telemetria.registry.errors import Conflict, NotFound
+from telemetria.registry.schemas import Name, Strict
+from telemetria.reports.output import csv
+
+router = APIRouter(prefix="/api/v1", tags=["measurement"])
+READ = Depends(require(Perm.READ))
+WRITE = Depends(require(Perm.WRITE_REGISTRY))  # the Secretaria's roles that manage contracts
+REOPEN = Depends(require(Perm.REOPEN_MEASUREMENT))
+MAX_SPAN = timedelta(days=366)
+MonthPath = Annotated[str, Path(pattern=r"^\d{4}-\d{2}$", description="yyyy-mm, e.g. 2026-03")]
+
+
+def _nonblank(v: str) -> str:
+    if not v:
+        raise ValueError("say why (the reason may not be blank)")
+    return v
+
+
+Reason = Annotated[Name, Field(max_length=500), AfterValidator(_nonblank)]
+
+
+class JustificationIn(Strict):
+    route_id: Id
+    day: date = Field(alias="date", description="the local day of the run, e.g. 2026-03-10")
+    reason: Reason
+    run_no: int | None = Field(default=None, ge=1, le=50, description="which run of the day (default: all)")
+
+
+class ReopenIn(Strict):
+    reason: Reason
+
+
+def local_today() -> date:
+    return datetime.now(LOCAL_TZ).date()
+
+
+def _day(text: str, name: str) -> date:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
+        raise FieldError(f"{name}: {text!r} is not a date (YYYY-MM-DD): the boletim counts whole days", name)
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise FieldError(f"{name}: {text!r} is not a date (YYYY-MM-DD)", name) from None
+
+
+def _month(text: str) -> tuple[date, date]:
+    try:
+        first = date.fromisoformat(text + "-01")
+    except ValueError:
+        raise FieldError(f"month: {text!r} is not a month (yyyy-mm)", "month") from None
+    nxt = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return first, nxt - timedelta(days=1)
+
+
+def _clip(head: ContractHead, first: date, last: date) -> tuple[date, date] | None:
+    lo, hi = max(first, head.valid_from), min(last, head.valid_to)
+    return (lo, hi) if lo <= hi else None
+
+
+async def _one(conn: DbConn, who: Principal, contract_id: int) -> ContractHead:
+    found = await store.contracts(conn, who.scope, contract_id)
+    if not found:
+        raise NotFound(f"contract_id: no contract {contract_id}", "contract_id")
+    return found[0]
+
+
+@router.get("/reports/measurement")
+async def measurement_report(
+    request: Request,
+    start: str = Query(..., alias="from", max_length=40, description="first day, e.g. 2026-03-01"),
+    end: str = Query(..., alias="to", max_length=40, description="last day included, e.g. 2026-03-31"),
+    contract_id: IdQuery = None, format: Literal["json", "csv"] = Query("json"), who: Principal = READ,
+    *, conn: Conn,
+) -> Response:  # fmt: skip
+    """The boletim de medição per contract: runs due, made, partial, not made, justified; km and R$ to pay."""
+    first, last = _day(start, "from"), _day(end, "to")
+    if last < first:
+        raise FieldError("to: must not be before from", "to")
+    if last - first >= MAX_SPAN:
+        raise FieldError(f"to: a boletim covers at most {MAX_SPAN.days} days", "to")
+    if format != "json" and not who.can(Perm.EXPORT):
+        raise FieldError(f"format: role {who.role.value!r} may not export files", "format", 403)
+    if contract_id is not None:
+        head = await _one(conn, who, contract_id)
+        if first < head.valid_from:
+            raise FieldError(f"from: {first} is before contract {head.number}'s validity ({head.valid_from})", "from")
+        if last > head.valid_to:
+            raise FieldError(f"to: {last} is after contract {head.number}'s validity ({head.valid_to})", "to")
+        spans = [(head, first, last)]
+    else:
+        spans = [(h, *c) for h in await store.contracts(conn, who.scope, None) if (c := _clip(h, first, last))]
+    computed = [await store.compute(conn, h, lo, hi) for h, lo, hi in spans]
+    if format == "json":
+        return json_response(store.answer(computed, first, last, LOCAL_TZ))
+    await record(conn, "export.measurement", who, client_ip(request), None,
+                 {"format": format, "from": first.isoformat(), "to": last.isoformat(),
+                  "contracts": [h.id for h, _, _ in spans][:100]})  # fmt: skip
+    body = csv.csv_chunks(sheet.COLUMNS, sheet.rows(computed), LOCAL_TZ)
+    name = csv.export_filename("boletim_de_medicao", first, last)
+    headers = {"Content-Disposition": csv.content_disposition(name)}
+    return StreamingResponse(body, media_type=csv.CSV_MEDIA_TYPE, headers=headers)
+
+
+@router.post("/run-justifications", status_code=201)
+async def justify_run(body: JustificationIn, request: Request, who: Principal = WRITE, *, conn: Conn) -> Response:
+    """Justify a route's run not made (or partial) on a day: the reason, who, when; audited."""
+    route = await conn.fetchrow(q.ROUTE, body.route_id)
+    if route is None:
+        raise NotFound(f"route_id: no route {body.route_id}", "route_id")
+    if route["contract_id"] is None:
+        raise FieldError(f"route_id: route {route['code']} has no contract: its runs are not measured", "route_id")
+    if body.day > local_today():
+        raise FieldError(f"date: {body.day} has not come yet", "date")
+    head = await _one(conn, who, route["contract_id"])
+    if not head.covers(body.day, body.day):
+        raise FieldError(f"date: no run is due on {body.day}: outside contract {head.number}'s validity", "date")
+    async with conn.transaction():
+        if await conn.fetch(q.CLOSED, [head.id], body.day, body.day):
+            raise Conflict(f"date: {body.day:%Y-%m} is closed for contract {head.number}: reopen it first", "date")
+        got = await store.compute(conn, head, body.day, body.day, frozen=False, route_ids=[body.route_id],
+                                  where="date")  # fmt: skip
+        runs = [ln for ln in got.lines if ln.route_id == body.route_id]
+        if not runs:
+            raise FieldError(f"date: route {route['code']} has no run due on {body.day} (not a school day, or "
+                             "not assigned that day)", "date")  # fmt: skip
+        if body.run_no is not None:
+            runs = [ln for ln in runs if ln.run_no == body.run_no]
+            if not runs:
+                raise FieldError(f"run_no: route {route['code']} has no run {body.run_no} on {body.day}", "run_no")
+        if all(ln.status == "made" for ln in runs):
+            field = "run_no" if body.run_no is not None else "date"
+            raise FieldError(f"{field}: the run of route {route['code']} on {body.day} was made: nothing to justify",
+                             field)  # fmt: skip
+        if await conn.fetchval(q.JUSTIFIED, body.route_id, body.day, body.run_no):
+            raise Conflict(f"date: route {route['code']}'s run on {body.day} is already justified", "date")
+        row = await conn.fetchrow(q.INSERT_JUSTIFICATION, body.route_id, body.day, body.run_no, body.reason,
+                                  who.username)  # fmt: skip
+        await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
+                     {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"]})  # fmt: skip
+    return json_response({**dict(row), "date": row["day"]}, 201)
+
+
+def _closing_json(row: Any) -> dict[str, Any]:
+    out = {k: v for k, v in dict(row).items() if k not in ("month",)}
+    return {**out, "month": f"{row['month']:%Y-%m}"}
+
+
+@router.post("/measurements/{contract_id}/{month}/close", status_code=201)
+async def close_month(
+    contract_id: IdPath, month: MonthPath, request: Request, who: Principal = WRITE, *, conn: Conn
+) -> Response:
+    """Close a month: its boletim is frozen (stored with the SHA-256 of its content), then served as is."""
+    head = await _one(conn, who, contract_id)
+    first, last = _month(month)
+    if last >= local_today():
+        raise Conflict(f"month: {month} is not over yet", "month")
+    clipped = _clip(head, first, last)
+    if clipped is None:
+        raise FieldError(f"month: {month} is outside contract {head.number}'s validity", "month")
+    async with conn.transaction():
+        got = await store.compute(conn, head, *clipped, frozen=False, where="month")
+        doc: dict[str, Any] = {"contract": document.contract_json(got, LOCAL_TZ),
+               "runs": [document.line_json(ln, head.id, LOCAL_TZ) for ln in got.lines]}  # fmt: skip
+        content = document.canonical(doc)
+        sha = document.digest(content)
+        row = await conn.fetchrow(q.CLOSE, head.id, first, content, sha, who.username)
+        if row is None:
+            raise Conflict(f"month: {month} is already closed for contract {head.number}", "month")
+        await record(conn, "measurement.close", who, client_ip(request), f"contract:{head.id}",
+                     {"month": month, "sha256": sha})  # fmt: skip
+    totals = doc["contract"]
+    return json_response({**_closing_json(row), "payable_km": totals["payable_km"], "amount": totals["amount"],
+                          "runs": len(got.lines)}, 201)  # fmt: skip
+
+
+@router.post("/measurements/{contract_id}/{month}/reopen")
+async def reopen_month(
+    contract_id: IdPath, month: MonthPath, body: ReopenIn, request: Request, who: Principal = REOPEN, *, conn: Conn
+) -> Response:
+    """Reopen a closed month (admin, with a reason): its boletim is computed again; the closing stays on record."""
+    head = await _one(conn, who, contract_id)
+    first, _ = _month(month)
+    async with conn.transaction():
+        row = await conn.fetchrow(q.REOPEN, head.id, first, who.username, body.reason)
+        if row is None:
+            raise Conflict(f"month: {month} is not closed for contract {head.number}", "month")
+        await record(conn, "measurement.reopen", who, client_ip(request), f"contract:{head.id}",
+                     {"month": month, "sha256": row["sha256"], "reason": body.reason})  # fmt: skip
+    return json_response(_closing_json(row))

@@ -1,0 +1,229 @@
+"""The boletim de medição of one contract: which vehicle made each due run, its status, km and amount; pure.
+
+For each due run (due.py):
+1. The assigned vehicles' observations (observe.py) are compared; the best (coverage, then km along the route)
+   is the run's, if it reaches the rule's `made` threshold.
+2. Otherwise the contractor's other vehicles with fixes in the run's window are observed too; the best of them
+   becomes a **substitution** (flagged) when it covers more than the assigned vehicle did and at least the
+   `partial` threshold (a vehicle that only crossed a bit of the route is not taken for the run). A substitute
+   is flagged `unauthorized` too when it is not authorized for the service: inactive in the registry, or not a
+   vehicle of the contract's contractor.
+3. Coverage is taken to 0.01 % (half to even); the contract's PaymentRule in force that day gives the status
+   (`justified` when a justification exists and the run was not made) and the payable km of the run's
+   contracted km (route's declared km × the run's share of the day), to the metre; the amount is payable km ×
+   the price in force that day, rounded to the cent once per line. Route and contract totals are sums of lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from telemetria.contracts.money import METRE
+from telemetria.contracts.rule import PaymentRule, Status
+from telemetria.measurement.due import DueRun
+from telemetria.measurement.model import Observation
+
+PCT = Decimal("0.01")
+ZERO = Decimal(0)
+ObsKey = tuple[int, date, int, int]  # route_id, day, run_no, vehicle_id
+STATUSES: tuple[Status, ...] = ("made", "partial", "not_made", "justified")
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The contract's price and rule in force on a day."""
+
+    price_per_km: Decimal
+    rule: PaymentRule
+
+
+@dataclass(frozen=True, slots=True)
+class VehicleInfo:
+    id: int
+    plate: str
+    active: bool
+    contractor_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Justification:
+    route_id: int
+    day: date
+    run_no: int | None  # None: every run of that day
+    reason: str
+    created_by: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One run line of the boletim; every figure as shown (km to the metre, coverage to 0.01 %, R$ to the cent)."""
+
+    day: date
+    run_no: int
+    route_id: int
+    code: str
+    vehicle_id: int | None
+    plate: str | None
+    substitution: bool
+    unauthorized: bool
+    status: Status
+    coverage_pct: Decimal
+    realized_km: Decimal
+    off_route_km: Decimal
+    declared_km: Decimal  # the route's declared km that day
+    contracted_km: Decimal  # what this run is worth
+    payable_km: Decimal
+    price_per_km: Decimal
+    amount: Decimal
+    first: float | None  # epoch s: first and last fix on the route in the run's window
+    last: float | None
+    justification: str | None = None
+    justified_by: str | None = None
+    justified_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RouteRef:
+    route_id: int
+    code: str
+    declared_km: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class RouteTotals:
+    route_id: int
+    code: str
+    declared_km: Decimal
+    runs_due: int
+    runs_made: int
+    runs_partial: int
+    runs_not_made: int
+    runs_justified: int
+    contracted_km: Decimal
+    realized_km: Decimal
+    payable_km: Decimal
+    amount: Decimal
+
+
+def pct(coverage: float) -> Decimal:
+    """A coverage share (0..1) as a percentage to 0.01 %, half to even, within 0..100."""
+    value = Decimal(repr(float(coverage))) * 100
+    return min(max(value, ZERO), Decimal(100)).quantize(PCT, rounding=ROUND_HALF_EVEN)
+
+
+def km(value: float) -> Decimal:
+    return Decimal(repr(float(value))).quantize(METRE, rounding=ROUND_HALF_EVEN)
+
+
+def _key(o: Observation) -> tuple[Decimal, float]:
+    return pct(o.coverage), o.route_km
+
+
+def _best(run: DueRun, vehicle_ids: Iterable[int], obs: Mapping[ObsKey, Observation]) -> Observation | None:
+    p = run.plan
+    seen = [o for v in vehicle_ids if (o := obs.get((p.route_id, p.day, p.run_no, v))) is not None]
+    return max(seen, key=_key, default=None)  # ties: the first (assignment order, then vehicle id)
+
+
+def short(run: DueRun, obs: Mapping[ObsKey, Observation], rule: PaymentRule) -> bool:
+    """Whether no assigned vehicle made the run: then the contractor's other vehicles are looked at."""
+    best = _best(run, run.vehicle_ids, obs)
+    return best is None or pct(best.coverage) < rule.made_min_coverage_pct
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    vehicle_id: int | None
+    observation: Observation | None
+    substitution: bool
+
+
+def choose(run: DueRun, obs: Mapping[ObsKey, Observation], others: Sequence[int], rule: PaymentRule) -> Choice:
+    """The vehicle whose evidence the run is paid by: an assigned one, or a substitute (see the module's rules)."""
+    mine = _best(run, run.vehicle_ids, obs)
+    default = run.vehicle_ids[0] if run.vehicle_ids else None
+    if mine is not None and pct(mine.coverage) >= rule.made_min_coverage_pct:
+        return Choice(mine.vehicle_id, mine, False)
+    theirs = _best(run, sorted(set(others) - set(run.vehicle_ids)), obs)
+    floor = pct(mine.coverage) if mine is not None else None
+    if theirs is not None and pct(theirs.coverage) >= rule.partial_min_coverage_pct:
+        if floor is None or pct(theirs.coverage) > floor:
+            return Choice(theirs.vehicle_id, theirs, True)
+    return Choice(mine.vehicle_id if mine else default, mine, False)
+
+
+def _justification(run: DueRun, by_day: Mapping[tuple[int, date], Sequence[Justification]]) -> Justification | None:
+    p = run.plan
+    found = [j for j in by_day.get((p.route_id, p.day), ()) if j.run_no is None or j.run_no == p.run_no]
+    return min(found, key=lambda j: j.created_at, default=None)
+
+
+def lines(
+    runs: Sequence[DueRun], obs: Mapping[ObsKey, Observation], others: Mapping[int, Sequence[int]],
+    terms_on: Callable[[date], Terms], vehicles: Mapping[int, VehicleInfo], contractor_id: int,
+    justifications: Iterable[Justification],
+) -> list[Line]:  # fmt: skip
+    """The boletim's run lines, in the order of `runs`.
+
+    `others`: index in `runs` → the contractor's other vehicles with fixes in that run's window (only for the
+    runs that were `short`). `terms_on(day)`: the price and rule in force that day.
+    """
+    by_day: dict[tuple[int, date], list[Justification]] = {}
+    for j in justifications:
+        by_day.setdefault((j.route_id, j.day), []).append(j)
+    out = []
+    for i, run in enumerate(runs):
+        terms = terms_on(run.plan.day)
+        rule = terms.rule
+        pick = choose(run, obs, others.get(i, ()), rule)
+        o = pick.observation
+        coverage = pct(o.coverage) if o else ZERO
+        just = _justification(run, by_day)
+        status = rule.status(coverage, just is not None)
+        off = km(o.off_route_km) if o else ZERO
+        payable = rule.payable_km(status, coverage, run.contracted_km, off).quantize(METRE, rounding=ROUND_HALF_EVEN)
+        v = vehicles.get(pick.vehicle_id) if pick.vehicle_id is not None else None
+        unauthorized = pick.substitution and (v is None or not v.active or v.contractor_id != contractor_id)
+        shown = just if status == "justified" else None
+        out.append(
+            Line(
+                run.plan.day, run.plan.run_no, run.plan.route_id, run.code, pick.vehicle_id, v.plate if v else None,
+                pick.substitution, unauthorized, status, coverage, km(o.route_km) if o else ZERO, off,
+                run.declared_km, run.contracted_km, payable, terms.price_per_km,
+                rule.amount(payable, terms.price_per_km), o.first if o else None, o.last if o else None,
+                shown.reason if shown else None, shown.created_by if shown else None,
+                shown.created_at if shown else None,
+            )
+        )  # fmt: skip
+    return out
+
+
+def route_totals(routes: Sequence[RouteRef], run_lines: Sequence[Line]) -> list[RouteTotals]:
+    """Per route, sums of its lines (every route of the contract listed, in code order; zeros without runs).
+
+    The code and declared km shown are those of the route's last run line in the period (else the registry's).
+    """
+    refs = {r.route_id: r for r in routes}
+    groups: dict[int, list[Line]] = {r.route_id: [] for r in routes}
+    for ln in run_lines:
+        groups.setdefault(ln.route_id, []).append(ln)
+    out = []
+    for route_id, mine in groups.items():
+        last = max(mine, key=lambda ln: (ln.day, ln.run_no), default=None)
+        ref = refs.get(route_id)
+        code = last.code if last else ref.code if ref else str(route_id)
+        declared_km = last.declared_km if last else ref.declared_km if ref else ZERO
+        count = {s: sum(ln.status == s for ln in mine) for s in STATUSES}
+        out.append(
+            RouteTotals(
+                route_id, code, declared_km, len(mine), count["made"], count["partial"], count["not_made"],
+                count["justified"], sum((ln.contracted_km for ln in mine), ZERO),
+                sum((ln.realized_km for ln in mine), ZERO), sum((ln.payable_km for ln in mine), ZERO),
+                sum((ln.amount for ln in mine), ZERO),
+            )
+        )  # fmt: skip
+    return sorted(out, key=lambda t: (t.code, t.route_id))

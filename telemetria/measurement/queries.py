@@ -1,0 +1,74 @@
+"""All SQL of the measurement: contracts and their routes, prices in force, justifications, closed months.
+
+$1 of a contract read is the contractor scope (NULL: every contractor). Each statement reads a whole period
+for every contract or route at once: the boletim makes no round trip per run.
+"""
+
+from __future__ import annotations
+
+# $2: one contract or NULL (every contract the scope sees).
+CONTRACTS = """
+SELECT k.id, k.number, k.contractor_id, c.name AS contractor, k.valid_from, k.valid_to
+FROM contracts k JOIN contractors c ON c.id = k.contractor_id
+WHERE ($1::int IS NULL OR k.contractor_id = $1) AND ($2::int IS NULL OR k.id = $2)
+ORDER BY k.number, k.id"""
+
+# The contracts' routes (as registered now) with the km a day's run is paid by (declared, else the line's).
+CONTRACT_ROUTES = """
+SELECT r.id, r.contract_id, r.code, coalesce(r.declared_km, r.length_m / 1000) AS declared_km
+FROM routes r WHERE r.contract_id = ANY ($1::int[]) ORDER BY r.code, r.id"""
+
+ROUTE = """
+SELECT r.id, r.code, r.contract_id, k.contractor_id
+FROM routes r LEFT JOIN contracts k ON k.id = r.contract_id WHERE r.id = $1"""
+
+# The versions of prices and rule that apply to some day of $2..$3 (both included).
+TERMS = """
+SELECT contract_id, during, price_per_km, made_min_coverage_pct, partial_min_coverage_pct, partial_pay,
+       off_route_km_paid, justified_paid
+FROM contract_terms_in_force
+WHERE contract_id = ANY ($1::int[]) AND during && daterange($2::date, $3::date, '[]')"""
+
+# The vehicles a boletim may name: the contractors' own ($1) and any other by id ($2).
+VEHICLES = """
+SELECT id, plate, active, contractor_id FROM vehicles
+WHERE contractor_id = ANY ($1::int[]) OR id = ANY ($2::int[])"""
+
+# For each window i ([s, e) of a run no assigned vehicle made, of contractor c), the contractor's vehicles with a
+# fix in it (the caller leaves out the ones assigned to the run).
+WITH_FIXES = """
+SELECT w.i, v.id AS vehicle_id
+FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[], $4::int[]) AS w(i, s, e, contractor)
+JOIN vehicles v ON v.contractor_id = w.contractor
+WHERE EXISTS (SELECT 1 FROM fixes f WHERE f.vehicle_id = v.id AND f.ts >= w.s AND f.ts < w.e)
+ORDER BY w.i, v.id"""
+
+JUSTIFICATIONS = """
+SELECT route_id, day, run_no, reason, created_by, created_at FROM run_justifications
+WHERE route_id = ANY ($1::int[]) AND day BETWEEN $2 AND $3 ORDER BY created_at, id"""
+
+INSERT_JUSTIFICATION = """
+INSERT INTO run_justifications (route_id, day, run_no, reason, created_by) VALUES ($1, $2, $3, $4, $5)
+RETURNING id, route_id, day, run_no, reason, created_by, created_at"""
+
+# A justification already covering the run (the same run, or the whole day, or — for a whole day — any run).
+JUSTIFIED = """
+SELECT id FROM run_justifications
+WHERE route_id = $1 AND day = $2 AND ($3::int IS NULL OR run_no IS NULL OR run_no = $3) LIMIT 1"""
+
+# The closings in force (not reopened) of the contracts' months that touch $2..$3.
+CLOSED = """
+SELECT contract_id, month, content, sha256, closed_by, closed_at FROM measurement_closures
+WHERE contract_id = ANY ($1::int[]) AND reopened_at IS NULL
+  AND month BETWEEN date_trunc('month', $2::date)::date AND $3::date
+ORDER BY contract_id, month"""
+
+CLOSE = """
+INSERT INTO measurement_closures (contract_id, month, content, sha256, closed_by) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT DO NOTHING
+RETURNING id, contract_id, month, sha256, closed_by, closed_at"""
+
+REOPEN = """
+UPDATE measurement_closures SET reopened_by = $3, reopened_at = now(), reopen_reason = $4
+WHERE contract_id = $1 AND month = $2 AND reopened_at IS NULL
+RETURNING id, contract_id, month, sha256, closed_by, closed_at, reopened_by, reopened_at, reopen_reason"""

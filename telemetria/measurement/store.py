@@ -1,0 +1,148 @@
+"""Gathering a contract's boletim from the database: the registry of each day, observations, prices, closings.
+
+Every fact is read for the whole period at once (one query for the assignments, the rollups of every vehicle
+and day at once (batch.py), one query for the substitutes' windows...), never per run. The days of a closed month come
+from its frozen content (document.py); only the other days are computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from telemetria.contracts import store as calendar_store
+from telemetria.contracts.calendar import school_days
+from telemetria.contracts.rule import PaymentRule
+from telemetria.db import Conn
+from telemetria.http import FieldError
+from telemetria.measurement import batch, boletim, document, plans
+from telemetria.measurement import queries as q
+from telemetria.measurement.boletim import Justification, Line, RouteRef, Terms, VehicleInfo
+from telemetria.measurement.document import Closing, Computed, ContractHead
+from telemetria.measurement.due import DueRun, days, due_days, due_runs
+from telemetria.reports.analysis.engine import line as route_line
+from telemetria.reports.store import asof
+
+
+async def contracts(conn: Conn, scope: int | None, contract_id: int | None) -> list[ContractHead]:
+    rows = await conn.fetch(q.CONTRACTS, scope, contract_id)
+    return [ContractHead(r["id"], r["number"], r["contractor_id"], r["contractor"], r["valid_from"], r["valid_to"])
+            for r in rows]  # fmt: skip
+
+
+def month_of(day: date) -> date:
+    return day.replace(day=1)
+
+
+async def _terms(conn: Conn, cid: int, first: date, last: date) -> list[tuple[date, date, Terms]]:
+    """The versions applying inside first..last, each clipped to it, in order."""
+    out = []
+    for r in await conn.fetch(q.TERMS, [cid], first, last):
+        during = r["during"]
+        lo = max(first, during.lower) if during.lower else first
+        hi = min(last, date.fromordinal(during.upper.toordinal() - 1)) if during.upper else last
+        out.append((lo, hi, Terms(Decimal(r["price_per_km"]), PaymentRule.from_row(r))))
+    return sorted(out, key=lambda t: t[0])
+
+
+def _terms_on(spans: Sequence[tuple[date, date, Terms]], cid: int) -> Callable[[date], Terms]:
+    def on(day: date) -> Terms:
+        for lo, hi, t in spans:
+            if lo <= day <= hi:
+                return t
+        raise FieldError(f"contract_id: contract {cid} has no price in force on {day}", "contract_id", 409)
+
+    return on
+
+
+async def _school_days(conn: Conn, wanted: Sequence[date], where: str) -> set[date]:
+    out: set[date] = set()
+    for year in sorted({d.year for d in wanted}):
+        sy = await calendar_store.school_year(conn, year)
+        if sy is None:
+            raise FieldError(f"{where}: no school year {year}: PUT /api/v1/school-years/{year} first", where, 409)
+        out |= set(school_days(sy))
+    return out
+
+
+async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], contractor: int) -> dict[int, list[int]]:
+    """Run index → the contractor's vehicles, not assigned to it, with a fix in its window."""
+    if not short:
+        return {}
+    starts = [datetime.fromtimestamp(runs[i].plan.start, UTC) for i in short]
+    ends = [datetime.fromtimestamp(runs[i].plan.end, UTC) for i in short]
+    out: dict[int, list[int]] = {}
+    for r in await conn.fetch(q.WITH_FIXES, list(short), starts, ends, [contractor] * len(short)):
+        if r["vehicle_id"] not in runs[r["i"]].vehicle_ids:
+            out.setdefault(r["i"], []).append(r["vehicle_id"])
+    return out
+
+
+async def live_lines(
+    conn: Conn, head: ContractHead, wanted: Sequence[date], route_ids: Sequence[int],
+    spans: Sequence[tuple[date, date, Terms]], where: str = "from",
+) -> list[Line]:  # fmt: skip
+    """The run lines of the days `wanted` (inside the contract's validity), computed from GPS evidence."""
+    if not wanted or not route_ids:
+        return []
+    first, last = min(wanted), max(wanted)
+    school = await _school_days(conn, wanted, where) & set(wanted)
+    due = due_days(first, last, school, route_ids, await asof.assignments(conn, route_ids, first, last))
+    routes_by_day = {}
+    for day in sorted({d for _, d in due}):
+        routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
+    runs = due_runs(due, routes_by_day, plans.plan_runs, route_line)
+    terms_on = _terms_on(spans, head.id)
+    obs = await batch.observations(conn, [(r.plan, v) for r in runs for v in r.vehicle_ids])
+    short = [i for i, r in enumerate(runs) if boletim.short(r, obs, terms_on(r.plan.day).rule)]
+    others = await _others(conn, runs, short, head.contractor_id)
+    obs |= await batch.observations(conn, [(runs[i].plan, v) for i, vs in others.items() for v in vs])
+    assigned = sorted({v for r in runs for v in r.vehicle_ids})
+    vehicles = {
+        r["id"]: VehicleInfo(r["id"], r["plate"], r["active"], r["contractor_id"])
+        for r in await conn.fetch(q.VEHICLES, [head.contractor_id], assigned)
+    }
+    justifications = [
+        Justification(r["route_id"], r["day"], r["run_no"], r["reason"], r["created_by"], r["created_at"])
+        for r in await conn.fetch(q.JUSTIFICATIONS, list(route_ids), first, last)
+    ]
+    return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications)
+
+
+async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:
+    return [
+        Closing(r["month"], r["sha256"], r["closed_by"], r["closed_at"], document.lines_of(bytes(r["content"])))
+        for r in await conn.fetch(q.CLOSED, [cid], first, last)
+    ]
+
+
+async def compute(
+    conn: Conn, head: ContractHead, first: date, last: date, *, frozen: bool = True,
+    route_ids: Sequence[int] | None = None, where: str = "from",
+) -> Computed:  # fmt: skip
+    """The contract's boletim over first..last (inside its validity); closed months as frozen when `frozen`."""
+    refs = [RouteRef(r["id"], r["code"], Decimal(repr(float(r["declared_km"]))).quantize(Decimal("0.001")))
+            for r in await conn.fetch(q.CONTRACT_ROUTES, [head.id])]  # fmt: skip
+    if route_ids is not None:
+        refs = [r for r in refs if r.route_id in set(route_ids)]
+    shut = await closings(conn, head.id, first, last) if frozen else []
+    shut_months = {c.month for c in shut}
+    spans = await _terms(conn, head.id, first, last)
+    wanted = [d for d in days(first, last) if month_of(d) not in shut_months]
+    lines = await live_lines(conn, head, wanted, [r.route_id for r in refs], spans, where)
+    ids = {r.route_id for r in refs}
+    for c in shut:
+        lines += [ln for ln in c.lines if first <= ln.day <= last and ln.route_id in ids]
+    lines.sort(key=lambda ln: (ln.day, ln.code, ln.route_id, ln.run_no))
+    return Computed(head, first, last, refs, lines, spans, shut)
+
+
+def answer(computed: Sequence[Computed], first: date, last: date, tz: Any) -> dict[str, Any]:
+    """The report's JSON: `contracts` (totals per route and contract, prices, rule, months) and `runs`."""
+    return {
+        "from": first.isoformat(), "to": last.isoformat(), "tz": tz.key,
+        "contracts": [document.contract_json(c, tz) for c in computed],
+        "runs": [document.line_json(ln, c.head.id, tz) for c in computed for ln in c.lines],
+    }  # fmt: skip

@@ -1,0 +1,214 @@
+"""A route's runs on a day and what one analysis shows of each: the window, the stretch, the coverage (pure).
+
+The measurement (telemetria/measurement/plans.py, coverage.py) gives these as RunPlan and Observation; they are
+computed here, in the analysis, so that a day's rollup keeps them (events.py, kind `runs`) by the same code.
+
+Runs (docs/contracts.md, "How a run's coverage is measured"):
+- One run per route per day, unless the scheduled times (stops in `seq` order, those with a time) have a
+  break: a new run starts after a school stop whose next scheduled time is at least SCHOOL_BREAK_S later (the
+  morning run out to the school, the midday run back), or after any stop whose next is at least RUN_BREAK_S.
+- A run's window is the schedule's (schedule.py): EARLY_S before its first scheduled time to LATE_S after its
+  last. Where two consecutive windows would overlap they are cut inside the break, dividing it in the ratio
+  LATE_S : EARLY_S. Windows stay inside the local day (its rollup sees all of them); without scheduled times
+  the run's window is the whole local day.
+- A run's stretch: stops are projected on the line monotonically (each at the first pass at or after the one
+  before, so that an out-and-back line's return stops land on the return pass). A single run is the whole
+  line [0, length]; several runs split it at the measure of the stop before each break (where the vehicle
+  waits), the first from 0, the last to the line's end. A break whose split would not lie strictly inside
+  (previous split, line end) joins its runs.
+- A run's share of the declared km is its stretch / the line's length, in Decimal to SHARE_PLACES; the last
+  run takes what the others leave, so a day's shares sum to exactly 1.
+
+Coverage of a run by one vehicle: the union of the along-route intervals [m_start, m_end] (distance.Segments)
+of the segments the distance method attributed to the run's route and that end inside the run's window,
+clipped to the stretch, over the stretch's length. So a gap is bridged exactly when the km report bridges it
+(the progress along the route is plausible for the time elapsed), an implausible jump is a chord and covers
+nothing, and where an out-and-back line's passes share a road the way back covers the return pass
+(distance.SAME_PROGRESS_M). Segments whose two ends both stood still (clean.stationary_mask) cover nothing:
+stationary jitter is not progress, though any km it has still count in route_km.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from telemetria.geo.routeline import RouteLine
+from telemetria.localtime import LOCAL_TZ
+from telemetria.reports.analysis.days import day_bounds
+from telemetria.reports.analysis.distance import ROUTE
+from telemetria.reports.analysis.engine import Analysis
+from telemetria.reports.analysis.schedule import EARLY_S, LATE_S, scheduled_at
+from telemetria.reports.analysis.track import BoolArray
+from telemetria.reports.model import Point, Route
+
+SCHOOL_BREAK_S = 3600.0  # a wait this long after a school stop ends a run
+RUN_BREAK_S = 90 * 60.0  # a wait this long after any stop does too
+SHARE_PLACES = Decimal("0.000001")
+
+
+@dataclass(frozen=True, slots=True)
+class Stretch:
+    """One run of a route on a day: number, window [start, end) (epoch s), stretch [m_from, m_to] (m), share."""
+
+    run_no: int
+    start: float
+    end: float
+    m_from: float
+    m_to: float
+    share: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What one analysis shows of one run: coverage 0..1, km on and off the route, first/last fix on it (epoch s)."""
+
+    coverage: float
+    route_km: float
+    off_route_km: float
+    first: float | None
+    last: float | None
+
+
+def stop_measures(points: Sequence[Point], line: RouteLine, tolerance_m: float) -> list[float]:
+    """Metres along `line` of each point (in the order given), non-decreasing: the first pass within tolerance
+    (for a point farther away, its nearest passes) at or after the previous point's measure."""
+    if not points:
+        return []
+    lon = np.array([p.lon for p in points], dtype=float)
+    lat = np.array([p.lat for p in points], dtype=float)
+    off = line.offset_m(lon, lat)
+    out: list[float] = []
+    prev = 0.0
+    for i in range(len(points)):
+        reach = max(tolerance_m, float(off[i]) + 1.0) if np.isfinite(off[i]) else tolerance_m
+        c = line.candidates(lon[i : i + 1], lat[i : i + 1], reach).measure_m[0]
+        ahead = c[np.isfinite(c) & (c >= prev)]
+        prev = float(ahead.min()) if len(ahead) else prev
+        out.append(prev)
+    return out
+
+
+def _breaks(timed: Sequence[tuple[int, float]], points: Sequence[Point]) -> set[int]:
+    """Positions j in `timed` after which a new run starts."""
+    out = set()
+    for j in range(len(timed) - 1):
+        wait = timed[j + 1][1] - timed[j][1]
+        if wait >= RUN_BREAK_S or (points[timed[j][0]].kind == "school" and wait >= SCHOOL_BREAK_S):
+            out.add(j)
+    return out
+
+
+def _shares(stretches: Sequence[float], length_m: float) -> list[Decimal]:
+    shares = [(Decimal(repr(s)) / Decimal(repr(length_m))).quantize(SHARE_PLACES) for s in stretches[:-1]]
+    return [*shares, Decimal(1) - sum(shares, Decimal(0))]
+
+
+def stretches(route: Route, line: RouteLine, day: date) -> list[Stretch]:
+    """The runs `route` makes on local date `day` over `line` (its geometry), by the rules in the docstring."""
+    d0, d1 = (b.timestamp() for b in day_bounds(day))
+    length = line.length_m
+    points = sorted(route.points, key=lambda p: p.seq)
+    timed = [(i, t) for i, p in enumerate(points) if (t := scheduled_at(p, day)) is not None]
+    if not timed:
+        return [Stretch(1, d0, d1, 0.0, length, Decimal(1))]
+    measures = stop_measures(points, line, route.tolerance_m)
+    groups: list[list[float]] = [[]]
+    splits: list[float] = []
+    cuts = _breaks(timed, points)
+    for j, (i, t) in enumerate(timed):
+        groups[-1].append(t)
+        if j in cuts and (splits[-1] if splits else 0.0) < measures[i] < length:
+            splits.append(measures[i])
+            groups.append([])
+    edges = [0.0, *splits, length]
+    firsts, lasts = [min(g) for g in groups], [max(g) for g in groups]
+    starts = [max(d0, f - EARLY_S) for f in firsts]
+    ends = [min(d1, last + LATE_S) for last in lasts]
+    for k in range(len(groups) - 1):
+        if ends[k] > starts[k + 1]:
+            cut = lasts[k] + (firsts[k + 1] - lasts[k]) * LATE_S / (LATE_S + EARLY_S)
+            ends[k], starts[k + 1] = cut, cut
+    shares = _shares([b - a for a, b in pairwise(edges)], length)
+    return [Stretch(k + 1, starts[k], ends[k], edges[k], edges[k + 1], shares[k]) for k in range(len(groups))]
+
+
+def _union_m(lo: np.ndarray, hi: np.ndarray, m_from: float, m_to: float) -> float:
+    """Metres of [m_from, m_to] covered by the union of the intervals [lo_i, hi_i]."""
+    lo, hi = np.clip(lo, m_from, m_to), np.clip(hi, m_from, m_to)
+    order = np.argsort(lo, kind="stable")
+    total, reach = 0.0, m_from
+    for a, b in zip(lo[order].tolist(), hi[order].tolist(), strict=True):
+        if b > reach:
+            total += b - max(a, reach)
+            reach = b
+    return total
+
+
+def _previous_kept(a: Analysis) -> np.ndarray:
+    """Per fix, the index of the kept fix before it (-1: none), where its segment starts."""
+    idx = np.flatnonzero(a.keep)
+    prev = np.full(len(a.track), -1, dtype=np.int64)
+    prev[idx[1:]] = idx[:-1]
+    return prev
+
+
+def seen(a: Analysis, route_index: int, s: Stretch) -> Seen:
+    """What analysis `a` shows of run `s` of its route number `route_index` (see the module's docstring)."""
+    seg, t = a.seg, a.track.t
+    inside: BoolArray = (t >= s.start) & (t < s.end)
+    on = inside & (seg.method == ROUTE) & (seg.route == route_index)
+    prev = _previous_kept(a)
+    standing = a.still & np.where(prev >= 0, a.still[np.maximum(prev, 0)], False)
+    moved = np.flatnonzero(on & ~standing & (seg.length_m > 0))
+    lo = np.fmin(seg.m_start[moved], seg.m_end[moved])
+    hi = np.fmax(seg.m_start[moved], seg.m_end[moved])
+    stretch = s.m_to - s.m_from
+    covered = _union_m(lo, hi, s.m_from, s.m_to) if stretch > 0 else 0.0
+    ends = np.concatenate([t[moved], t[prev[moved]]])
+    ends = ends[ends >= s.start]
+    return Seen(
+        coverage=min(1.0, covered / stretch) if stretch > 0 else 0.0,
+        route_km=float(np.sum(seg.length_m[on])) / 1000.0,
+        off_route_km=float(np.sum(seg.length_m[inside & ~on])) / 1000.0,
+        first=float(ends.min()) if len(ends) else None,
+        last=float(ends.max()) if len(ends) else None,
+    )
+
+
+def local_day(a: Analysis) -> date:
+    """The local day an analysis of one day (or a piece of it) is about."""
+    return datetime.fromtimestamp(a.start, LOCAL_TZ).date()
+
+
+def rows(a: Analysis) -> list[dict[str, Any]]:
+    """The runs of every route of analysis `a` (one local day) as this vehicle made them, neutral (rollups).
+
+    Each row carries its run's window and stretch, so that a reader can tell it is the run it plans."""
+    day = local_day(a)
+    out = []
+    for r, (route, line) in enumerate(zip(a.routes, a.lines, strict=True)):
+        for s in stretches(route, line, day):
+            x = seen(a, r, s)
+            out.append(
+                {
+                    "route_id": route.id,
+                    "run_no": s.run_no,
+                    "start": s.start,
+                    "end": s.end,
+                    "m_from": s.m_from,
+                    "m_to": s.m_to,
+                    "coverage": x.coverage,
+                    "route_km": x.route_km,
+                    "off_route_km": x.off_route_km,
+                    "first": x.first,
+                    "last": x.last,
+                }
+            )
+    return out

@@ -1,0 +1,261 @@
+"""The boletim de medição through the real API and database: runs made, partial, not made, substituted and
+justified; refusals naming their field with nothing stored; a closed month served frozen; CSV; scope.
+
+One route of ~2.2 km due Monday to Friday, vehicle A assigned, vehicle B of the same contractor, fixes posted
+through the ingest API (no scheduled times: a run's window is the whole local day):
+Mon 2 March A drives it all (made); Tue 3 nobody (not made); Wed 4 B drives it (a substitution); Thu 5 A drives
+70 % of it (partial); Fri 6 A stays at the garage (not made, then justified).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal as D
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+
+from tests.db.conftest import People, Tracker, register
+
+LON0, LON1, LAT = -62.47, -62.45, -10.44  # a straight line east, ~2.19 km
+LINE = {"type": "LineString", "coordinates": [[LON0, LAT], [-62.46, LAT], [LON1, LAT]]}
+PRICE = D("4.50")
+FIRST, LAST = "2026-03-02", "2026-03-06"
+
+
+def _drive(day: date, upto: float = 1.0, step_s: float = 5.0) -> list[dict[str, Any]]:
+    """Fixes every `step_s` at ~20 km/h from the line's start to `upto` of its length, from 07:00 local."""
+    t0 = datetime(day.year, day.month, day.day, 11, 0, tzinfo=UTC)  # 07:00 in Porto Velho (UTC-4)
+    span = (LON1 - LON0) * upto
+    n = int(span * 109_500 / 5.55 / step_s) + 1  # 5.55 m/s
+    return [
+        {"ts": (t0 + timedelta(seconds=i * step_s)).isoformat().replace("+00:00", "Z"),
+         "lat": LAT, "lon": LON0 + span * i / (n - 1), "speed_kmh": 20.0, "valid": True}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def _garage(day: date) -> list[dict[str, Any]]:
+    t0 = datetime(day.year, day.month, day.day, 11, 0, tzinfo=UTC)
+    return [{"ts": (t0 + timedelta(minutes=i)).isoformat().replace("+00:00", "Z"), "lat": -10.46, "lon": -62.50,
+             "speed_kmh": 0.0, "valid": True} for i in range(10)]  # fmt: skip
+
+
+async def _post_fixes(client: httpx.AsyncClient, t: Tracker, fixes: list[dict[str, Any]]) -> None:
+    r = await client.post("/api/v1/fixes", content=orjson.dumps({"fixes": fixes}), headers=t.auth)
+    assert r.status_code == 200, r.text
+
+
+async def _setup(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People) -> dict[str, Any]:
+    a = await register(conn, "AAA1A11", "861000000000001")
+    b = await register(conn, "BBB2B22", "861000000000002")
+    c = await register(conn, "CCC3C33", "861000000000003")
+    for t, who in ((a, people.contractor_id), (b, people.contractor_id), (c, people.other_contractor_id)):
+        await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", who, t.vehicle_id)
+    r = await client.put("/api/v1/school-years/2026", headers=people.auth("monitor"),
+                         json={"start": "2026-02-02", "end": "2026-12-18"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    ks = []
+    for contractor, number in ((people.contractor_id, "012/2026"), (people.other_contractor_id, "013/2026")):
+        r = await client.post("/api/v1/contracts", headers=people.auth("monitor"), json={
+            "contractor_id": contractor, "number": number, "lot": "1", "valid_from": "2026-02-01",
+            "valid_to": "2026-12-31", "price_per_km": str(PRICE)})  # fmt: skip
+        assert r.status_code == 201, r.text
+        ks.append(r.json()["id"])
+    route = await conn.fetchval(
+        "INSERT INTO routes (code, name, school_year, geometry, length_m, declared_km, contract_id)"
+        " VALUES ('L01', 'Linha 1', 2026, $1, 2190, 2.2, $2) RETURNING id",
+        LINE, ks[0],
+    )  # fmt: skip
+    await conn.execute(
+        "INSERT INTO route_assignments (route_id, vehicle_id, valid_from) VALUES ($1, $2, '2026-02-01')",
+        route, a.vehicle_id,
+    )  # fmt: skip
+    await _post_fixes(client, a, _drive(date(2026, 3, 2)))
+    await _post_fixes(client, b, _drive(date(2026, 3, 4)))
+    await _post_fixes(client, c, _drive(date(2026, 3, 3)))  # another contractor's vehicle: never a substitute
+    await _post_fixes(client, a, _drive(date(2026, 3, 5), upto=0.7))
+    await _post_fixes(client, a, _garage(date(2026, 3, 6)))
+    return {"a": a, "b": b, "c": c, "route": route, "k": ks[0], "k_other": ks[1]}
+
+
+async def _boletim(client: httpx.AsyncClient, people: People, role: str = "auditor", **params: Any) -> Any:
+    q = {"contract_id": params.pop("contract_id", None), "from": FIRST, "to": LAST, **params}
+    r = await client.get("/api/v1/reports/measurement", params={k: v for k, v in q.items() if v is not None},
+                         headers=people.auth(role))  # fmt: skip
+    assert r.status_code == 200, r.text
+    return orjson.loads(r.content)
+
+
+@pytest.fixture
+async def world(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People) -> dict[str, Any]:
+    return await _setup(client, conn, people)
+
+
+async def test_the_boletim_of_a_week(client: httpx.AsyncClient, people: People, world: dict[str, Any]) -> None:
+    got = await _boletim(client, people, contract_id=world["k"])
+    runs = got["runs"]
+    assert [r["date"] for r in runs] == [f"2026-03-0{d}" for d in range(2, 7)]
+    assert [r["status"] for r in runs] == ["made", "not_made", "made", "partial", "not_made"]
+    assert [r["substitution"] for r in runs] == [False, False, True, False, False]
+    assert [r["vehicle_id"] for r in runs] == [world["a"].vehicle_id, world["a"].vehicle_id,
+                                               world["b"].vehicle_id] + [world["a"].vehicle_id] * 2  # fmt: skip
+    assert runs[2]["plate"] == "BBB2B22" and runs[2]["unauthorized"] is False
+    assert runs[0]["payable_km"] == 2.2 and runs[1]["payable_km"] == 0 and runs[4]["amount"] == 0
+    partial = runs[3]
+    assert 0.6 < partial["coverage"] < 0.8
+    pay = (D("2.2") * D(str(partial["coverage"])) * 100 / 100).quantize(D("0.001"))
+    assert D(str(partial["payable_km"])) == pay
+    for r in runs:
+        assert D(str(r["amount"])) == (D(str(r["payable_km"])) * PRICE).quantize(D("0.01"))
+    (k,) = got["contracts"]
+    assert k["number"] == "012/2026" and k["price_per_km"] == 4.5 and k["rule"]["made_min_coverage_pct"] == 95
+    assert k["frozen"] is False and k["months"] == [{"month": "2026-03", "closed": False, "sha256": None,
+                                                     "closed_by": None, "closed_at": None}]  # fmt: skip
+    (route,) = k["routes"]
+    assert (route["runs_due"], route["runs_made"], route["runs_partial"], route["runs_not_made"]) == (5, 2, 1, 2)
+    assert route["contracted_km"] == 11.0 and route["declared_km"] == 2.2
+    assert D(str(route["amount"])) == sum(D(str(r["amount"])) for r in runs) == D(str(k["amount"]))
+    assert D(str(k["payable_km"])) == sum(D(str(r["payable_km"])) for r in runs)
+
+
+async def test_a_justification_and_the_refusals(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, world: dict[str, Any]
+) -> None:
+    route = world["route"]
+
+    async def justify(role: str = "monitor", **body: Any) -> httpx.Response:
+        return await client.post(
+            "/api/v1/run-justifications",
+            headers=people.auth(role),
+            json={"route_id": route, "date": "2026-03-06", "reason": "ponte caída"} | body,
+        )
+
+    bad: list[tuple[dict[str, Any], int, str]] = [
+        ({"date": "2026-03-02"}, 400, "date"),  # made
+        ({"date": "2026-03-07"}, 400, "date"),  # a Saturday: not due
+        ({"date": "2026-04-03"}, 400, "date"),  # Sexta-feira Santa: not due
+        ({"route_id": 999999}, 404, "route_id"),
+        ({"run_no": 2}, 400, "run_no"),
+    ]
+    for change, status, field in bad:
+        r = await justify(**change)
+        assert (r.status_code, r.json().get("field")) == (status, field), (change, r.text)
+    for reason in ("", "   "):
+        r = await justify(reason=reason)
+        assert r.status_code == 422 and r.json()["errors"][0]["field"] == "body.reason", r.text
+    assert (await justify("contractor")).status_code == 403
+    assert await conn.fetchval("SELECT count(*) FROM run_justifications") == 0
+    r = await justify()
+    assert r.status_code == 201, r.text
+    assert r.json()["reason"] == "ponte caída" and r.json()["created_by"] == "monitor"
+    assert (await justify()).status_code == 409
+    audit = await conn.fetch(
+        "SELECT username, target FROM audit_log WHERE action = 'registry.run_justification.create'"
+    )
+    assert [(a["username"], a["target"]) for a in audit] == [("monitor", f"route:{route}")]
+    runs = (await _boletim(client, people, contract_id=world["k"]))["runs"]
+    assert runs[4]["status"] == "justified" and runs[4]["justification"] == "ponte caída"
+    assert runs[4]["payable_km"] == 0 and runs[4]["justified_by"] == "monitor"
+    (k,) = (await _boletim(client, people, contract_id=world["k"]))["contracts"]
+    assert (k["routes"][0]["runs_justified"], k["routes"][0]["runs_not_made"]) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "field"),
+    [
+        ({"from": "2026-01-15"}, 400, "from"),  # before the contract's validity
+        ({"to": "2027-01-05"}, 400, "to"),
+        ({"from": "2026-03-10", "to": "2026-03-02"}, 400, "to"),
+        ({"from": "2026-03-xx"}, 400, "from"),
+        ({"contract_id": 999999}, 404, "contract_id"),
+    ],
+)
+async def test_bad_periods_name_their_field(
+    client: httpx.AsyncClient, people: People, world: dict[str, Any], params: dict[str, Any], status: int,
+    field: str,
+) -> None:  # fmt: skip
+    q = {"contract_id": world["k"], "from": FIRST, "to": LAST} | params
+    r = await client.get("/api/v1/reports/measurement", params=q, headers=people.auth("auditor"))
+    assert (r.status_code, r.json().get("field")) == (status, field), r.text
+
+
+async def test_a_closed_month_is_served_frozen_until_reopened(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, world: dict[str, Any]
+) -> None:
+    k, route = world["k"], world["route"]
+    before = await _boletim(client, people, contract_id=k)
+    path = f"/api/v1/measurements/{k}/2026-03"
+    assert (await client.post(f"{path}/close", headers=people.auth("contractor"))).status_code == 403
+    r = await client.post(f"{path}/close", headers=people.auth("monitor"))
+    assert r.status_code == 201, r.text
+    closed = r.json()
+    stored = await conn.fetchrow("SELECT content, sha256 FROM measurement_closures")
+    assert closed["sha256"] == stored["sha256"] == hashlib.sha256(bytes(stored["content"])).hexdigest()
+    assert (await client.post(f"{path}/close", headers=people.auth("monitor"))).status_code == 409
+    # after the closing: a late fix for Tuesday, a route edit, a justification attempt
+    await _post_fixes(client, world["a"], _drive(date(2026, 3, 3)))
+    await conn.execute("UPDATE routes SET declared_km = 3.0 WHERE id = $1", route)
+    r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
+                          json={"route_id": route, "date": "2026-03-06", "reason": "atoleiro"})  # fmt: skip
+    assert (r.status_code, r.json()["field"]) == (409, "date")
+    frozen = await _boletim(client, people, contract_id=k)
+    assert frozen["runs"] == before["runs"]
+    (c,) = frozen["contracts"]
+    assert c["frozen"] is True and c["months"][0]["sha256"] == closed["sha256"]
+    assert c["months"][0]["closed_by"] == "monitor" and c["amount"] == before["contracts"][0]["amount"]
+    # reopening: admin only, with a reason
+    assert (
+        await client.post(f"{path}/reopen", json={"reason": "x"}, headers=people.auth("monitor"))
+    ).status_code == 403
+    r = await client.post(f"{path}/reopen", json={"reason": " "}, headers=people.auth("admin"))
+    assert r.status_code == 422, r.text
+    r = await client.post(f"{path}/reopen", json={"reason": "fixes atrasados do dia 3"}, headers=people.auth("admin"))
+    assert r.status_code == 200, r.text
+    assert r.json()["reopened_by"] == "admin" and r.json()["sha256"] == closed["sha256"]
+    live = await _boletim(client, people, contract_id=k)
+    assert live["runs"][1]["status"] == "made" and live["runs"][1]["payable_km"] == 3.0
+    assert live["contracts"][0]["frozen"] is False
+    assert (await client.post(f"{path}/close", headers=people.auth("admin"))).status_code == 201
+    assert await conn.fetchval("SELECT count(*) FROM measurement_closures") == 2
+    actions = [a["action"] for a in await conn.fetch("SELECT action FROM audit_log WHERE action LIKE 'measurement.%'"
+                                                     " ORDER BY id")]  # fmt: skip
+    assert actions == ["measurement.close", "measurement.reopen", "measurement.close"]
+
+
+async def test_csv_parses_and_totals_match(client: httpx.AsyncClient, people: People, world: dict[str, Any]) -> None:
+    got = await _boletim(client, people, contract_id=world["k"])
+    r = await client.get(
+        "/api/v1/reports/measurement",
+        headers=people.auth("auditor"),
+        params={"contract_id": world["k"], "from": FIRST, "to": LAST, "format": "csv"},
+    )
+    assert r.status_code == 200, r.text
+    assert "boletim_de_medicao_2026-03-02_2026-03-06.csv" in r.headers["content-disposition"]
+    text = r.content.decode("utf-8")
+    assert text.startswith("\ufeff")
+    rows = list(csv.DictReader(io.StringIO(text[1:]), delimiter=";"))
+    assert [row["Linha"] for row in rows] == ["execução"] * 5 + ["total da rota", "total do contrato"]
+    assert [row["Situação"] for row in rows[:5]] == ["feita", "não feita", "feita", "parcial", "não feita"]
+    assert rows[2]["Substituição"] == "Sim" and rows[0]["Data"] == "02/03/2026"
+    total = D(rows[-1]["Valor (R$)"].replace(",", "."))
+    assert total == D(str(got["contracts"][0]["amount"])) == sum(D(x["Valor (R$)"].replace(",", ".")) for x in rows[:5])
+    assert rows[-1]["Execuções devidas"] == "5" and rows[0]["Km a pagar"] == "2,200"
+
+
+async def test_contractors_see_only_their_own(client: httpx.AsyncClient, people: People, world: dict[str, Any]) -> None:
+    mine = await _boletim(client, people, "contractor")
+    assert [c["contract_id"] for c in mine["contracts"]] == [world["k"]]
+    everyone = await _boletim(client, people, "auditor")
+    assert sorted(c["contract_id"] for c in everyone["contracts"]) == sorted([world["k"], world["k_other"]])
+    r = await client.get("/api/v1/reports/measurement", headers=people.auth("contractor"),
+                         params={"contract_id": world["k_other"], "from": FIRST, "to": LAST})  # fmt: skip
+    assert (r.status_code, r.json()["field"]) == (404, "contract_id")
+    r = await client.post(f"/api/v1/measurements/{world['k']}/2026-03/close", headers=people.auth("contractor"))
+    assert r.status_code == 403
