@@ -111,7 +111,7 @@ function totalsTable(k) {
 
 function runsTable(runs, ctx) {
   const heads = ["Data", "Corrida", "Rota", "Veículo", "Situação", "Cobertura", "Km na rota", "Km fora da rota",
-    "Km pagável", "Valor", "Início", "Fim", "Justificativa", ""];
+    "Km pagável", "Valor", "Início", "Fim", "Justificativa", "Ações"];
   const num = new Set([5, 6, 7, 8, 9]);
   return el("div", { class: "table-wrap" }, el("table", { class: "data b-runs" },
     el("caption", { class: "sr-only" }, "Corridas do período"),
@@ -129,7 +129,7 @@ function runsTable(runs, ctx) {
         r.end ? fmt.clock(r.end) : "—",
         r.justification ? `${r.justification}${r.justified_by ? ` (${r.justified_by})` : ""}` : "—", justify];
       return el("tr", { "data-date": r.date, "data-route": r.code },
-        cells.map((c, i) => el("td", { class: num.has(i) ? "n" : null }, c)));
+        cells.map((c, i) => el("td", { class: num.has(i) ? "n" : i < 3 ? "nw" : null }, c)));
     }))));
 }
 

@@ -45,7 +45,7 @@ export function runGrid({ code, year, month, runs, school }) {
     el("tr", {}, el("th", { scope: "col" }, "Dia"), days.map((d) => el("th", { scope: "col" }, String(Number(d.slice(8)))))),
     el("tr", {}, el("th", { scope: "col", class: "wd" }, ""), days.map((d) => {
       const [short, long] = WEEK_HEAD[isoWeekday(d) - 1];
-      return el("th", { scope: "col", class: "wd", abbr: long }, short.charAt(0));
+      return el("th", { scope: "col", class: "wd", abbr: long }, short);
     })));
   const rows = [];
   for (let n = 1; n <= rowsN; n++) {
