@@ -39,11 +39,20 @@ REGISTRY = {
     "zonas": "Zonas de velocidade",
 }
 
+# Contract execution (issue 17): what the Secretaria pays by. Every role reads them (a contractor only its own
+# contracts, as the API scopes them); the pages offer writes only to those whose permissions allow them.
+CONTRACTS = {
+    "/contratos": "Contratos",
+    "/calendario-escolar": "Calendário escolar",
+    "/boletim": "Boletim de medição",
+}
+
 PAGES: tuple[Page, ...] = (
     Page("/mapa", "Mapa ao vivo", Perm.READ, ""),
     Page("/historico", "Histórico do veículo", Perm.READ, ""),
     *(Page(f"/relatorios/{k}", t, Perm.READ, "Relatórios") for k, t in REPORTS.items()),
     *(Page(f"/cadastro/{k}", t, Perm.WRITE_REGISTRY, "Cadastro") for k, t in REGISTRY.items()),
+    *(Page(path, t, Perm.READ, "Contratos") for path, t in CONTRACTS.items()),
     Page("/usuarios", "Usuários", Perm.MANAGE_USERS, "Administração"),
     Page("/auditoria", "Registro de auditoria", Perm.READ_AUDIT, "Administração"),
 )

@@ -210,6 +210,21 @@ async def registry_page(entity: str, request: Request) -> Response:
     return await _open(request, page, "registry.html", config={"entity": entity})
 
 
+@router.get("/contratos")
+async def contracts_page(request: Request) -> Response:
+    return await _open(request, PAGE["/contratos"], "contracts.html")
+
+
+@router.get("/calendario-escolar")
+async def calendar_page(request: Request) -> Response:
+    return await _open(request, PAGE["/calendario-escolar"], "calendar.html")
+
+
+@router.get("/boletim")
+async def boletim_page(request: Request) -> Response:
+    return await _open(request, PAGE["/boletim"], "boletim.html")
+
+
 @router.get("/usuarios")
 async def users_page(request: Request) -> Response:
     return await _open(request, PAGE["/usuarios"], "registry.html", config={"entity": "usuarios"})

@@ -51,6 +51,13 @@ export function explain(err, labels = {}) {
   return `${base}${where}.${err.status === 401 ? "" : detail}`;
 }
 
+// Set while logging out: a poll answered 401 then (the session just ended) must not race the logout's own
+// way to the login page with a "come back here" one.
+let leaving = false;
+export function leave(on = true) {
+  leaving = on;
+}
+
 export async function api(path, { method = "GET", body, form, signal } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET") headers["X-CSRF-Token"] = cookie("telemetria_csrf");
@@ -66,7 +73,7 @@ export async function api(path, { method = "GET", body, form, signal } = {}) {
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = { detail: text.slice(0, 200) }; }
   if (!resp.ok) {
-    if (resp.status === 401 && !path.startsWith("/api/v1/auth/login")) {
+    if (resp.status === 401 && !leaving && !path.startsWith("/api/v1/auth/login")) {
       location.assign("/entrar?next=" + encodeURIComponent(location.pathname));
     }
     throw new ApiError(resp.status, data);

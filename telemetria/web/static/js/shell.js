@@ -1,5 +1,5 @@
 // What every page has: the menu on small screens and the logout button.
-import { api, toast, explain } from "./api.js";
+import { api, explain, leave, toast } from "./api.js";
 
 const toggle = document.querySelector(".menu-toggle");
 if (toggle) {
@@ -13,10 +13,11 @@ if (toggle) {
 const logout = document.getElementById("logout");
 if (logout) {
   logout.addEventListener("click", async () => {
+    leave();
     try {
       await api("/api/v1/auth/logout", { method: "POST" });
     } catch (err) {
-      if (err.status !== 401) { toast(explain(err), "error"); return; }
+      if (err.status !== 401) { leave(false); toast(explain(err), "error"); return; }
     }
     location.assign("/entrar");
   });

@@ -19,6 +19,7 @@ export const lookups = {
   vehicles: () => choices("/api/v1/vehicles", (v) => (v.prefix ? `${v.plate} · ${v.prefix}` : v.plate)),
   drivers: () => choices("/api/v1/drivers", (d) => d.name),
   routes: () => choices("/api/v1/routes", (r) => `${r.code} – ${r.name}`),
+  contracts: () => choices("/api/v1/contracts", (k) => `${k.number} · ${k.contractor}`),
   forget: (path) => cache.delete(path),
 };
 

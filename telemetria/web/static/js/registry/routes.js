@@ -44,6 +44,8 @@ function routeFields() {
     { name: "name", label: "Nome", required: true, wide: true },
     { name: "shift", label: "Turno", type: "select", options: SHIFTS },
     { name: "declared_km", label: "Km declarado no contrato", type: "number", step: "any", min: 0 },
+    { name: "contract_id", label: "Contrato", type: "select", numeric: true, options: lookups.contracts,
+      empty: "— sem contrato —", help: "O contrato pelo qual a rota é paga (página Contratos)." },
     { name: "speed_limit_kmh", label: "Limite de velocidade (km/h)", type: "number", step: "any", min: 1, max: 150 },
     { name: "deviation_tolerance_m", label: "Tolerância de desvio (m)", type: "number", step: 1, min: 10, max: 5000,
       help: "A que distância da linha o veículo ainda está na rota." },
