@@ -5,7 +5,9 @@ For each due run (due.py):
    is the run's, if it reaches the rule's `made` threshold.
 2. Otherwise the contractor's other vehicles with fixes in the run's window are observed too; the best of them
    becomes a **substitution** (flagged) when it covers more than the assigned vehicle did and at least the
-   `partial` threshold (a vehicle that only crossed a bit of the route is not taken for the run). A substitute
+   `partial` threshold (a vehicle that only crossed a bit of the route is not taken for the run), and was not
+   busy making a run of its own at the time (assigned to it, window overlapping, at least `partial`: one
+   vehicle cannot make two runs at once, and routes that share roads would otherwise pay them twice). A substitute
    is flagged `unauthorized` too when it is not authorized for the service: inactive in the registry, or not a
    vehicle of the contract's contractor.
 3. Coverage is taken to 0.01 % (half to even); the contract's PaymentRule in force that day gives the status
@@ -156,6 +158,21 @@ def choose(run: DueRun, obs: Mapping[ObsKey, Observation], others: Sequence[int]
     return Choice(mine.vehicle_id if mine else default, mine, False)
 
 
+def busy(
+    run: DueRun, vehicle_id: int, own: Sequence[DueRun], obs: Mapping[ObsKey, Observation], rule: PaymentRule
+) -> bool:
+    """Whether `vehicle_id` made (at least partially) a run of its own, `own`, whose window overlaps `run`'s."""
+    p = run.plan
+    for r in own:
+        q = r.plan
+        if r is run or vehicle_id not in r.vehicle_ids or q.end <= p.start or q.start >= p.end:
+            continue
+        o = obs.get((q.route_id, q.day, q.run_no, vehicle_id))
+        if o is not None and pct(o.coverage) >= rule.partial_min_coverage_pct:
+            return True
+    return False
+
+
 def _justification(run: DueRun, by_day: Mapping[tuple[int, date], Sequence[Justification]]) -> Justification | None:
     p = run.plan
     found = [j for j in by_day.get((p.route_id, p.day), ()) if j.run_no is None or j.run_no == p.run_no]
@@ -175,11 +192,16 @@ def lines(
     by_day: dict[tuple[int, date], list[Justification]] = {}
     for j in justifications:
         by_day.setdefault((j.route_id, j.day), []).append(j)
+    by_vehicle: dict[int, list[DueRun]] = {}
+    for run in runs:
+        for vid in run.vehicle_ids:
+            by_vehicle.setdefault(vid, []).append(run)
     out = []
     for i, run in enumerate(runs):
         terms = terms_on(run.plan.day)
         rule = terms.rule
-        pick = choose(run, obs, others.get(i, ()), rule)
+        free = [x for x in others.get(i, ()) if not busy(run, x, by_vehicle.get(x, ()), obs, rule)]
+        pick = choose(run, obs, free, rule)
         o = pick.observation
         coverage = pct(o.coverage) if o else ZERO
         just = _justification(run, by_day)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal as D
 from zoneinfo import ZoneInfo
@@ -130,6 +131,27 @@ def test_a_substitute_must_do_better_and_reach_partial() -> None:
     # an assigned vehicle that made it is never replaced
     assert not short(r, index(obs(r, 1, 0.96)), RULE)
     assert choose(r, index(obs(r, 1, 0.96), obs(r, 2, 1.0)), (2,), RULE).vehicle_id == 1
+
+
+def test_a_vehicle_busy_with_its_own_run_is_no_substitute() -> None:
+    # vehicle 2 drives its own route 11 at the same time, over roads route 10 shares: it covers 62 % of route 10
+    mine, theirs = run(vehicles=(1,)), run(vehicles=(2,), route_id=11)
+    seen = index(obs(mine, 2, 0.62), obs(theirs, 2, 0.99))
+    got = lines([mine, theirs], seen, {0: (2,)}, lambda d: TERMS, VEHICLES, CONTRACTOR, ())
+    assert [(ln.route_id, ln.vehicle_id, ln.substitution, ln.status) for ln in got] == [
+        (10, 1, False, "not_made"),
+        (11, 2, False, "made"),
+    ]
+    # the same vehicle idle on its own route (under partial) may stand in
+    seen = index(obs(mine, 2, 0.97), obs(theirs, 2, 0.1))
+    got = lines([mine, theirs], seen, {0: (2,)}, lambda d: TERMS, VEHICLES, CONTRACTOR, ())
+    assert (got[0].vehicle_id, got[0].substitution, got[0].status) == (2, True, "made")
+    # and a run of its own at another time does not keep it from standing in
+    later = run(vehicles=(2,), route_id=11)
+    later = DueRun(replace(later.plan, start=later.plan.end + 600, end=later.plan.end + 4200), "R11", D("38.450"), (2,))
+    got = lines([mine, later], index(obs(mine, 2, 0.97), obs(later, 2, 0.99)), {0: (2,)}, lambda d: TERMS, VEHICLES,
+                CONTRACTOR, ())  # fmt: skip
+    assert (got[0].vehicle_id, got[0].substitution) == (2, True)
 
 
 def test_an_inactive_substitute_is_unauthorized() -> None:
