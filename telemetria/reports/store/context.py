@@ -80,7 +80,7 @@ DatedRoutes = dict[int, list[tuple[Route, date | None, date | None]]]
 async def route_versions(conn: Conn, db: str, ids: set[int], first: date, last: date) -> DatedRoutes:
     """Each route's versions in force on some day of first..last, with their first and exclusive last day."""
     rows = await conn.fetch(q.ROUTE_VERSIONS, sorted(ids), first, last)
-    decoded = await routes(conn, db, {r["version"] for r in rows})
+    decoded = await routes(conn, db, {r["version"]: r["txid"] for r in rows})
     out: DatedRoutes = {}
     for r in rows:
         out.setdefault(r["route_id"], []).append((decoded[r["version"]], r["lo"], r["hi"]))
@@ -89,8 +89,9 @@ async def route_versions(conn: Conn, db: str, ids: set[int], first: date, last: 
 
 # Decoded route versions, kept between requests: a fleet's lines are megabytes of JSON that a report answered
 # from rollups would otherwise fetch and decode every time. A version never changes once committed (only
-# its superseded_at does), so its id is a key that needs no invalidation; the cache is only bounded.
-_cache: dict[tuple[str, int], Route] = {}
+# its superseded_at does), so (database, id, txid) is a key that needs no invalidation (txid: ids restart
+# after a TRUNCATE ... RESTART IDENTITY, transaction ids do not); the cache is only bounded.
+_cache: dict[tuple[str, int, int], Route] = {}
 CACHE_MAX = 4096
 
 
@@ -109,16 +110,16 @@ def decode(r: Mapping[str, Any]) -> Route:
     )  # fmt: skip
 
 
-async def routes(conn: Conn, db: str, versions: set[int]) -> dict[int, Route]:
-    """The route versions `versions` of database `db` by version id, from the cache or the database."""
-    missing = sorted(v for v in versions if (db, v) not in _cache)
+async def routes(conn: Conn, db: str, versions: dict[int, int]) -> dict[int, Route]:
+    """The route versions `versions` (id → txid) of database `db` by version id, from the cache or the database."""
+    missing = sorted(v for v, tx in versions.items() if (db, v, tx) not in _cache)
     if missing:
         if len(_cache) + len(missing) > CACHE_MAX:
             _cache.clear()
             missing = sorted(versions)
         for r in await conn.fetch(q.ROUTE_DETAILS, missing):
-            _cache[(db, r["version"])] = decode(r)
-    return {v: _cache[(db, v)] for v in versions if (db, v) in _cache}
+            _cache[(db, r["version"], r["txid"])] = decode(r)
+    return {v: _cache[(db, v, tx)] for v, tx in versions.items() if (db, v, tx) in _cache}
 
 
 def require_some(vehicles: Sequence[Vehicle], sel: Selection) -> None:

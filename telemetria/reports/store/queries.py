@@ -77,14 +77,14 @@ ORDER BY route_id, valid_from, id, a.valid_from"""
 
 # The versions of routes $1 in force on some day of local dates [$2, $3].
 ROUTE_VERSIONS = """
-SELECT v.item_id AS route_id, v.id AS version, lower(v.during) AS lo, upper(v.during) AS hi
+SELECT v.item_id AS route_id, v.id AS version, v.txid, lower(v.during) AS lo, upper(v.during) AS hi
 FROM registry_versions_in_force v
 WHERE v.kind = 'route' AND v.item_id = ANY ($1) AND v.data IS NOT NULL AND v.during && daterange($2, $3, '[]')
 ORDER BY v.item_id, v.valid_from"""
 
 # Route versions $1, decoded as the reports use them (ROUTE_VERSIONS says which apply when).
 ROUTE_DETAILS = """
-SELECT v.id AS version, v.item_id AS id, v.data ->> 'code' AS code, v.data ->> 'name' AS name,
+SELECT v.id AS version, v.txid, v.item_id AS id, v.data ->> 'code' AS code, v.data ->> 'name' AS name,
        v.data -> 'geometry' AS geometry, (v.data ->> 'speed_limit_kmh')::real AS speed_limit_kmh,
        (v.data ->> 'deviation_tolerance_m')::real AS deviation_tolerance_m,
        (v.data ->> 'length_m')::float8 AS length_m, (v.data ->> 'declared_km')::numeric(9, 3) AS declared_km,
