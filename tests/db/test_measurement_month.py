@@ -93,6 +93,8 @@ async def set_up(client: httpx.AsyncClient, conn: asyncpg.Connection, people: Pe
         route = {
             "code": r.code, "name": f"Linha {r.code}", "school_year": 2026, "shift": "matutino",
             "contract_id": cid, "declared_km": float(r.declared_km),
+            # registered at the school year's start, as the Secretaria does: its first version is in force from then
+            "effective_from": "2026-02-02",
             "geometry": {"type": "LineString", "coordinates": [[float(x), float(y)] for x, y in
                                                                zip(line.lon, line.lat, strict=True)]},
             "stops": [{"name": s.name, "kind": s.kind, "lat": s.lat, "lon": s.lon,
@@ -101,7 +103,7 @@ async def set_up(client: httpx.AsyncClient, conn: asyncpg.Connection, people: Pe
         rid = (_ok(await client.post("/api/v1/routes", json=route, headers=mon), 201))["id"]
         route_ids.append(rid)
         assign = {"route_id": rid, "vehicle_id": trackers[r.vehicle].vehicle_id, "valid_from": "2026-02-02",
-                  "weekdays": [1, 2, 3, 4, 5]}  # fmt: skip
+                  "weekdays": [1, 2, 3, 4, 5], "effective_from": "2026-02-02"}  # fmt: skip
         _ok(await client.post("/api/v1/route-assignments", json=assign, headers=mon), 201)
     return Ids(cid, route_ids, [t.vehicle_id for t in trackers], [t.auth for t in trackers])
 
