@@ -297,15 +297,17 @@ async def test_the_simulated_month_boletim_is_right_and_stable(
     pool = client.app.state.pool  # type: ignore[attr-defined]
 
     # Every day but the late one, its days closed and rolled up: the late day's runs are not made (yet). Its
-    # midday run is not_made; its morning run's stretch shares 64 % of its roads with SIM-01, whose vehicle drove
-    # its own run in that window, and the boletim's substitution rule may take that vehicle for a partial
-    # substitute there: the line is kept in the artifact (`before_late_batch`), not asserted.
+    # morning run's stretch shares 64 % of its roads with SIM-01, whose vehicle drove its own run in that window:
+    # busy with its own run, it is no substitute (boletim.busy), so both runs are not made, on their own vehicle.
     posted = await post_all(client, ids, [r for r in reqs if not r[1]])
     assert await rollup.refresh_all(pool) > 0
     late_day = next(p.day for p in m.posts if p.late)
     early = orjson.loads(await boletim(client, people, ids))
     waiting = [r for r in early["runs"] if r["date"] == late_day.isoformat() and r["route_id"] == ids.routes[3]]
-    assert [r["run_no"] for r in waiting] == [1, 2] and waiting[1]["status"] == "not_made", waiting
+    assert [(r["run_no"], r["status"], r["substitution"], r["vehicle_id"]) for r in waiting] == [
+        (1, "not_made", False, ids.vehicles[m.routes[3].vehicle]),
+        (2, "not_made", False, ids.vehicles[m.routes[3].vehicle]),
+    ], waiting
     before = [{k: r[k] for k in ("run_no", "status", "vehicle_id", "substitution", "coverage")} for r in waiting]
 
     # The late batch arrives (store-and-forward): its day is measured again, live and once rolled up.
