@@ -26,6 +26,7 @@ TERM_COLUMNS = (
 
 INSERT_CONTRACT = """
 INSERT INTO contracts (contractor_id, number, lot, valid_from, valid_to) VALUES ($1, $2, $3, $4, $5) RETURNING id"""
+CONTRACT_BY_NUMBER = "SELECT id FROM contracts WHERE number = $1"
 LOCK_CONTRACT = "SELECT id, valid_from, valid_to FROM contracts WHERE id = $1 FOR UPDATE"
 # Only the sent fields ($2) change; contractor_id is fixed at creation.
 PATCH_CONTRACT = """

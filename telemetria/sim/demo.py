@@ -7,13 +7,18 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
 from typing import Any
 
 import asyncpg
 import orjson
 import uvicorn
 
+from telemetria.contracts import calendar
+from telemetria.contracts import queries as contract_q
+from telemetria.contracts import store as contract_store
+from telemetria.contracts.schemas import ContractIn
 from telemetria.db import create_pool, init_connection
 from telemetria.ingest.queries import FIX_TOTALS
 from telemetria.localtime import LOCAL_TZ
@@ -106,7 +111,25 @@ async def _ensure_driver(conn: Any, n: int, contractor_id: int, vehicle_id: int,
     await store.guarded(lambda: conn.fetchval(q.INSERT_DRIVER_ASSIGNMENT, did, vehicle_id, since, None))
 
 
-async def _ensure_route(conn: Any, route: Route, n: int, school_year: int) -> int:
+async def _ensure_contract(conn: Any, contractor_id: int, today: date) -> int:
+    """The demo contract of this year (paid per km, the default rule) and the school year, unless they exist."""
+    year = today.year
+    if await contract_store.school_year(conn, year) is None:
+        start = max(date(year, 1, 1), min(date(year, 2, 2), today - timedelta(days=DEMO_SINCE_DAYS)))
+        await contract_store.put_school_year(
+            conn, calendar.SchoolYear(year, start, max(date(year, 12, 18), today)), "demo"
+        )
+    number = f"DEMO-{year}"
+    if cid := await conn.fetchval(contract_q.CONTRACT_BY_NUMBER, number):
+        return int(cid)
+    body = ContractIn(
+        contractor_id=contractor_id, number=number, lot="Lote demo", valid_from=date(year, 1, 1),
+        valid_to=date(year, 12, 31), price_per_km=Decimal("4.35"),
+    )  # fmt: skip
+    return await contract_store.create_contract(conn, body, "demo")
+
+
+async def _ensure_route(conn: Any, route: Route, n: int, school_year: int, contract_id: int) -> int:
     """Route DEMO-0n of the school year with the simulated line and stops, registered unless it exists; its id."""
     code = f"DEMO-{n:02d}"
     if row := await conn.fetchrow(q.GET_ROUTE, None, None, school_year, None, code):
@@ -115,7 +138,7 @@ async def _ensure_route(conn: Any, route: Route, n: int, school_year: int) -> in
     coords, length_m = finish([(float(x), float(y)) for x, y in zip(route.line.lon, route.line.lat, strict=True)])
     fields = schemas.RouteFields(
         code=code, name=f"Linha demo {n:02d}: garagem, escola, garagem", school_year=school_year, shift="matutino",
-        speed_limit_kmh=DEFAULT_MOTION.speed_limit_kmh,
+        speed_limit_kmh=DEFAULT_MOTION.speed_limit_kmh, contract_id=contract_id,
     )  # fmt: skip
     return await routes.create_route(
         conn, fields.model_dump(), RouteGeometry(coords, length_m, _demo_stops(route, code))
@@ -125,7 +148,8 @@ async def _ensure_route(conn: Any, route: Route, n: int, school_year: int) -> in
 async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, now: datetime | None = None) -> None:
     """Register once what reports need about the demo fleet, where plates[i] is the simulator's vehicle i.
 
-    A contractor owning the vehicles; per vehicle a driver assigned to it, and the route the simulator drives
+    A contractor owning the vehicles, its contract paid per km for this year and the school year (so the
+    boletim page has something to show); per vehicle a driver assigned to it, and the route the simulator drives
     (`vehicle_route(seed, i)`) with its stops, assigned to it every day. What exists is left as it is.
     """
     today = (now or datetime.now(UTC)).astimezone(LOCAL_TZ).date()
@@ -138,6 +162,7 @@ async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, n
         else:
             contractor = schemas.ContractorIn(name=DEMO_CONTRACTOR, cnpj=cnpj, contract_number="DEMO")
             cid = await store.insert(conn, q.INSERT_CONTRACTOR, q.CONTRACTOR_COLUMNS, contractor.model_dump())
+        contract_id = await _ensure_contract(conn, cid, today)
         for i, plate in enumerate(plates):
             vid = await fleet.vehicle_id(conn, plate)
             vehicle = await conn.fetchrow(q.GET_VEHICLE, None, vid, None, None, None)
@@ -148,7 +173,7 @@ async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, n
                 )
                 await store.patch(conn, q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vid, schemas.changes(patch))
             await _ensure_driver(conn, i + 1, cid, vid, datetime.combine(since, time(), LOCAL_TZ))
-            rid = await _ensure_route(conn, vehicle_route(seed, i), i + 1, today.year)
+            rid = await _ensure_route(conn, vehicle_route(seed, i), i + 1, today.year, contract_id)
             if not await conn.fetchrow(q.GET_ROUTE_ASSIGNMENT, None, None, rid, vid, None):
                 await conn.fetchval(q.INSERT_ROUTE_ASSIGNMENT, rid, vid, since, None, weekdays)
 

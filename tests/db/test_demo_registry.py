@@ -14,7 +14,16 @@ from tests.conftest import ScratchDb
 
 SEED = 5
 NOW = datetime(2026, 3, 10, 15, 0, tzinfo=UTC)
-TABLES = ("contractors", "drivers", "driver_assignments", "routes", "route_stops", "route_assignments")
+TABLES = (
+    "contractors",
+    "drivers",
+    "driver_assignments",
+    "routes",
+    "route_stops",
+    "route_assignments",
+    "contracts",
+    "school_years",
+)
 
 
 async def _counts(conn: asyncpg.Connection) -> dict[str, int]:
@@ -40,11 +49,21 @@ async def test_demo_registry_matches_the_simulator_and_registers_once(
         "routes": 3,
         "route_stops": sum(len(r.stops) + 1 for r in sim),  # the simulator's stops and the garage
         "route_assignments": 3,
+        "contracts": 1,
+        "school_years": 1,
     }
     assert counts[1] == counts[0]
 
     contractor = await conn.fetchrow("SELECT id, cnpj FROM contractors")
     assert normalize_cnpj(contractor["cnpj"]) == contractor["cnpj"]
+    # the boletim page has a contract to show: the demo routes' contract, per km, the default rule, a school year
+    contract = await conn.fetchrow("SELECT id, contractor_id, number, valid_from, valid_to FROM contracts")
+    assert (contract["contractor_id"], contract["number"]) == (contractor["id"], "DEMO-2026")
+    assert (contract["valid_from"], contract["valid_to"]) == (date(2026, 1, 1), date(2026, 12, 31))
+    assert await conn.fetchval("SELECT price_per_km FROM contract_terms WHERE contract_id = $1", contract["id"]) > 0
+    assert {r["contract_id"] for r in await conn.fetch("SELECT contract_id FROM routes")} == {contract["id"]}
+    year = await conn.fetchrow("SELECT start_date, end_date FROM school_years WHERE year = 2026")
+    assert year["start_date"] <= date(2026, 2, 8) <= NOW.date() <= year["end_date"]
     vehicles = await conn.fetch("SELECT id, plate, contractor_id, kind FROM vehicles ORDER BY plate")
     assert [v["plate"] for v in vehicles] == plates
     assert {(v["contractor_id"], v["kind"]) for v in vehicles} == {(contractor["id"], "onibus")}
