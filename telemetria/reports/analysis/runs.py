@@ -100,6 +100,22 @@ def stop_measures(points: Sequence[Point], line: RouteLine, tolerance_m: float) 
     return out
 
 
+# Where a route's stops fall along its line depends on the route version, never on the day: a month's boletim
+# asks for it once per route-day, so it is kept per version (the digest covers line, stops and tolerance).
+_MEASURES: dict[tuple[str, float], tuple[float, ...]] = {}
+_MEASURES_MAX = 4096
+
+
+def _route_measures(route: Route, points: Sequence[Point], line: RouteLine) -> list[float]:
+    key = (route.digest, line.length_m)
+    got = _MEASURES.get(key)
+    if got is None:
+        if len(_MEASURES) >= _MEASURES_MAX:
+            _MEASURES.clear()
+        got = _MEASURES[key] = tuple(stop_measures(points, line, route.tolerance_m))
+    return list(got)
+
+
 def _breaks(timed: Sequence[tuple[int, float]], points: Sequence[Point]) -> set[int]:
     """Positions j in `timed` after which a new run starts."""
     out = set()
@@ -123,7 +139,7 @@ def stretches(route: Route, line: RouteLine, day: date) -> list[Stretch]:
     timed = [(i, t) for i, p in enumerate(points) if (t := scheduled_at(p, day)) is not None]
     if not timed:
         return [Stretch(1, d0, d1, 0.0, length, Decimal(1))]
-    measures = stop_measures(points, line, route.tolerance_m)
+    measures = _route_measures(route, points, line)
     groups: list[list[float]] = [[]]
     splits: list[float] = []
     cuts = _breaks(timed, points)
