@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 from playwright.async_api import Route, expect
 
+from telemetria.localtime import LOCAL_TZ
 from tests.browser.conftest import Site, Tab
 from tests.e2e.conftest import ROOT
 
@@ -342,7 +343,8 @@ async def test_roles_without_the_registry_are_refused_and_the_audit_log_filters(
     await tab.open("/auditoria")
     await page.get_by_label("Ação").select_option(label="Cadastro: veículos")
     await page.get_by_label("Usuário").fill("monitor")
-    await page.get_by_label("De", exact=True).fill(datetime.now(UTC).date().isoformat())
+    # the page's dates are local (America/Porto_Velho): from 20:00 local on, the UTC date is already tomorrow's
+    await page.get_by_label("De", exact=True).fill(datetime.now(LOCAL_TZ).date().isoformat())
     await page.get_by_role("button", name="Filtrar").click()
     rows = page.locator("table.reg-table tbody tr")
     await expect(rows.filter(has_text=f"veículo nº {vehicle['id']}")).to_contain_text("Veículo: cadastro")
