@@ -118,6 +118,12 @@ class Route:
         )
 
 
+def runs_on(valid_from: date, valid_to: date | None, weekdays: frozenset[int], day: date) -> bool:
+    """Whether an assignment from valid_from to valid_to (None: open) on ISO `weekdays` covers local date `day`."""
+    in_range = valid_from <= day and (valid_to is None or day <= valid_to)
+    return in_range and day.isoweekday() in weekdays
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Assignment:
     route: Route
@@ -127,8 +133,7 @@ class Assignment:
 
     def on(self, day: date) -> bool:
         """Whether the vehicle runs the route on local date `day`."""
-        in_range = self.valid_from <= day and (self.valid_to is None or day <= self.valid_to)
-        return in_range and day.isoweekday() in self.weekdays
+        return runs_on(self.valid_from, self.valid_to, self.weekdays, day)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from telemetria.db import Conn
-from telemetria.reports.model import Route
+from telemetria.reports.model import Route, runs_on
 from telemetria.reports.store import context
 from telemetria.reports.store import queries as q
 
@@ -33,8 +33,7 @@ class AssignmentRow:
     weekdays: frozenset[int]
 
     def on(self, day: date) -> bool:
-        in_range = self.valid_from <= day and (self.valid_to is None or day <= self.valid_to)
-        return in_range and day.isoweekday() in self.weekdays
+        return runs_on(self.valid_from, self.valid_to, self.weekdays, day)
 
 
 async def routes_on(conn: Conn, route_ids: Sequence[int], day: date) -> dict[int, Route]:
