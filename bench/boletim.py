@@ -23,11 +23,9 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from time import perf_counter_ns as time_ns
 from typing import Any
 
 import httpx
@@ -38,7 +36,7 @@ from bench.benchdb import BenchDb, Vehicle
 from bench.fleetgen import Days
 from bench.table import ms
 from bench.table import render as table
-from bench.timing import Timing
+from bench.timing import Timing, round_robin
 from telemetria.app import create_app
 from telemetria.auth import store as auth_store
 from telemetria.auth.roles import Role
@@ -145,18 +143,6 @@ def _one_run(stops: list[StopIn]) -> list[StopIn]:
     return [replace(s, kind="boarding") if s.kind == "school" else s for s in stops]
 
 
-async def _round_robin(calls: Sequence[Callable[[], Awaitable[Any]]], reps: int, warmup: int = 1) -> list[Timing]:
-    """Each call `reps` times, taking turns (a burst of load on the shared machine hits them all alike)."""
-    runs: list[list[float]] = [[] for _ in calls]
-    for rep in range(warmup + reps):
-        for k, call in enumerate(calls):
-            t = time_ns()
-            await call()
-            if rep >= warmup:
-                runs[k].append((time_ns() - t) / 1e9)
-    return [Timing(r) for r in runs]
-
-
 async def measure(db: BenchDb, settings: Settings, plan: Plan, today: date | None = None) -> Result:
     notes: list[str] = []
     days = school_period(today or datetime.now(LOCAL_TZ).date(), plan.days)
@@ -211,7 +197,7 @@ async def measure(db: BenchDb, settings: Settings, plan: Plan, today: date | Non
                 lambda: get("/api/v1/reports/measurement", {**boletim, "format": "csv"}),
                 lambda: get("/api/v1/reports/km", km),
             ]
-            timings = await _round_robin(calls, plan.reps)
+            timings = await round_robin(calls, plan.reps)
             report = orjson.loads(await calls[0]())
             footer = orjson.loads(await calls[2]())
     notes.append(_summary(report, footer))

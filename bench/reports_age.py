@@ -18,14 +18,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
-from time import perf_counter_ns as time_ns
 from typing import Any
 
 from bench.benchdb import BenchDb, Vehicle
 from bench.fleetgen import COLUMNS, JARU_LAT, JARU_LON, REFRESH_LATEST
 from bench.table import ms
 from bench.table import render as table
-from bench.timing import Timing
+from bench.timing import Timing, round_robin
 from telemetria import metrics
 from telemetria.db import Conn
 from telemetria.live import queries as live_queries
@@ -169,7 +168,9 @@ async def measure(db: BenchDb, reps: int, progress: Callable[[str], None]) -> Ag
             chunks, total = await conn.fetchval(CHUNKS), await conn.fetchval("SELECT count(*) FROM fixes")
             notes.append(f"{label}: {stored:,} fixes added, {total:,} in {chunks} chunks of fixes")
             progress(notes[-1])
-            for k, timing in enumerate(await _round_robin([partial(call, conn) for _, _, call, _ in reads], reps)):
+            for k, timing in enumerate(
+                await round_robin([partial(call, conn) for _, _, call, _ in reads], reps, warmup=2)
+            ):
                 times.setdefault(k, []).append(timing)
                 what, source = reads[k][0] or reads[k - 1][0], reads[k][1]
                 progress(f"{label}: {what}, newest fix from {source}: median {timing.median_ms:.1f} ms")
@@ -177,18 +178,6 @@ async def measure(db: BenchDb, reps: int, progress: Callable[[str], None]) -> Ag
         await conn.close()
     out = [Read(what, source, times[k][0], times[k][1], service) for k, (what, source, _, service) in enumerate(reads)]
     return Age(out, notes)
-
-
-async def _round_robin(calls: list[Callable[[], Awaitable[Any]]], reps: int, warmup: int = 2) -> list[Timing]:
-    """Each call `reps` times, taking turns (a burst of load on the shared machine hits them all alike)."""
-    runs: list[list[float]] = [[] for _ in calls]
-    for rep in range(warmup + reps):
-        for k, call in enumerate(calls):
-            t = time_ns()
-            await call()
-            if rep >= warmup:
-                runs[k].append((time_ns() - t) / 1e9)
-    return [Timing(r) for r in runs]
 
 
 def render(age: Age, reps: int) -> str:

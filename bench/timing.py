@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,3 +33,15 @@ async def timed(fn: Callable[[], Awaitable[Any]], reps: int, warmup: int = 1) ->
         result = await fn()
         runs.append(time.perf_counter() - t)
     return Timing(runs), result
+
+
+async def round_robin(calls: Sequence[Callable[[], Awaitable[Any]]], reps: int, warmup: int = 1) -> list[Timing]:
+    """Each call `reps` times, taking turns (a burst of load on the shared machine hits them all alike)."""
+    runs: list[list[float]] = [[] for _ in calls]
+    for rep in range(warmup + reps):
+        for k, call in enumerate(calls):
+            t = time.perf_counter_ns()
+            await call()
+            if rep >= warmup:
+                runs[k].append((time.perf_counter_ns() - t) / 1e9)
+    return [Timing(r) for r in runs]
