@@ -245,7 +245,7 @@ def _path(route: MonthRoute, run_no: int, kind: Kind) -> tuple[Route, list[tuple
     if kind == "partial":
         assert len(route.runs) == 1, "a partial run turns round on a route of one run"
         turn = TURN_AT * length
-        return _turned(route.route, turn), [(0.0, turn), (length - turn, length)]
+        return turned(route.route, turn), [(0.0, turn), (length - turn, length)]
     m0, m1 = route.runs[run_no - 1]
     if (m0, m1) == (0.0, length):
         return route.route, [(0.0, length)]
@@ -256,7 +256,7 @@ def _path(route: MonthRoute, run_no: int, kind: Kind) -> tuple[Route, list[tuple
     return sub, [(m0, m1)]
 
 
-def _turned(route: Route, turn: float) -> Route:
+def turned(route: Route, turn: float) -> Route:
     """The route driven from the garage to `turn` metres along, then back to the garage the same way."""
     line = route.line
     keep = line.cum_m < turn - 1.0

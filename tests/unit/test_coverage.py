@@ -19,11 +19,10 @@ from telemetria.reports.analysis.distance import CHORD, ROUTE
 from telemetria.reports.analysis.track import Track
 from telemetria.reports.knobs import DEFAULT
 from telemetria.reports.model import Point, Route, Vehicle
-from telemetria.sim import MotionParams, RouteStop, TrackerParams, simulate_vehicle, vehicle_route
-from telemetria.sim import Route as SimRoute
+from telemetria.sim import MotionParams, TrackerParams, simulate_vehicle, vehicle_route
 from telemetria.sim import drive as sim_drive
 from telemetria.sim import track as sim_track
-from telemetria.sim.polyline import Polyline
+from telemetria.sim.month import turned
 
 DAY = date(2026, 3, 2)
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # 06:00 in Porto Velho
@@ -244,26 +243,12 @@ def test_a_simulated_run_covers_its_route_within_half_a_percent(seed: int, silen
     assert h.coverage == pytest.approx(0.5, abs=0.005)
 
 
-def _turned(route: SimRoute, turn: float) -> SimRoute:
-    """The route driven from the garage to `turn` metres along, standing there, then back the same way."""
-    line = route.line
-    keep = line.cum_m < turn - 1.0
-    la, lo, _ = line.at(np.asarray([turn]))
-    lat = np.concatenate([line.lat[keep], la, line.lat[keep][::-1]])
-    lon = np.concatenate([line.lon[keep], lo, line.lon[keep][::-1]])
-    nodes = np.concatenate([route.is_node[keep], [False], route.is_node[keep][::-1]])
-    out = [s for s in route.stops if s.kind == "boarding" and s.dist_m < turn - 150.0]
-    stops = (*out, RouteStop("boarding", turn, float(la[0]), float(lo[0])))
-    stops += tuple(RouteStop("boarding", 2 * turn - s.dist_m, s.lat, s.lon) for s in reversed(out))
-    return SimRoute(Polyline.of(lat, lon), nodes, stops)
-
-
 @pytest.mark.parametrize("seed", [1, 6])
 def test_a_simulated_run_that_turns_round_covers_the_first_and_last_stretches(seed: int) -> None:
     # Turned round at 35 % of the line and driven back the same road: the line's first 35 % out, its last 35 %
     # (the same road, on the return pass) back; the payable km within half a percent.
     route = vehicle_route(seed)
-    truth = sim_drive(_turned(route, 0.35 * route.length_m), T0, np.random.default_rng([seed, 1]), MotionParams())
+    truth = sim_drive(turned(route, 0.35 * route.length_m), T0, np.random.default_rng([seed, 1]), MotionParams())
     uploads, _ = sim_track(truth, np.random.default_rng([seed, 2]), 30, TrackerParams())
     r = Route(7, "R7", "Sim", list(map(float, route.line.lon)), list(map(float, route.line.lat)), 60.0, 100.0, ())
     (o,) = seen([f for u in uploads for f in u.fixes], r, engine.line(r))
