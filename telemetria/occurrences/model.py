@@ -1,0 +1,108 @@
+"""The values fiscalização passes between its parts (pure): the kinds of occurrence and their legal classification,
+the process's states, and a *candidate* — an occurrence as the rules derive it from the fixes.
+
+Pipeline (docs/fiscalizacao.md): the detector takes the vehicle-days whose fixes changed → the rules
+(`derive.py`, pure over the reports' Analysis, the day's runs and the gaps) give the candidates of a window →
+`reconcile.py` (pure) compares them with what is stored for that window: new ones are inserted (marked late when
+the fix that completed them arrived long after it was taken), changed ones updated while still `detected`,
+vanished ones withdrawn with the reason (or, once confirmed, a note is added: confirmed evidence is frozen) →
+the process (`process.py`, pure state machine) carries each one from `detected` to `closed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Kind(StrEnum):
+    SPEEDING = "speeding"  # above the limit in force (zone, route, vehicle): Art. 37 X (traffic law)
+    ROUTE_DEVIATION = "route_deviation"  # off the assigned route beyond its tolerance: Art. 26
+    UNAUTHORIZED_STOP = "unauthorized_stop"  # stopped away from the route's stops, school and garage: Art. 38 IX
+    SCHEDULE_DELAY = "schedule_delay"  # a stop reached later than its scheduled time plus tolerance: Art. 37 XI
+    RUN_NOT_MADE = "run_not_made"  # a due run with no (or too little) GPS evidence, not justified: Art. 39 I
+    UNAUTHORIZED_VEHICLE = "unauthorized_vehicle"  # a run made by a vehicle not authorized for it: Art. 39 II
+    OVER_2H_ON_BOARD = "over_2h_on_board"  # a leg with pupils on board longer than 2 h: Art. 9 §1
+    TRACKER_SILENT = "tracker_silent"  # no fix while due in service, or moving across a gap: Art. 15 §1 XII, §2
+
+
+class Severity(StrEnum):
+    LEVE = "leve"  # Art. 36
+    MEDIA = "media"  # Art. 37
+    GRAVE = "grave"  # Art. 38
+    GRAVISSIMA = "gravissima"  # Art. 39
+
+
+# The fine of each severity in UPFM (Art. 36–39), before doubling on recurrence.
+UPFM: Mapping[Severity, int] = {Severity.LEVE: 10, Severity.MEDIA: 20, Severity.GRAVE: 30, Severity.GRAVISSIMA: 40}
+
+# Severities whose recurrence within 12 months doubles the fine (Art. 38 and 39, sole paragraphs).
+DOUBLES_ON_RECURRENCE: frozenset[Severity] = frozenset({Severity.GRAVE, Severity.GRAVISSIMA})
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    article: str  # as cited in the Termo, e.g. "Art. 37, XI"
+    severity: Severity
+
+
+# The default classification of each kind; an admin may change it per kind (table occurrence_kinds).
+DEFAULT_CLASSIFICATION: Mapping[Kind, Classification] = {
+    Kind.SPEEDING: Classification("Art. 37, X", Severity.MEDIA),
+    Kind.ROUTE_DEVIATION: Classification("Art. 26", Severity.MEDIA),
+    Kind.UNAUTHORIZED_STOP: Classification("Art. 38, IX", Severity.GRAVE),
+    Kind.SCHEDULE_DELAY: Classification("Art. 37, XI", Severity.MEDIA),
+    Kind.RUN_NOT_MADE: Classification("Art. 39, I", Severity.GRAVISSIMA),
+    Kind.UNAUTHORIZED_VEHICLE: Classification("Art. 39, II", Severity.GRAVISSIMA),
+    Kind.OVER_2H_ON_BOARD: Classification("Art. 9, § 1º", Severity.GRAVE),
+    Kind.TRACKER_SILENT: Classification("Art. 15, § 1º, XII e § 2º", Severity.MEDIA),
+}
+
+# Portuguese names, for pages, CSV and the Termo.
+KIND_NAMES: Mapping[Kind, str] = {
+    Kind.SPEEDING: "Excesso de velocidade",
+    Kind.ROUTE_DEVIATION: "Desvio de rota",
+    Kind.UNAUTHORIZED_STOP: "Parada não autorizada",
+    Kind.SCHEDULE_DELAY: "Atraso no horário",
+    Kind.RUN_NOT_MADE: "Viagem não realizada",
+    Kind.UNAUTHORIZED_VEHICLE: "Veículo não autorizado",
+    Kind.OVER_2H_ON_BOARD: "Mais de 2 h a bordo",
+    Kind.TRACKER_SILENT: "Rastreador sem transmitir",
+}
+
+
+class Status(StrEnum):
+    DETECTED = "detected"  # found by the detector; may still change or be withdrawn as data arrives
+    WITHDRAWN = "withdrawn"  # the complete data no longer supports it (reason in the history); final
+    CONFIRMED = "confirmed"  # reviewed by a servidor, classification fixed, evidence frozen
+    DISMISSED = "dismissed"  # reviewed and set aside, with the reason; final
+    NOTIFIED = "notified"  # Termo de Comunicação issued; the defence deadline runs
+    DEFENSE = "defense"  # the contractor answered (at least once)
+    DECIDED = "decided"  # no penalty, warning or fine, with the motivation (Art. 42)
+    CLOSED = "closed"  # final
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An occurrence as the rules derive it from one window of a vehicle's fixes (by fix time).
+
+    `key` identifies it across recomputations when the kind has a natural one (a run: "route:day:run_no", a
+    scheduled stop: "route:day:run_no:seq"); kinds without one (speeding, deviation, stop, silence) are matched
+    to stored occurrences of the same kind and vehicle by overlapping [start, end].
+    """
+
+    kind: Kind
+    vehicle_id: int
+    start: datetime  # aware, UTC
+    end: datetime | None  # None: still going on at the window's end (live)
+    route_id: int | None = None
+    run_no: int | None = None
+    key: str | None = None
+    lat: float | None = None
+    lon: float | None = None
+    place: str | None = None
+    facts: Mapping[str, Any] = field(default_factory=dict)  # JSON-able measured facts (speed and limit, m off...)
+    completed_ts: datetime | None = None  # fix time of the fix that completed it (late marking compares arrival)
