@@ -227,7 +227,7 @@ class DueSpan:
     """A due run of a route assigned to the vehicle: its plan's window and the scheduled span inside it (epoch s).
 
     The tracker must report while the vehicle serves (Art. 15): from the run's first scheduled time until it
-    reached the run's last point (or, until it does, the last scheduled time).
+    reached the run's last point (until it does, to the end of the run's window).
     """
 
     route_id: int
@@ -241,7 +241,8 @@ class DueSpan:
 def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None = None) -> list[DueSpan]:
     """The due spans of a route's runs on a due day: from each run plan's first scheduled time to the vehicle's
     arrival at the run's last point (`run`: schedule.py's run of the route that day), early or late, or while it
-    has not arrived there, to the last scheduled time. A run without two scheduled times has no span."""
+    has not arrived there, to the end of the run's window (it may still be on its way). A run without two
+    scheduled times has no span."""
     pts = sorted(route.points, key=lambda p: p.seq)
     times = [scheduled_at(p, day) for p in pts]
     reached: list[float | None] = [None] * len(pts)
@@ -255,7 +256,7 @@ def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None
         first, last = times[inside[0]], times[inside[-1]]
         assert first is not None and last is not None
         done = reached[inside[-1]]
-        end = done if done is not None else last
+        end = done if done is not None else max(last, plan.end)
         if end > first:
             out.append(DueSpan(route.id, plan.run_no, plan.start, plan.end, first, end))
     return out
