@@ -29,7 +29,9 @@ LIMIT $9 OFFSET $10"""
 
 DETAIL = f"""
 SELECT {ITEM_COLUMNS},
-    c.name AS contractor, o.driver_id, r.code AS route_code, r.name AS route_name, o.run_no, o.natural_key, o.day,
+    c.name AS contractor, o.driver_id,
+    CASE WHEN r.id IS NOT NULL THEN jsonb_build_object('id', r.id, 'code', r.code, 'name', r.name) END AS route,
+    o.run_no, o.natural_key, o.day,
     o.completed_ts, o.received_at, o.updated_at, o.notified_at, o.defense_due, o.penalty, o.fine_upfm, o.fine_brl,
     o.recurrence_of, o.evidence_sha256
 {FROM}
