@@ -372,7 +372,7 @@ async def test_a_late_defence_is_accepted_and_recorded_late(
 async def test_the_fine_doubles_on_recurrence_within_twelve_months(
     api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
 ) -> None:
-    grave = {"kind": "unauthorized_stop", "severity": "grave", "article": "Art. 38, IX"}
+    grave: dict[str, Any] = {"kind": "unauthorized_stop", "severity": "grave", "article": "Art. 38, IX"}
     first = await occurrence(conn, world, start=datetime(2025, 6, 10, 12, tzinfo=UTC), **grave)
     r = await to_decided(api, world, first)
     assert r.status_code == 200 and r.json()["fine_upfm"] == 30 and r.json()["fine_brl"] == 135.6  # 30 × 4.52
