@@ -237,6 +237,7 @@ async def test_the_whole_process_with_frozen_evidence(
     r = await post(api, world, "contractor", oid, "defense", json={"text": "O limite era 60 km/h."})
     assert r.status_code == 201, r.text
     assert r.json()["status"] == "defense" and r.json()["defense"]["late"] is False
+    assert all("ip" not in h for h in r.json()["history"])  # the servidores' addresses are not the company's
     pdf = b"%PDF-1.4 laudo"
     r = await post(api, world, "contractor", oid, "defense", data={"text": "Segue o laudo."},
                    files=[("files", ("../../laudo.pdf", pdf, "application/pdf")),
