@@ -392,6 +392,13 @@ async def test_the_fine_doubles_on_recurrence_within_twelve_months(
     await conn.execute("UPDATE occurrences SET penalty = 'warning' WHERE id = $1", second)  # only `first` remains
     r = await to_decided(api, world, later)
     assert r.json()["fine_upfm"] == 30 and r.json()["recurrence_of"] is None
+    # An earlier start on the same day recurs too (the window includes the occurrence's own day).
+    morning = await occurrence(conn, world, start=datetime(2026, 8, 3, 11, tzinfo=UTC), **grave)
+    afternoon = await occurrence(conn, world, start=datetime(2026, 8, 3, 17, tzinfo=UTC), **grave)
+    await conn.execute("UPDATE occurrences SET penalty = 'warning' WHERE id = $1", later)
+    assert (await to_decided(api, world, morning)).json()["recurrence_of"] is None  # `first` is 14 months back
+    r = await to_decided(api, world, afternoon)
+    assert r.json()["fine_upfm"] == 60 and r.json()["recurrence_of"] == morning
     # A year with no UPFM value set: 409 naming it.
     old = await occurrence(conn, world, start=datetime(2024, 5, 2, 12, tzinfo=UTC))
     r = await to_decided(api, world, old)
