@@ -160,7 +160,9 @@ async def review(
     dismiss (with the reason)."""
     article, severity = body.article, body.severity
     if body.kind is not None:
-        cls = next(k for k in await store.kinds(conn) if k["kind"] == body.kind.value)
+        cls = next((k for k in await store.kinds(conn) if k["kind"] == body.kind.value), None)
+        if cls is None:
+            raise FieldError(f"kind: {body.kind.value!r} has no classification", "kind", 422)
         article, severity = article or cls["article"], severity or Severity(cls["severity"])
     await store.review(
         conn, occurrence_id, who, client_ip(request), confirm=body.decision == "confirm", reason=body.reason,
