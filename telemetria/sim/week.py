@@ -53,7 +53,7 @@ HEARTBEAT_S = 120  # a parked tracker's report interval, well under the silence 
 DAY_FROM, DAY_TO = time(4, 30), time(15, 0)  # local: when parked trackers report
 LATE_BATCH_AT = time(18, 0)  # local: when the late batch day arrives
 FILL_LATE_S = 3 * 3600  # `filled_late`: the held fixes arrive this long after the signal returns
-SILENCE_S = 1200  # length of a planted signal loss or tracker-off gap
+SILENCE_S = 1800  # length of a planted signal loss or tracker-off gap
 LATE_START_S = 25 * 60
 EARLY_BOARDING_S = 8400  # `over_2h`: pupils wait on board at the first boarding stop this long
 # The thresholds the truth is judged by (DetectParams' defaults and the reports' knobs).
@@ -79,11 +79,11 @@ class Plant:
 
 PLAN = (
     Plant("speeding", 0, 0), Plant("detour", 0, 1), Plant("stop", 0, 2),
-    Plant("late_start", 1, 0), Plant("skip", 1, 1), Plant("reserve", 1, 2), Plant("filled", 1, 3),
+    Plant("late_start", 1, 0), Plant("skip", 1, 1), Plant("reserve", 1, 2),
     Plant("over_2h", 2, 0), Plant("inactive", 2, 1), Plant("gap", 2, 2), Plant("speeding", 2, 3),
     Plant("late_batch", 3, 0), Plant("speeding", 3, 0), Plant("filled_late", 3, 1), Plant("detour", 3, 2),
     Plant("stop", 3, 3),
-    Plant("speeding", 4, 1),
+    Plant("speeding", 4, 1), Plant("filled", 4, 2),
 )  # fmt: skip
 
 
@@ -211,7 +211,7 @@ def simulate_week(seed: int = SEED) -> Week:
                 rng = np.random.default_rng([seed, d, k, run_no, 1])
                 truth = _drive(route, run_no, day, what, rng, [seed, d, k, run_no, 2])
                 today[driver].append(Drive(driver, day, k, run_no, what, truth))
-                if "inactive" in what:
+                if "inactive" in what:  # over the run's window, as a run not made
                     a, b = run_window(route, day, run_no)
                     events.append(Event("unauthorized_vehicle", driver, a, b, k, run_no, "inactive"))
                 for kind in ("gap", "filled", "filled_late"):
