@@ -15,9 +15,13 @@ ALTER TABLE latest_fixes ADD COLUMN dirty_from timestamptz, ADD COLUMN dirty_at 
 
 -- What the detector did once per day: the closed days it queued for a complete rescan (rollup_horizon's
 -- closed_through), and the queue itself, worked through a batch per round.
+-- Its last round, for operators (and bench/detector.py): when it ended, how long it took, how many windows.
 CREATE TABLE detector_state (
-    only_row         boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-    rescanned_through date  -- the last closed day whose vehicle-days were queued for a rescan
+    only_row          boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    rescanned_through date,  -- the last closed day whose vehicle-days were queued for a rescan
+    last_round_at     timestamptz,
+    last_round_s      double precision,
+    last_round_windows integer
 );
 INSERT INTO detector_state DEFAULT VALUES;
 

@@ -182,9 +182,10 @@ async def _round(
             return RoundStats(skipped=True)
         try:
             stats = await work(conn, now or datetime.now(UTC))
+            stats.elapsed_s = time.perf_counter() - t0
+            await store.round_done(conn, stats.elapsed_s, stats.windows)
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", queries.DETECTOR_LOCK)
-    stats.elapsed_s = time.perf_counter() - t0
     return stats
 
 

@@ -138,6 +138,7 @@ RETURNING occurrence_id"""
 HORIZON = "SELECT closed_through FROM rollup_horizon"
 RESCANNED_THROUGH = "SELECT rescanned_through FROM detector_state"
 SET_RESCANNED_THROUGH = "UPDATE detector_state SET rescanned_through = $1"
+ROUND_DONE = "UPDATE detector_state SET last_round_at = now(), last_round_s = $1, last_round_windows = $2"
 
 # Queues local day $1 ([$2, $3) in UTC) for a complete rescan: every vehicle that reported since its start, or
 # has occurrences that day.

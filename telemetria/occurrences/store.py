@@ -165,6 +165,10 @@ async def apply(conn: Conn, plan: Plan, late_after_s: float) -> Applied:
     return Applied(ids, updated, withdrawn, noted)
 
 
+async def round_done(conn: Conn, elapsed_s: float, windows: int) -> None:
+    await conn.execute(q.ROUND_DONE, elapsed_s, windows)
+
+
 async def closed_through(conn: Conn) -> date | None:
     value: date | None = await conn.fetchval(q.RESCANNED_THROUGH)
     return value
