@@ -144,8 +144,8 @@ ROUND_DONE = "UPDATE detector_state SET last_round_at = now(), last_round_s = $1
 # has occurrences that day.
 QUEUE_RESCANS = """
 INSERT INTO detector_rescans (vehicle_id, day)
-SELECT l.vehicle_id, $1 FROM latest_fixes l WHERE l.last_ts >= $2
-UNION SELECT o.vehicle_id, $1 FROM occurrences o WHERE o.day = $1
+SELECT l.vehicle_id, $1::date FROM latest_fixes l WHERE l.last_ts >= $2
+UNION SELECT o.vehicle_id, $1::date FROM occurrences o WHERE o.day = $1::date
 ON CONFLICT DO NOTHING"""
 
 RESCANS = "SELECT vehicle_id, day FROM detector_rescans ORDER BY day, vehicle_id LIMIT $1"

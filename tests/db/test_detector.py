@@ -195,3 +195,175 @@ async def test_updates_and_withdrawals_touch_only_detected_ones_and_notes_never_
         and await conn.fetchval("SELECT status FROM occurrences WHERE id = $1", s_id) == Status.DETECTED
     )
     assert (await history(conn, s_id))[-1][:2] == ("restored", "detected")
+
+
+# --- whole rounds, with the real rules -----------------------------------------------------------------------------
+
+DAY = datetime(2026, 11, 30, tzinfo=store.LOCAL_TZ)  # a Monday; no school year registered: weekdays are due
+
+
+def local(hh: int, mm: int, ss: int = 0) -> datetime:
+    return DAY.replace(hour=hh, minute=mm, second=ss).astimezone(UTC)
+
+
+def track(t0: datetime, t1: datetime, every_s: int = 30, speed: float = 25.0) -> list[dict[str, Any]]:
+    """Fixes every `every_s` from t0 to t1 (inclusive) along the world's route line, garage → boarding → school."""
+    (x0, y0), (x1, y1), (x2, y2) = LINE_POINTS
+    span = (local(8, 10) - local(6, 50)).total_seconds()
+    out = []
+    t = t0
+    while t <= t1:
+        f = min(1.0, max(0.0, (t - local(6, 50)).total_seconds() / span)) * 2
+        lon, lat = (
+            (x0 + (x1 - x0) * f, y0 + (y1 - y0) * f) if f <= 1 else (x1 + (x2 - x1) * (f - 1), y1 + (y2 - y1) * (f - 1))
+        )
+        out.append(fix(t, lat=round(lat, 6), lon=round(lon, 6), speed=speed))
+        t += timedelta(seconds=every_s)
+    return out
+
+
+LINE_POINTS = ((-62.4700, -10.4400), (-62.4650, -10.4400), (-62.4650, -10.4350))
+
+
+async def schedule(conn: asyncpg.Connection, route_id: int) -> None:
+    """The world's route gets its stops: the garage at 07:00, a boarding stop at 07:30, the school at 08:00."""
+    (x0, y0), (x1, y1), (x2, y2) = LINE_POINTS
+    await conn.executemany(
+        "INSERT INTO route_stops (route_id, seq, name, lat, lon, kind, scheduled_time) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [
+            (route_id, 1, "Garagem", y0, x0, "garage", local(7, 0).astimezone(store.LOCAL_TZ).time()),
+            (route_id, 2, "Ponto 1", y1, x1, "boarding", local(7, 30).astimezone(store.LOCAL_TZ).time()),
+            (route_id, 3, "Escola", y2, x2, "school", local(8, 0).astimezone(store.LOCAL_TZ).time()),
+        ],
+    )
+
+
+async def occurrences(conn: asyncpg.Connection, vehicle_id: int, kind: Kind | None = None) -> list[asyncpg.Record]:
+    return list(
+        await conn.fetch(
+            "SELECT * FROM occurrences WHERE vehicle_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY start_ts, kind",
+            vehicle_id,
+            kind,
+        )
+    )
+
+
+async def test_a_silence_found_live_is_withdrawn_when_a_late_batch_fills_it(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+
+    await schedule(conn, world["r1"])
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    await post(client, token, track(local(6, 50), local(7, 10)))
+    stats = await detector.run_round(pool, now=local(7, 20))
+    assert stats.windows >= 1 and stats.failed == 0
+    [live] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    assert (live["status"], live["start_ts"], live["end_ts"]) == ("detected", local(7, 10), None)
+    assert live["facts"] == {"since": local(7, 10).isoformat()} and live["route_id"] == world["r1"]
+    assert not live["late"]
+    # Again at the same instant: nothing new (idempotent), the mark is cleared.
+    again = await detector.run_round(pool, now=local(7, 20))
+    assert (again.inserted, again.updated, again.withdrawn) == (0, 0, 0)
+    assert await store.dirty(conn, 10) == []
+    # The tracker's stored fixes arrive: no gap remains, so the live silence is withdrawn, with the reason.
+    await post(client, token, track(local(7, 10, 30), local(7, 45)))
+    stats = await detector.run_round(pool, now=local(7, 46))
+    assert stats.withdrawn == 1
+    [gone] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    assert (gone["id"], gone["status"]) == (live["id"], "withdrawn")
+    assert await history(conn, gone["id"]) == [
+        ("detected", "detected", None),
+        ("withdrawn", "withdrawn", SILENCE_FILLED),
+    ]
+
+
+async def test_a_silence_still_there_when_data_resumes_is_the_same_row_with_its_end(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+
+    await schedule(conn, world["r1"])
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    await post(client, token, track(local(6, 50), local(7, 10)))
+    await detector.run_round(pool, now=local(7, 20))
+    [live] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    await post(client, token, track(local(7, 25), local(7, 45)))  # it resumes at 07:25: 15 min were never sent
+    await detector.run_round(pool, now=local(7, 46))
+    [gap] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    assert (gap["id"], gap["status"], gap["start_ts"], gap["end_ts"]) == (
+        live["id"],
+        "detected",
+        local(7, 10),
+        local(7, 25),
+    )
+    assert gap["facts"]["gap_s"] == 900
+    assert [h[0] for h in await history(conn, gap["id"])] == ["detected", "updated"]
+
+
+def _shape(rows: list[asyncpg.Record]) -> list[tuple[Any, ...]]:
+    return [(r["kind"], r["start_ts"], r["end_ts"], orjson.dumps(r["facts"], option=orjson.OPT_SORT_KEYS))
+            for r in rows if r["status"] == "detected"]  # fmt: skip
+
+
+async def test_the_same_occurrences_whatever_the_arrival_order(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+    from tests.db.conftest import register
+
+    await schedule(conn, world["r1"])
+    # A morning with a 15-minute silence (07:10-07:25) and a speeding burst at 07:40.
+    fixes = track(local(6, 50), local(7, 10)) + track(local(7, 25), local(8, 10))
+    for f in fixes:
+        if local(7, 40) <= datetime.fromisoformat(f["ts"]) <= local(7, 42):
+            f["speed_kmh"] = 88.0
+    chunks = [fixes[k : k + 20] for k in range(0, len(fixes), 20)]
+    orders = {
+        "in order": chunks,
+        "reversed": chunks[::-1],
+        "interleaved": chunks[1::2] + chunks[::2],
+        "at once": [fixes],
+    }
+    shapes = {}
+    for n, (name, order) in enumerate(orders.items()):
+        t = await register(conn, f"ORD{n}A00", f"order-{n}")
+        await conn.execute(
+            "INSERT INTO route_assignments (route_id, vehicle_id, valid_from) VALUES ($1, $2, '2026-02-01')",
+            world["r1"],
+            t.vehicle_id,
+        )
+        for chunk in order:
+            await post(client, t.token, chunk)
+            last = max(datetime.fromisoformat(f["ts"]) for f in chunk)
+            assert (await detector.run_round(pool, now=last + timedelta(seconds=60))).failed == 0
+        assert (await detector.run_round(pool, now=local(9, 30))).failed == 0
+        shapes[name] = _shape(await occurrences(conn, t.vehicle_id))
+    expected = shapes["at once"]
+    assert any(s[0] == Kind.TRACKER_SILENT for s in expected) and any(s[0] == Kind.SPEEDING for s in expected)
+    for name, shape in shapes.items():
+        assert shape == expected, name
+
+
+async def test_late_marks_what_a_late_fix_completed_and_not_what_arrived_in_time(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    real = datetime.now(UTC).replace(microsecond=0)
+    burst = [fix(real - timedelta(seconds=240 - 30 * k), speed=88.0 if 2 <= k <= 5 else 30.0) for k in range(8)]
+    await post(client, token, burst)  # live: sent as it happens
+    old = [fix(local(7, 30) + timedelta(seconds=30 * k), speed=88.0 if 2 <= k <= 5 else 30.0) for k in range(8)]
+    await post(client, token, old)  # days late (store-and-forward)
+    assert (await detector.run_round(pool, now=real + timedelta(seconds=5))).failed == 0
+    rows = await occurrences(conn, v, Kind.SPEEDING)
+    late = {r["start_ts"].astimezone(UTC).date() == local(7, 30).date(): r for r in rows}
+    assert len(rows) == 2, rows
+    old_one, live_one = late[True], late[False]
+    assert old_one["late"] and not live_one["late"]
+    assert old_one["completed_ts"] is not None and old_one["received_at"] - old_one["completed_ts"] > timedelta(days=1)
+    assert live_one["received_at"] - live_one["completed_ts"] < timedelta(seconds=300)
