@@ -18,10 +18,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,6 +34,7 @@ import orjson
 from bench import procs
 from bench.benchdb import BenchDb, Vehicle, postmaster_pid
 from bench.table import num, render
+from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings
 
 JARU_LAT, JARU_LON = -10.43, -62.47
@@ -112,10 +115,6 @@ async def register(db: BenchDb, n: int) -> list[Vehicle]:
     conn = await db.connect()
     try:
         now = datetime.now(UTC)
-        local = now.astimezone(Settings().osmand_timezone)  # UTC: only the time of day matters here
-        del local
-        from telemetria.localtime import LOCAL_TZ
-
         here = now.astimezone(LOCAL_TZ)
         for r in range(ROUTES):
             lat = JARU_LAT + r * 0.002
@@ -161,7 +160,7 @@ async def register(db: BenchDb, n: int) -> list[Vehicle]:
     return fleet
 
 
-async def _copy(conn: asyncpg.Connection, records: list[tuple[object, ...]]) -> None:
+async def _copy(conn: asyncpg.Connection, records: Sequence[tuple[object, ...]]) -> None:
     cols = ["vehicle_id", "tracker_id", "ts", "lat", "lon", "speed_kmh", "valid", "received_at"]
     await conn.copy_records_to_table("fixes", records=records, columns=cols)
 
@@ -236,21 +235,19 @@ async def run_phase(
     db: BenchDb, fleet: list[Vehicle], name: str, detector: bool, rate: float | None, duration_s: float, log: Path
 ) -> Phase:
     phase = Phase(name, detector)
-    import os
-
     os.environ["TELEMETRIA_DETECTOR_INTERVAL_S"] = "10" if detector else "0"
     os.environ["TELEMETRIA_ROLLUP_INTERVAL_S"] = "0"
     server = procs.start_service(1, db.dsn, log / f"{name}.log")
     stop = asyncio.Event()
     pg = postmaster_pid(Settings())
     try:
-        cpu0, db0 = procs.tree_cpu_s(server.proc.pid), procs.tree_cpu_s(pg) if pg else 0.0
+        cpu0, db0 = procs.tree_cpu(server.proc.pid), procs.tree_cpu(pg) if pg else {}
         sampler = asyncio.create_task(sample(db, phase, stop))
         await drive(server.url, fleet, phase, rate, duration_s)
         stop.set()
         await sampler
-        phase.service_cpu_s = procs.tree_cpu_s(server.proc.pid) - cpu0
-        phase.db_cpu_s = (procs.tree_cpu_s(pg) - db0) if pg else math.nan
+        phase.service_cpu_s = procs.cpu_delta(cpu0, procs.tree_cpu(server.proc.pid))
+        phase.db_cpu_s = procs.cpu_delta(db0, procs.tree_cpu(pg)) if pg else math.nan
     finally:
         server.stop()
     return phase

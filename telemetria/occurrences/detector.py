@@ -15,7 +15,13 @@ docs/architecture.md "How occurrences are found live" gives the reasoning and th
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import logging
+import logging.config
+import os
+import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -42,6 +48,7 @@ AHEAD = timedelta(minutes=10)  # past `now`: ingest takes fixes up to max_future
 MAX_VEHICLES = 20_000  # windows per round at most (oldest marks first); the rest wait for the next round
 SILENT_RECHECK_S = 30.0  # a silent vehicle is looked at again this often, however short the rounds
 RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day closes
+NICE = 10  # the detector process's CPU priority below the service's: under contention ingest goes first
 
 
 @dataclass(slots=True)
@@ -210,10 +217,13 @@ async def rescan(
 
 
 async def periodic(pool: Pool, interval_s: float) -> None:
-    """The service's detector: a round every `interval_s` seconds (counted from the end of the last). Runs until
-    cancelled; a failed round is logged and the next one tries again."""
+    """Rounds every `interval_s` seconds (counted from the end of the last), until cancelled; a failed round is
+    logged and the next one tries again. The detector process runs it (supervise starts that process)."""
+    parent = os.getppid()
     while True:
         await asyncio.sleep(interval_s)
+        if os.getppid() != parent:  # the service that started this process is gone
+            return
         try:
             stats = await run_round(pool)
         except DB_ERRORS as e:
@@ -223,3 +233,60 @@ async def periodic(pool: Pool, interval_s: float) -> None:
         else:
             if stats.elapsed_s > interval_s:
                 log.info("detector round took %.1f s for %d windows", stats.elapsed_s, stats.windows)
+
+
+async def supervise(dsn: str, interval_s: float) -> None:
+    """The service's lifespan task: the rounds run in a child process of their own at lower CPU priority (NICE),
+    so that a busy detector slows itself, not ingest (docs/architecture.md "How occurrences are found live");
+    restarted if it dies, stopped when this task is cancelled. Runs until cancelled."""
+    env = {**os.environ, "TELEMETRIA_DATABASE_URL": dsn}
+    while True:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "telemetria.occurrences.detector", str(interval_s), env=env
+        )
+        try:
+            code = await proc.wait()
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+            raise
+        log.warning("the detector process exited with %s; starting it again in %.0f s", code, interval_s)
+        await asyncio.sleep(interval_s)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel sends SIGTERM to this process when the service that started it dies (even by SIGKILL)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+async def _main(interval_s: float) -> None:
+    from telemetria.db import create_pool
+    from telemetria.settings import Settings
+
+    pool = await create_pool(Settings(), min_size=0, max_size=2)
+    try:
+        await periodic(pool, interval_s)
+    finally:
+        await pool.close()
+
+
+def main(argv: list[str]) -> None:
+    """`python -m telemetria.occurrences.detector INTERVAL_S`: the detector process (started by supervise)."""
+    from telemetria.logs import log_config
+
+    _die_with_parent()
+    os.nice(NICE)
+    logging.config.dictConfig(log_config())
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_main(float(argv[0])))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
