@@ -126,7 +126,7 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
     if settings.rollup_interval_s > 0:
         tasks.append(asyncio.create_task(rollup.periodic(pool, settings.rollup_interval_s), name="rollups"))
     if settings.detector_interval_s > 0:
-        supervise = detector.supervise(settings.dsn(), settings.detector_interval_s)
+        supervise = detector.supervise(settings.dsn(), settings.detector_interval_s, settings.detector_nice)
         tasks.append(asyncio.create_task(supervise, name="detector"))
     try:
         yield

@@ -48,12 +48,12 @@ AHEAD = timedelta(minutes=10)  # past `now`: ingest takes fixes up to max_future
 MAX_VEHICLES = 20_000  # windows per round at most (oldest marks first); the rest wait for the next round
 SILENT_RECHECK_S = 30.0  # a silent vehicle is looked at again this often, however short the rounds
 RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day closes
-NICE = 10  # the detector process's CPU priority below the service's: under contention ingest goes first
 
 
 @dataclass(slots=True)
 class RoundStats:
-    """What one round did. lag_s: how long the oldest mark it took had waited (None: nothing was dirty)."""
+    """What one round did. lag_s: from the arrival of the oldest change it took to its occurrences stored (None:
+    nothing was dirty)."""
 
     skipped: bool = False  # another process held the lock
     windows: int = 0
@@ -140,8 +140,6 @@ async def _locked_round(conn: Conn, now: datetime, params: DetectParams) -> Roun
     stats = RoundStats()
     await _queue_closed_days(conn, now)
     marks = await store.dirty(conn, MAX_VEHICLES)
-    if marks:
-        stats.lag_s = max(0.0, (datetime.now(UTC) - min(m.dirty_at for m in marks)).total_seconds())
     starts: dict[int, datetime] = {m.vehicle_id: m.dirty_from - CONTEXT for m in marks}
     margin = EARLY_S + LATE_S  # the prefilter's widening: a run's window reaches this far past its schedule
     for vehicle_id in await store.silent(conn, now, params.silent_s, margin, SILENT_RECHECK_S):
@@ -235,14 +233,14 @@ async def periodic(pool: Pool, interval_s: float) -> None:
                 log.info("detector round took %.1f s for %d windows", stats.elapsed_s, stats.windows)
 
 
-async def supervise(dsn: str, interval_s: float) -> None:
-    """The service's lifespan task: the rounds run in a child process of their own at lower CPU priority (NICE),
+async def supervise(dsn: str, interval_s: float, nice: int = 10) -> None:
+    """The service's lifespan task: the rounds run in a child process of their own at lower CPU priority (`nice`),
     so that a busy detector slows itself, not ingest (docs/architecture.md "How occurrences are found live");
     restarted if it dies, stopped when this task is cancelled. Runs until cancelled."""
     env = {**os.environ, "TELEMETRIA_DATABASE_URL": dsn}
     while True:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "telemetria.occurrences.detector", str(interval_s), env=env
+            sys.executable, "-m", "telemetria.occurrences.detector", str(interval_s), str(nice), env=env
         )
         try:
             code = await proc.wait()
@@ -277,11 +275,11 @@ async def _main(interval_s: float) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`python -m telemetria.occurrences.detector INTERVAL_S`: the detector process (started by supervise)."""
+    """`python -m telemetria.occurrences.detector INTERVAL_S NICE`: the detector process (started by supervise)."""
     from telemetria.logs import log_config
 
     _die_with_parent()
-    os.nice(NICE)
+    os.nice(int(argv[1]))
     logging.config.dictConfig(log_config())
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with contextlib.suppress(KeyboardInterrupt):
