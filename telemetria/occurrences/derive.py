@@ -12,8 +12,8 @@ gives the same candidates, and they are those of the reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from collections.abc import Collection, Sequence
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from telemetria.contracts import store as calendar_store
@@ -35,6 +35,9 @@ from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.schedule import runs_of
 from telemetria.reports.model import NotFound, Route, Selection, Window
 from telemetria.reports.store import asof, context, fetch
+
+# How far back a silence that began before the day is traced (its `since`); beyond, it is "before that".
+LOOK_BACK = timedelta(days=7)
 
 
 class Days:
@@ -102,11 +105,16 @@ async def window_candidates(
         runs = runs_of(a, day, params.report) if timed else []
         by_route = {r.id: run for r, run in runs}
         spans = [s for r in due for s in rules.due_spans(r, run_plans[r.id], day, by_route.get(r.id))]
-        after = None
-        if len(a.track) and a.track.t[-1] < d1.timestamp():  # the track ends inside the day: where does it resume?
-            row = await dq.fix_after(conn, vehicle_id, datetime.fromtimestamp(float(a.track.t[-1]), UTC))
-            after = rules.After(row["t"], row["lat"], row["lon"]) if row is not None else None
-        found = rules.day_candidates(a, day, runs, run_plans, spans, after, t_now, params)
+        t = a.track.t
+        before = after = None
+        if not len(t) or t[0] >= d0.timestamp():  # nothing before the day in the track: since when was it quiet?
+            row = await dq.fix_before(conn, vehicle_id, d0, LOOK_BACK)
+            before = rules.Edge(row["t"], row["lat"], row["lon"]) if row is not None else None
+        if not len(t) or t[-1] < d1.timestamp():  # the track ends inside the day: where does it resume?
+            last = datetime.fromtimestamp(float(t[-1]), UTC) if len(t) else d1
+            row = await dq.fix_after(conn, vehicle_id, last)
+            after = rules.Edge(row["t"], row["lat"], row["lon"]) if row is not None else None
+        found = rules.day_candidates(a, day, runs, run_plans, spans, before, after, t_now, params)
         out += [c for c in found if start <= c.start < end]
     return out
 
@@ -142,25 +150,37 @@ def _unauthorized(ln: Line, plan: RunPlan, assigned: Sequence[int], info: dict[i
     why = "unknown" if v is None else "inactive" if not v["active"] else "not_contractors"
     if v is not None and v["active"] and v["contractor_id"] == contractor_id:
         why = "unknown"  # the boletim decided with the registry of its day; now it looks authorized
-    first = ln.first if ln.first is not None else plan.start
-    last = ln.last if ln.last is not None else plan.end
     return Candidate(
-        Kind.UNAUTHORIZED_VEHICLE, ln.vehicle_id, datetime.fromtimestamp(first, UTC),
-        datetime.fromtimestamp(last, UTC), route_id=ln.route_id, run_no=ln.run_no,
+        Kind.UNAUTHORIZED_VEHICLE, ln.vehicle_id, datetime.fromtimestamp(plan.start, UTC),
+        datetime.fromtimestamp(plan.end, UTC), route_id=ln.route_id, run_no=ln.run_no,
         key=rules.run_key(ln.route_id, ln.day, ln.run_no), place=f"rota {ln.code}",
         facts={"plate": ln.plate, "status": ln.status, "coverage_pct": float(ln.coverage_pct), "reason": why,
-               "assigned_vehicle_ids": list(assigned)},
+               "assigned_vehicle_ids": list(assigned),
+               "first_fix": rules.iso(ln.first) if ln.first is not None else None,
+               "last_fix": rules.iso(ln.last) if ln.last is not None else None},
         completed_ts=datetime.fromtimestamp(ln.last, UTC) if ln.last is not None else None,
     )  # fmt: skip
 
 
-async def run_candidates(conn: Conn, day: date, *, now: datetime, params: DetectParams = DEFAULT) -> list[Candidate]:
+async def run_windows(conn: Conn, day: date) -> dict[tuple[int, int], tuple[datetime, datetime]]:
+    """(route_id, run_no) → [start, end) of each run the contracts' routes make on local date `day` (whether due or
+    not: the calendar is not read), so that a caller knows when run_candidates has something new to judge: at a
+    window's end + run_grace_s, or when fixes inside an ended window change."""
+    route_ids = await dq.contracted_routes(conn)
+    return {k: (datetime.fromtimestamp(p.start, UTC), datetime.fromtimestamp(p.end, UTC))
+            for k, p in (await _plans(conn, route_ids, day)).items()}  # fmt: skip
+
+
+async def run_candidates(
+    conn: Conn, day: date, *, now: datetime, params: DetectParams = DEFAULT, routes: Collection[int] | None = None
+) -> list[Candidate]:
     """The run_not_made and unauthorized_vehicle candidates of every contract on local date `day`, from the boletim's
     lines (measurement/store.py): only runs whose window ended before now - run_grace_s. Key "route:day:run_no".
 
     A contract whose school year is not registered, that has no price in force, or that is not valid on `day`,
-    gives none. Each contract's boletim is computed only for the routes with a run already judged, so call it
-    when a run window has ended or fixes of the day changed, not every second.
+    gives none. Each contract's boletim is computed only for the routes with a run already judged (and among
+    `routes`, when given): it observes every such run from the fixes, so call it when a run window has ended or
+    fixes inside an ended one changed (run_windows), not every round.
     """
     cutoff = now.timestamp() - params.run_grace_s
     if day_bounds(day)[0].timestamp() >= cutoff:
@@ -170,6 +190,8 @@ async def run_candidates(conn: Conn, day: date, *, now: datetime, params: Detect
         if not head.covers(day, day):
             continue
         route_ids = [r["id"] for r in await conn.fetch(mq.CONTRACT_ROUTES, [head.id])]
+        if routes is not None:
+            route_ids = [r for r in route_ids if r in routes]
         ended = {k: p for k, p in (await _plans(conn, route_ids, day)).items() if p.end <= cutoff}
         if not ended:
             continue

@@ -189,20 +189,23 @@ def schedule_delays(
     params: DetectParams,
 ) -> list[Candidate]:  # fmt: skip
     """One candidate per run (the measurement's run plans, by scheduled time) whose stops were reached more than
-    delay_tolerance_min after their scheduled time (schedule.py's visits: departure at the route's first point,
-    arrival elsewhere; served or passed). It starts when the first late stop was reached and ends when the last
-    was."""
+    delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the departure from the
+    run's first scheduled point, the arrival at the others). It starts when the first late stop was reached and
+    ends when the last was."""
     tol_s = params.delay_tolerance_min * 60.0
     out = []
     for route, run in runs:
         late: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, reached)
+        begun: set[int] = set()  # runs whose first point has been seen
         for i, v in enumerate(run.visits):
             sched = run.scheduled[i]
-            reached = v.departure if i == 0 else v.arrival
-            if v.status not in (SERVED, PASSED) or sched is None or reached is None or reached - sched <= tol_s:
+            plan = _plan_of(plans.get(route.id, ()), sched) if sched is not None else None
+            if plan is None or sched is None:
                 continue
-            plan = _plan_of(plans.get(route.id, ()), sched)
-            if plan is not None:
+            first = plan.run_no not in begun
+            begun.add(plan.run_no)
+            reached = v.departure if first else v.arrival
+            if v.status in (SERVED, PASSED) and reached is not None and reached - sched > tol_s:
                 late.setdefault(plan.run_no, []).append((i, sched, reached))
         for run_no, found in sorted(late.items()):
             i, sched, reached = found[0]
@@ -227,7 +230,7 @@ class DueSpan:
     """A due run of a route assigned to the vehicle: its plan's window and the scheduled span inside it (epoch s).
 
     The tracker must report while the vehicle serves (Art. 15): from the run's first scheduled time until it
-    reached the run's last point (or, until it does, the last scheduled time).
+    reached the run's last point (until it does, to the end of the run's window).
     """
 
     route_id: int
@@ -241,7 +244,8 @@ class DueSpan:
 def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None = None) -> list[DueSpan]:
     """The due spans of a route's runs on a due day: from each run plan's first scheduled time to the vehicle's
     arrival at the run's last point (`run`: schedule.py's run of the route that day), early or late, or while it
-    has not arrived there, to the last scheduled time. A run without two scheduled times has no span."""
+    has not arrived there, to the end of the run's window (it may still be on its way). A run without two
+    scheduled times has no span."""
     pts = sorted(route.points, key=lambda p: p.seq)
     times = [scheduled_at(p, day) for p in pts]
     reached: list[float | None] = [None] * len(pts)
@@ -255,15 +259,15 @@ def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None
         first, last = times[inside[0]], times[inside[-1]]
         assert first is not None and last is not None
         done = reached[inside[-1]]
-        end = done if done is not None else last
+        end = done if done is not None else max(last, plan.end)
         if end > first:
             out.append(DueSpan(route.id, plan.run_no, plan.start, plan.end, first, end))
     return out
 
 
 @dataclass(frozen=True, slots=True)
-class After:
-    """The vehicle's first fix after its track (epoch s, degrees), when the track ends before the day does."""
+class Edge:
+    """A fix of the vehicle just outside its track (epoch s, degrees): the last one before it or the first after."""
 
     t: float
     lat: float
@@ -280,51 +284,76 @@ def _position(a: Analysis, k: int, step: int) -> tuple[float, float]:
     return float(a.track.lat[k]), float(a.track.lon[k])
 
 
-def _due(spans: Sequence[DueSpan], ta: float, tb: float, silent_s: float) -> DueSpan | None:
-    """The due run a silence from ta to tb falls in: the vehicle had reported inside its window before falling
-    silent (ta), and the silence covers more than silent_s of its scheduled span."""
-    for s in spans:
-        if s.window_start <= ta < s.window_end and min(tb, s.end) - max(ta, s.start) > silent_s:
-            return s
-    return None
+def _due(spans: Sequence[DueSpan], lo: float, hi: float, silent_s: float) -> DueSpan | None:
+    """The first due span of which more than silent_s lies inside the silence (lo, hi)."""
+    return next((s for s in sorted(spans, key=lambda s: s.start) if min(hi, s.end) - max(lo, s.start) > silent_s), None)
+
+
+Fixed = tuple[float, int | Edge]  # t, and the index in the track or the Edge it is
+
+
+def _edges(a: Analysis, before: Edge | None, after: Edge | None) -> list[Fixed]:
+    """The vehicle's fixes around and in its track, in time order."""
+    out: list[Fixed] = [] if before is None else [(before.t, before)]
+    out += [(float(t), k) for k, t in enumerate(a.track.t)]
+    return out + ([] if after is None else [(after.t, after)])
+
+
+def _where(a: Analysis, f: Fixed, step: int) -> tuple[float, float]:
+    """lat, lon of a fix; in the track, of the nearest kept fix in direction `step` (outliers say nothing)."""
+    at = f[1]
+    return (at.lat, at.lon) if isinstance(at, Edge) else _position(a, at, step)
 
 
 def silences(
-    a: Analysis, after: After | None, spans: Sequence[DueSpan], now: float, params: DetectParams
+    a: Analysis, before: Edge | None, after: Edge | None, spans: Sequence[DueSpan], now: float, params: DetectParams
 ) -> list[Candidate]:
-    """Gaps between consecutive fixes (any fix: the tracker spoke) longer than silent_s that start inside the
-    analysis's day and (1) fall in a due run (see `_due`), or (2) across which the vehicle moved more than
-    silent_moved_m. A gap with no fix after it yet (`after` None) is live (end=None) while it falls in a due run
-    up to `now`."""
-    t, n = a.track.t, len(a.track)
+    """The tracker's silences starting inside the analysis's day: gaps between consecutive fixes (any fix: the
+    tracker spoke) longer than silent_s across which the vehicle moved more than silent_moved_m, or of which more
+    than silent_s lies inside a due span of the day (`spans`). `before`/`after`: the vehicle's fixes just outside
+    its track (None: there is none, or the track reaches past the day on that side).
+
+    A silence starts at the last fix before it; one that began before the day (the vehicle had not reported since
+    yesterday) counts for the day only by its due spans, from the first span it silences. With no fix after it yet
+    a due silence is live: end=None, up to `now`.
+    """
+    fixes = _edges(a, before, after)
+    # Gaps ending before the day or starting after it (the context's, and those beyond `before`/`after`) are
+    # left out below; (None, first) is the time before the vehicle's first fix ever (as far as we looked).
+    gaps: list[tuple[Fixed | None, Fixed | None]] = list(zip([None, *fixes], [*fixes, None], strict=True))
     out = []
-    for k in np.flatnonzero(a.own).tolist():
-        ta = float(t[k])
-        nxt: tuple[float, float, float] | None
-        if k + 1 < n:
-            nxt = (float(t[k + 1]), *_position(a, k + 1, 1))
-        else:
-            nxt = (after.t, after.lat, after.lon) if after is not None else None
-        tb = nxt[0] if nxt is not None else now
-        if tb - ta <= params.silent_s:
+    for f0, f1 in gaps:
+        ta = f0[0] if f0 is not None else -math.inf
+        hi = f1[0] if f1 is not None else now
+        if ta >= a.end or hi <= a.start or hi - ta <= params.silent_s:
             continue
-        lat, lon = _position(a, k, -1)
-        due = _due(spans, ta, tb, params.silent_s)
-        facts: dict[str, Any]
-        if nxt is None:
-            if due is None:
+        due = _due(spans, ta, hi, params.silent_s)
+        p0 = _where(a, f0, -1) if f0 is not None else None
+        p1 = _where(a, f1, 1) if f1 is not None else None
+        moved = float(distance_m(p0[1], p0[0], p1[1], p1[0])) if p0 is not None and p1 is not None else None
+        if ta >= a.start:
+            if due is None and (moved is None or moved <= params.silent_moved_m):
                 continue
-            facts = {"since": iso(ta)}
+            start = ta
+        elif due is not None:
+            start = max(ta, due.start)
         else:
-            moved = float(distance_m(lon, lat, nxt[2], nxt[1]))
-            if due is None and moved <= params.silent_moved_m:
-                continue
-            facts = {"gap_s": round(tb - ta), "moved_m": round(moved, 1)}
+            continue
+        if f1 is None:
+            facts: dict[str, Any] = {"since": iso(ta) if f0 is not None else None}
+        else:
+            facts = {"gap_s": round(hi - ta) if f0 is not None else None,
+                     "moved_m": round(moved, 1) if moved is not None else None}  # fmt: skip
+        # Where: the last fix before it, or for one that began before the day, where the vehicle reappeared.
+        pos, f = (p0, f0) if f0 is not None and ta >= a.start else (p1, f1)
+        k = f[1] if f is not None and not isinstance(f[1], Edge) else None
         out.append(
             Candidate(
-                Kind.TRACKER_SILENT, a.vehicle.id, utc(ta), utc(tb) if nxt is not None else None,
-                route_id=due.route_id if due else None, run_no=due.run_no if due else None, lat=lat, lon=lon,
-                place=_place(a, k), facts=facts, completed_ts=utc(tb) if nxt is not None else None,
+                Kind.TRACKER_SILENT, a.vehicle.id, utc(start), utc(hi) if f1 is not None else None,
+                route_id=due.route_id if due else None, run_no=due.run_no if due else None,
+                lat=pos[0] if pos else None, lon=pos[1] if pos else None,
+                place=_place(a, k) if k is not None else None, facts=facts,
+                completed_ts=utc(hi) if f1 is not None else None,
             )
         )  # fmt: skip
     return out
@@ -332,7 +361,7 @@ def silences(
 
 def day_candidates(
     a: Analysis, day: date, runs: Sequence[tuple[Route, Run]], plans: Mapping[int, Sequence[RunPlan]],
-    spans: Sequence[DueSpan], after: After | None, now: float, params: DetectParams,
+    spans: Sequence[DueSpan], before: Edge | None, after: Edge | None, now: float, params: DetectParams,
 ) -> list[Candidate]:  # fmt: skip
     """Every window kind's candidates of one local day's analysis, starting inside it, by start then kind."""
     found = [
@@ -341,7 +370,7 @@ def day_candidates(
         *unauthorized_stops(a, now, params),
         *schedule_delays(a, day, runs, plans, params),
         *on_board(a, params),
-        *silences(a, after, spans, now, params),
+        *silences(a, before, after, spans, now, params),
     ]
     inside = [c for c in found if a.owns(c.start.timestamp())]
     return sorted(inside, key=lambda c: (c.start, c.kind, c.key or ""))

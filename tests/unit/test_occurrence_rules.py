@@ -101,7 +101,7 @@ def on_time(late_min: float = 0.0) -> Script:
 
 def candidates(
     fixes: Sequence[Fix], routes: Sequence[Route] | None = None, now: datetime | None = None,
-    after: rules.After | None = None, params: DetectParams = DEFAULT,
+    after: rules.Edge | None = None, params: DetectParams = DEFAULT, before: rules.Edge | None = None,
 ) -> list[Candidate]:  # fmt: skip
     """The day's candidates as derive.py computes them (every assigned route due)."""
     routes = [route()] if routes is None else list(routes)
@@ -112,7 +112,7 @@ def candidates(
     by_route = {r.id: run for r, run in runs}
     spans = [s for r in routes for s in rules.due_spans(r, plans[r.id], DAY, by_route.get(r.id))]
     t_now = (now or local("23:00")).timestamp()
-    return rules.day_candidates(a, DAY, runs, plans, spans, after, t_now, params)
+    return rules.day_candidates(a, DAY, runs, plans, spans, before, after, t_now, params)
 
 
 def kinds(found: Sequence[Candidate]) -> list[Kind]:
@@ -228,27 +228,52 @@ def test_silence_outside_service_only_when_the_vehicle_moved() -> None:
     assert c.start == before and c.route_id is None and c.facts["moved_m"] == pytest.approx(3000.0, abs=5.0)
 
 
-def test_a_vehicle_that_had_not_started_is_not_silent() -> None:
-    # The tracker wakes at 06:25 with the vehicle: a late start (schedule), not a silence while serving.
+def test_a_tracker_quiet_since_the_day_before_is_silent_from_the_run_on() -> None:
+    # Quiet since the evening before; it wakes at 06:25, 25 min into the run: silent from 06:00 (the run's
+    # first scheduled time), as the day sees it.
     s = Script("06:25").drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
-    assert Kind.TRACKER_SILENT not in kinds(candidates(s.fixes))
+    evening = rules.Edge((local("06:25") - timedelta(hours=12)).timestamp(), *at(0.0))
+    for before in (None, evening):
+        silent = [c for c in candidates(s.fixes, before=before) if c.kind is Kind.TRACKER_SILENT]
+        assert [(c.start, c.end) for c in silent] == [(local("06:00"), local("06:25"))], before
+        assert silent[0].facts["gap_s"] == (None if before is None else 12 * 3600)
+    # Awake at 06:03, when the bus leaves: 3 min is no silence.
+    s = Script("06:03").drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    assert Kind.TRACKER_SILENT not in kinds(candidates(s.fixes, before=evening))
+    # Nothing at all on a due day: live from the run's start, since the last fix.
+    (live,) = candidates([], before=evening, now=local("06:30"))
+    assert (live.kind, live.start, live.end, live.facts) == (
+        Kind.TRACKER_SILENT,
+        local("06:00"),
+        None,
+        {"since": evening.t and rules.iso(evening.t)},
+    )
+    assert candidates([], before=evening, now=local("06:04")) == []
 
 
 def test_live_silence_then_resumed_or_filled() -> None:
-    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(3000.0)
+    def upto() -> Script:
+        return Script("05:50").until("06:00").drive(2000.0).park(60).drive(3000.0)
+
+    s = upto()
     last = s.fixes[-1].ts
     # 4 min after the last fix: not yet; 6 min: a live silence, with no end.
     assert candidates(s.fixes, now=last + timedelta(minutes=4)) == []
     (live,) = candidates(s.fixes, now=last + timedelta(minutes=6))
     assert live.kind is Kind.TRACKER_SILENT and live.end is None and live.facts == {"since": last.isoformat()}
     assert live.completed_ts is None and live.route_id == 1
-    # Still silent after the scheduled span has ended: still the same live silence.
+    # Still silent after the scheduled times have passed, the school not reached: still the same live silence.
     (later,) = candidates(s.fixes, now=local("09:00"))
     assert later.start == live.start and later.end is None
     # Data resumes 20 min later (the gap stays): the same start, now with its end.
-    resumed = rules.After((last + timedelta(minutes=20)).timestamp(), *at(3500.0))
-    (done,) = candidates(s.fixes, now=local("09:00"), after=resumed)
+    resumed = upto().silent(20 * 60 - 30).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    silent = [c for c in candidates(resumed.fixes, now=local("09:00")) if c.kind is Kind.TRACKER_SILENT]
+    (done,) = silent
     assert done.start == live.start and done.end == last + timedelta(minutes=20) and done.facts["gap_s"] == 1200
+    # Not a fix more that day: where and when the vehicle reappears (the next morning) comes from `after`.
+    edge = rules.Edge((last + timedelta(days=1)).timestamp(), *at(0.0))
+    (ended,) = candidates(s.fixes, now=local("09:00") + timedelta(days=2), after=edge)
+    assert (ended.start, ended.end, ended.facts["gap_s"]) == (live.start, last + timedelta(days=1), 86400)
     # A store-and-forward batch fills the gap: no silence at all.
     s.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
     assert candidates(s.fixes, now=local("09:00")) == []
@@ -289,3 +314,14 @@ def test_only_candidates_starting_inside_the_day() -> None:
     found = candidates(early + s.fixes)
     assert all(day_bounds(DAY)[0] <= c.start for c in found)
     assert np.all([c.start < day_bounds(DAY)[1] for c in found])
+
+
+def test_an_outlier_after_a_gap_is_no_movement() -> None:
+    # Parked after the run, the tracker asleep for 10 min; its first fix back jumps 3 km and the next is home again:
+    # the cleaning drops the odd fix out, and the silence is measured from the kept ones: it did not move.
+    s = on_time().drive(0.0).park(60).silent(600)
+    s.x = 3000.0
+    s.fixes.append(s._fix(0.0))  # the odd fix out, 10 min after the last
+    s.x = 0.0
+    s.park(120)
+    assert Kind.TRACKER_SILENT not in kinds(candidates(s.fixes))
