@@ -39,6 +39,7 @@ from telemetria.live import api as live_api
 from telemetria.logs import RequestIdMiddleware
 from telemetria.measurement import api as measurement_api
 from telemetria.nulguard import NulGuardMiddleware
+from telemetria.occurrences import detector
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
 from telemetria.reports import api as reports_api
@@ -124,6 +125,9 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
         tasks.append(asyncio.create_task(periodic, name="retention"))
     if settings.rollup_interval_s > 0:
         tasks.append(asyncio.create_task(rollup.periodic(pool, settings.rollup_interval_s), name="rollups"))
+    if settings.detector_interval_s > 0:
+        supervise = detector.supervise(settings.dsn(), settings.detector_interval_s, settings.detector_nice)
+        tasks.append(asyncio.create_task(supervise, name="detector"))
     try:
         yield
     finally:
