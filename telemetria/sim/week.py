@@ -15,7 +15,7 @@ threshold of issue 18 (below the limit, on the route, short halts, on time); on 
   live silent alert must be withdrawn), `late_batch` (the vehicle's whole day arrives in the evening).
 
 The truth is not the plan but what the 1 Hz ground truth and the fixes show by the definitions of
-docs/notes "What each kind means" (thresholds from reports/knobs.py and DetectParams' defaults), so an event
+docs/occurrences.md "The kinds" (thresholds from reports/knobs.py and DetectParams' defaults), so an event
 the plan did not mean (a detour making stops late) is in it too; `clear_margins` says how far from every
 threshold the week keeps. Same seed, same week, fix for fix.
 """
