@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import orjson
@@ -33,6 +33,9 @@ from telemetria.sim.motion import MotionParams
 from telemetria.sim.roads import Route
 from telemetria.sim.tracker import TrackerParams
 from telemetria.sim.vehicle import DEFAULT_MOTION, DEFAULT_TRACKER, vehicle_route
+
+if TYPE_CHECKING:
+    from telemetria.sim.runner import RunSetup
 
 log = logging.getLogger("telemetria.demo")
 
@@ -257,6 +260,7 @@ async def run_simulator(
     speedup: float,
     duration_s: float | None = None,
     stop: asyncio.Event | None = None,
+    plan: RunSetup | None = None,
 ) -> None:
     from telemetria.sim.runner import run_fleet
 
@@ -268,7 +272,7 @@ async def run_simulator(
         speedup=speedup,
         duration_s=duration_s,
         stop=stop,
-        plan=demo_run,
+        plan=plan,
     )
     print(stats.summary(), flush=True)
 
@@ -314,7 +318,9 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     stop = asyncio.Event()
     pool = await create_pool(settings, min_size=1, max_size=1)
     tasks = [
-        asyncio.create_task(run_simulator(url, creds, interval_s=30.0, seed=seed, speedup=speedup, stop=stop)),
+        asyncio.create_task(
+            run_simulator(url, creds, interval_s=30.0, seed=seed, speedup=speedup, stop=stop, plan=demo_run)
+        ),
         asyncio.create_task(_report(pool, stop)),
     ]
     try:
