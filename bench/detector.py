@@ -185,7 +185,7 @@ async def _copy(conn: asyncpg.Connection, records: Sequence[tuple[object, ...]])
 async def sample(db: BenchDb, phase: Phase, stop: asyncio.Event) -> None:
     """Every second: how long the oldest change not yet recomputed has waited, and each new round recorded."""
     conn = await db.connect()
-    last = None
+    last = await conn.fetchval("SELECT last_round_at FROM detector_state")  # an earlier phase's round is not this one's
     try:
         while not stop.is_set():
             row = await conn.fetchrow(

@@ -159,6 +159,8 @@ async def _locked_round(conn: Conn, now: datetime, params: DetectParams) -> Roun
     await store.clear_dirty(
         conn, [m for m in marks if m.vehicle_id not in failed and _day(m.dirty_from) not in failed_days]
     )
+    if marks:  # the oldest change it took, from its arrival to its occurrences stored
+        stats.lag_s = max(0.0, (datetime.now(UTC) - min(m.dirty_since for m in marks)).total_seconds())
     for vehicle_id, day in batch:
         if await _guard(stats, _rescan(conn, vehicle_id, day, now, params, stats), vehicle_id, day):
             await store.rescanned(conn, vehicle_id, day)

@@ -101,6 +101,8 @@ async def test_clearing_keeps_a_mark_made_after_it_was_read(
     await store.clear_dirty(conn, marks)
     again = await store.dirty(conn, 100)
     assert [(m.vehicle_id, m.dirty_from) for m in again] == [(tracker.vehicle_id, T0)]
+    # What it still waits for arrived after the read: its lag counts from then, not from the first mark.
+    assert again[0].dirty_since == marks[0].read_at > marks[0].dirty_since
     await store.clear_dirty(conn, again)
     assert await store.dirty(conn, 100) == []
 
@@ -261,6 +263,7 @@ async def test_a_silence_found_live_is_withdrawn_when_a_late_batch_fills_it(
     await post(client, token, track(local(6, 50), local(7, 10)))
     stats = await detector.run_round(pool, now=local(7, 20))
     assert stats.windows >= 1 and stats.failed == 0
+    assert stats.lag_s is not None and 0 < stats.lag_s < 60 and stats.inserted == 1
     [live] = await occurrences(conn, v, Kind.TRACKER_SILENT)
     assert (live["status"], live["start_ts"], live["end_ts"]) == ("detected", local(7, 10), None)
     assert live["facts"] == {"since": local(7, 10).isoformat()} and live["route_id"] == world["r1"]
