@@ -7,9 +7,10 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import orjson
@@ -28,8 +29,13 @@ from telemetria.registry.documents import DocumentError, normalize_cnpj, normali
 from telemetria.registry.geocheck import RouteGeometry, StopIn, finish
 from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
+from telemetria.sim.motion import MotionParams
 from telemetria.sim.roads import Route
-from telemetria.sim.vehicle import DEFAULT_MOTION, vehicle_route
+from telemetria.sim.tracker import TrackerParams
+from telemetria.sim.vehicle import DEFAULT_MOTION, DEFAULT_TRACKER, vehicle_route
+
+if TYPE_CHECKING:
+    from telemetria.sim.runner import RunSetup
 
 log = logging.getLogger("telemetria.demo")
 
@@ -39,6 +45,19 @@ DEMO_CONTRACTOR = "Transportes Escolares Demo Ltda"
 DEMO_CNPJ_BODY = "101010100001"  # invented root 10.101.010, branch 0001; check digits computed below
 # The sped-up simulator replays past days (see sim.runner.default_start); reports over them need the registry too.
 DEMO_SINCE_DAYS = 30
+# Planted in the demo's runs so that the alerts panel and the occurrence pages have something to show (issue 18):
+# every run may speed (DEFAULT_MOTION's drivers knowingly exceed the limit now and then); every third run of a
+# vehicle also halts 4–6 min somewhere along the road (an unauthorised stop, Art. 38 IX); every fourth loses
+# the signal for 10–15 min now and then, the tracker sending what it stored once it returns (a live "silent
+# tracker" alert, withdrawn when the stored fixes fill the gap).
+LONG_HALT = replace(DEFAULT_MOTION, halt_s=(240.0, 360.0))
+SIGNAL_LOSS = replace(DEFAULT_TRACKER, loss_per_hour=4.0, loss_s=(600.0, 900.0))
+
+
+def demo_run(vehicle: int, run: int) -> tuple[MotionParams, TrackerParams | None]:
+    """How run `run` (0, 1, ...) of demo vehicle `vehicle` is driven and tracked: see LONG_HALT, SIGNAL_LOSS."""
+    k = vehicle + run  # vehicles take turns, so some event is under way most of the time
+    return (LONG_HALT if k % 3 == 2 else DEFAULT_MOTION), (SIGNAL_LOSS if k % 4 == 1 else None)
 
 
 def _plate(prefix: str, i: int) -> str:
@@ -241,11 +260,19 @@ async def run_simulator(
     speedup: float,
     duration_s: float | None = None,
     stop: asyncio.Event | None = None,
+    plan: RunSetup | None = None,
 ) -> None:
     from telemetria.sim.runner import run_fleet
 
     stats = await run_fleet(
-        url, creds, interval_s=interval_s, seed=seed, speedup=speedup, duration_s=duration_s, stop=stop
+        url,
+        creds,
+        interval_s=interval_s,
+        seed=seed,
+        speedup=speedup,
+        duration_s=duration_s,
+        stop=stop,
+        plan=plan,
     )
     print(stats.summary(), flush=True)
 
@@ -291,7 +318,9 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     stop = asyncio.Event()
     pool = await create_pool(settings, min_size=1, max_size=1)
     tasks = [
-        asyncio.create_task(run_simulator(url, creds, interval_s=30.0, seed=seed, speedup=speedup, stop=stop)),
+        asyncio.create_task(
+            run_simulator(url, creds, interval_s=30.0, seed=seed, speedup=speedup, stop=stop, plan=demo_run)
+        ),
         asyncio.create_task(_report(pool, stop)),
     ]
     try:

@@ -165,9 +165,7 @@ def _month_days(year: int, month: int) -> list[date]:
 
 def simulate_month(seed: int = 17, year: int = 2026, month: int = 3, no_school: tuple[int, ...] = (10,)) -> Month:
     """The month: its routes, every due run's truth, and the uploads of every vehicle's tracker."""
-    grid = make_grid(seed)
-    routes = tuple(_month_route(k, make_route(grid, np.random.default_rng([seed, k, 0]), length_m=LENGTH_M))
-                   for k in range(ROUTES))  # fmt: skip
+    routes = month_routes(seed)
     skip = tuple(date(year, month, d) for d in no_school)
     days = [d for d in _month_days(year, month) if d.isoweekday() <= 5 and d not in skip]
     plan = {(days[e.school_day], e.route): e.kind for e in EVENTS}
@@ -187,7 +185,7 @@ def simulate_month(seed: int = 17, year: int = 2026, month: int = 3, no_school: 
                 if kind == "not_made":
                     runs.append(RunTruth(day, k, run_no, kind, None, 0.0, 0.0))
                     continue
-                path, covered = _path(route, run_no, kind)
+                path, covered = run_path(route, run_no, kind)
                 start = _start(k, run_no, day, rng)
                 truth = drive(path, start, np.random.default_rng([seed, k, d, run_no, 2]), MOTION)
                 uploads, _ = track(truth, np.random.default_rng([seed, k, d, run_no, 3]), 30, TRACKER)
@@ -200,6 +198,13 @@ def simulate_month(seed: int = 17, year: int = 2026, month: int = 3, no_school: 
     late = [Post(p.vehicle, p.day, True, Upload(max(x.upload.sent_at for x in live), p.upload.fixes, p.upload.resent))
             for p in late]  # fmt: skip
     return Month(seed, year, month, skip, routes, tuple(runs), tuple(live + late), tuple(truths))
+
+
+def month_routes(seed: int) -> tuple[MonthRoute, ...]:
+    """The contract's registered routes from `seed`: lines, stops with their scheduled times, runs (the week's too)."""
+    grid = make_grid(seed)
+    return tuple(_month_route(k, make_route(grid, np.random.default_rng([seed, k, 0]), length_m=LENGTH_M))
+                 for k in range(ROUTES))  # fmt: skip
 
 
 def _month_route(k: int, route: Route) -> MonthRoute:
@@ -239,7 +244,7 @@ def _start(k: int, run_no: int, day: date, rng: np.random.Generator) -> datetime
     return local.astimezone(UTC)
 
 
-def _path(route: MonthRoute, run_no: int, kind: Kind) -> tuple[Route, list[tuple[float, float]]]:
+def run_path(route: MonthRoute, run_no: int, kind: Kind = "made") -> tuple[Route, list[tuple[float, float]]]:
     """What the vehicle drives for a run, and the stretches of the route line that covers (metres)."""
     line, length = route.route.line, route.length_m
     if kind == "partial":

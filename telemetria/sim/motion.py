@@ -31,6 +31,7 @@ class MotionParams:
     speeding_kmh: Range = (66.0, 85.0)
     speeding_s: Range = (15.0, 150.0)  # time at the high speed; the episode above the limit is ~10 s longer
     boarding_s: Range = (30.0, 180.0)
+    first_boarding_s: Range | None = None  # the first boarding stop's dwell instead (None: boarding_s)
     school_s: Range = (180.0, 480.0)
     halt: bool = True
     halt_s: Range = (20.0, 120.0)
@@ -66,10 +67,14 @@ def drive(route: Route, start: datetime, rng: np.random.Generator, p: MotionPara
     def dwell(r: Range) -> int:
         return round(float(rng.uniform(*r)))
 
-    stops = [
-        _Stop(rounded.remap(s), dwell(p.school_s if k == "school" else p.boarding_s), k, k == "school")
-        for k, s in stops_at
-    ]
+    first = next((i for i, (k, _) in enumerate(stops_at) if k == "boarding"), None)
+
+    def wait(i: int, kind: str) -> Range:
+        if kind == "school":
+            return p.school_s
+        return p.first_boarding_s if i == first and p.first_boarding_s else p.boarding_s
+
+    stops = [_Stop(rounded.remap(s), dwell(wait(i, k)), k, k == "school") for i, (k, s) in enumerate(stops_at)]
     if detour_at:
         stops.append(_Stop(rounded.remap(detour_at[1]), dwell(p.turnaround_s), "turnaround"))
     corners = [_Zone(a, b, float(rng.uniform(*p.corner_kmh)) / 3.6) for a, b in rounded.arcs]

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
@@ -16,16 +17,21 @@ import orjson
 
 from telemetria.fix import Fix
 from telemetria.sim import wire
+from telemetria.sim.motion import MotionParams
 from telemetria.sim.outbox import Backoff, Key, KeyLedger, Outbox, Outcome, classify
 from telemetria.sim.roads import Grid, make_grid
 from telemetria.sim.tracker import TrackerParams
-from telemetria.sim.vehicle import simulate_vehicle, vehicle_route
+from telemetria.sim.vehicle import DEFAULT_MOTION, simulate_vehicle, vehicle_route
 
 log = logging.getLogger("telemetria.sim")
 
 LOG_EVERY_S = 10.0
 HORIZON_S = 12 * 3600.0  # wall seconds a sped-up fleet with no duration runs before reaching the present
 PHASE_S = 1800.0  # vehicles start up to half an hour into a run, so the map is not a synchronised parade
+
+# How run number `run` of fleet vehicle `index` is driven and tracked (None: the fleet's tracker), e.g. the demo's
+# planted events; without one every run is DEFAULT_MOTION with the fleet's tracker.
+RunSetup = Callable[[int, int], tuple[MotionParams, TrackerParams | None]]
 
 
 @dataclass
@@ -103,6 +109,11 @@ class _Fleet:
     tracker: TrackerParams = field(default_factory=TrackerParams)
     ledger: KeyLedger | None = None
     drain_s: float = 0.0
+    plan: RunSetup | None = None
+
+    def run_plan(self, index: int, run: int) -> tuple[MotionParams, TrackerParams]:
+        motion, tracker = self.plan(index, run) if self.plan else (DEFAULT_MOTION, None)
+        return motion, tracker or self.tracker
 
     async def sleep_until(self, wall: float) -> bool:
         """Sleep until loop time `wall`; False if the fleet was told to stop meanwhile."""
@@ -126,13 +137,15 @@ async def run_fleet(
     stop: asyncio.Event | None = None,
     drain_s: float = 0.0,
     ledger: KeyLedger | None = None,
+    plan: RunSetup | None = None,
 ) -> FleetStats:
     """Drive one simulated vehicle per (unique_id, token) and post its fixes to {url}/api/v1/fixes.
 
     Runs until `stop` is set or `duration_s` wall seconds pass. Simulated time starts at `start` (default:
     now, or early enough that a sped-up run of known duration ends now) and runs `speedup` times faster.
     Once stopped, each tracker keeps posting what it has buffered for up to `drain_s` wall seconds (retrying
-    as usual); `ledger`, if given, records every fix key sent and what became of it.
+    as usual); `ledger`, if given, records every fix key sent and what became of it; `plan`, if given, says how
+    each run is driven and tracked (RunSetup).
     """
     if speedup <= 0:
         raise ValueError("speedup must be positive")
@@ -161,6 +174,7 @@ async def run_fleet(
             grid=make_grid(seed),
             ledger=ledger,
             drain_s=drain_s,
+            plan=plan,
         )
         reporter = asyncio.create_task(_report(fleet))
         try:
@@ -202,7 +216,8 @@ async def _vehicle(fleet: _Fleet, index: int, unique_id: str, token: str) -> Non
     run_start = fleet.clock.start - timedelta(seconds=round(float(rng.uniform(0, PHASE_S))))
     run = 0
     while not fleet.done.is_set():
-        tracker = replace(fleet.tracker, odometer_start_m=odometer)
+        motion, tracker = fleet.run_plan(index, run)
+        tracker = replace(tracker, odometer_start_m=odometer)
         sim = await asyncio.to_thread(
             simulate_vehicle,
             fleet.seed,
@@ -211,6 +226,7 @@ async def _vehicle(fleet: _Fleet, index: int, unique_id: str, token: str) -> Non
             vehicle=index,
             run=run,
             route=route,
+            motion=motion,
             tracker=tracker,
         )
         for up in sim.uploads:

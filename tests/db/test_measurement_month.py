@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -25,7 +22,6 @@ import asyncpg
 import httpx
 import orjson
 
-from telemetria.app import create_app
 from telemetria.contracts.api import local_today
 from telemetria.contracts.money import METRE, to_cents
 from telemetria.fix import Fix
@@ -33,8 +29,10 @@ from telemetria.reports.store import rollup
 from telemetria.settings import Settings
 from telemetria.sim.month import PRICE_PER_KM, ROUTES, SPARE, Month, RunTruth, simulate_month
 from telemetria.sim.wire import body
-from tests.conftest import ScratchDb, scratch_database
-from tests.db.conftest import People, make_people, register
+from tests.conftest import scratch_database
+from tests.db import simcontract
+from tests.db.conftest import People, make_people
+from tests.db.simcontract import Ids, app_client, ok
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PER_REQUEST = 250  # fixes a request carries at most: a tracker's store-and-forward batch
@@ -47,65 +45,9 @@ def month() -> Month:
     return simulate_month()
 
 
-@dataclass
-class Ids:
-    contract: int
-    routes: list[int]  # by route index
-    vehicles: list[int]  # by fleet index
-    auth: list[dict[str, str]]  # tracker auth by fleet index
-
-
-@asynccontextmanager
-async def app_client(db: ScratchDb) -> AsyncIterator[httpx.AsyncClient]:
-    """The real application on `db`, in-process, its rollup refresher off (the test runs it)."""
-    app = create_app(db.settings(rollup_interval_s=0))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c:
-            c.app = app  # type: ignore[attr-defined]
-            yield c
-
-
-def _ok(r: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert r.status_code == status, r.text
-    return dict(r.json())
-
-
 async def set_up(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, m: Month) -> Ids:
-    """Vehicles with trackers, the contract, the school year, the routes with their stops, the assignments."""
-    mon = people.auth("monitor")
-    trackers = [await register(conn, f"MES{1 + i}A{i:02d}", f"sim-month-{i}") for i in range(ROUTES + 1)]
-    for t in trackers:
-        _ok(await client.patch(f"/api/v1/vehicles/{t.vehicle_id}", json={"contractor_id": people.contractor_id},
-                                     headers=mon))  # fmt: skip
-    contract = {"contractor_id": people.contractor_id, "number": "017/2026", "lot": "1", "valid_from": "2026-02-01",
-                "valid_to": "2026-12-31", "price_per_km": str(PRICE_PER_KM)}  # fmt: skip
-    cid = (_ok(await client.post("/api/v1/contracts", json=contract, headers=mon), 201))["id"]
-    year = {
-        "start": "2026-02-02",
-        "end": "2026-12-18",
-        "extra_school_days": [],
-        "no_school_days": [{"date": d.isoformat(), "reason": "Chuva fechou as estradas"} for d in m.no_school],
-    }
-    _ok(await client.put("/api/v1/school-years/2026", json=year, headers=mon))
-    route_ids = []
-    for r in m.routes:
-        line = r.route.line
-        route = {
-            "code": r.code, "name": f"Linha {r.code}", "school_year": 2026, "shift": "matutino",
-            "contract_id": cid, "declared_km": float(r.declared_km),
-            # registered at the school year's start, as the Secretaria does: its first version is in force from then
-            "effective_from": "2026-02-02",
-            "geometry": {"type": "LineString", "coordinates": [[float(x), float(y)] for x, y in
-                                                               zip(line.lon, line.lat, strict=True)]},
-            "stops": [{"name": s.name, "kind": s.kind, "lat": s.lat, "lon": s.lon,
-                       "scheduled_time": s.scheduled.isoformat("minutes")} for s in r.stops],
-        }  # fmt: skip
-        rid = (_ok(await client.post("/api/v1/routes", json=route, headers=mon), 201))["id"]
-        route_ids.append(rid)
-        assign = {"route_id": rid, "vehicle_id": trackers[r.vehicle].vehicle_id, "valid_from": "2026-02-02",
-                  "weekdays": [1, 2, 3, 4, 5], "effective_from": "2026-02-02"}  # fmt: skip
-        _ok(await client.post("/api/v1/route-assignments", json=assign, headers=mon), 201)
-    return Ids(cid, route_ids, [t.vehicle_id for t in trackers], [t.auth for t in trackers])
+    """The month's registry (tests/db/simcontract.py): its routes, the school year without its school-free day."""
+    return await simcontract.set_up(client, conn, people, m.routes, m.no_school, ROUTES + 1)
 
 
 Request = tuple[int, bool, list[Fix]]  # fleet index, late, fixes
@@ -337,7 +279,7 @@ async def test_the_simulated_month_boletim_is_right_and_stable(
 
     # A route edit after the month (from today) leaves the month's boletim as it was, rollups refreshed or not.
     edit = {"declared_km": float(m.routes[0].declared_km) + 5, "effective_from": local_today().isoformat()}
-    _ok(await client.patch(f"/api/v1/routes/{ids.routes[0]}", json=edit, headers=people.auth("monitor")))
+    ok(await client.patch(f"/api/v1/routes/{ids.routes[0]}", json=edit, headers=people.auth("monitor")))
     same(await boletim(client, people, ids), final, "route-edit")
     await rollup.refresh(pool)
     same(await boletim(client, people, ids), final, "route-edit-refreshed")
