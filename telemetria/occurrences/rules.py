@@ -184,15 +184,28 @@ def _plan_of(plans: Sequence[RunPlan], at: float) -> RunPlan | None:
     return next((p for p in plans if p.start <= at < p.end), None)
 
 
+def _observed(kept: FloatArray, at: float, departure: bool, gap_s: float) -> bool:
+    """Whether the instant a stop was reached (`at`) is known from the fixes: an arrival whose fix before came more
+    than gap_s earlier, or a departure whose fix after came more than gap_s later, happened somewhere in a gap
+    (the vehicle may have been there on time), so it is no evidence of lateness."""
+    if departure:
+        k = int(np.searchsorted(kept, at, side="right"))
+        return k < len(kept) and float(kept[k]) - at <= gap_s
+    k = int(np.searchsorted(kept, at, side="left"))
+    return k > 0 and at - float(kept[k - 1]) <= gap_s
+
+
 def schedule_delays(
     a: Analysis, day: date, runs: Sequence[tuple[Route, Run]], plans: Mapping[int, Sequence[RunPlan]],
     params: DetectParams,
 ) -> list[Candidate]:  # fmt: skip
     """One candidate per run (the measurement's run plans, by scheduled time) whose stops were reached more than
     delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the departure from the
-    run's first scheduled point, the arrival at the others). It starts when the first late stop was reached and
-    ends when the last was."""
+    run's first scheduled point, the arrival at the others), inside the run's window (a vehicle that sat in its
+    garage past the window did not make the run late: it did not make it) and seen by the fixes, not across a
+    gap. It starts when the first late stop was reached and ends when the last was."""
     tol_s = params.delay_tolerance_min * 60.0
+    kept = a.track.t[a.keep]
     out = []
     for route, run in runs:
         late: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, reached)
@@ -205,7 +218,10 @@ def schedule_delays(
             first = plan.run_no not in begun
             begun.add(plan.run_no)
             reached = v.departure if first else v.arrival
-            if v.status in (SERVED, PASSED) and reached is not None and reached - sched > tol_s:
+            if (
+                v.status in (SERVED, PASSED) and reached is not None and reached - sched > tol_s
+                and reached <= plan.end and _observed(kept, reached, first, params.report.gap_s)
+            ):  # fmt: skip
                 late.setdefault(plan.run_no, []).append((i, sched, reached))
         for run_no, found in sorted(late.items()):
             i, sched, reached = found[0]
