@@ -185,6 +185,8 @@ async def _copy(conn: asyncpg.Connection, records: Sequence[tuple[object, ...]])
 async def sample(db: BenchDb, phase: Phase, stop: asyncio.Event) -> None:
     """Every second: how long the oldest change not yet recomputed has waited, and each new round recorded."""
     conn = await db.connect()
+    # Each phase starts clean: no change left waiting by the phase before (the detector was off, or another one).
+    await conn.execute("UPDATE latest_fixes SET dirty_from = NULL, dirty_since = NULL WHERE dirty_from IS NOT NULL")
     last = await conn.fetchval("SELECT last_round_at FROM detector_state")  # an earlier phase's round is not this one's
     try:
         while not stop.is_set():
