@@ -7,7 +7,7 @@ One round (run_round), under an advisory lock so several server processes take t
    still has open, if earlier) to now; plus the vehicles that may be silent while due (live silence);
 3. derive.window_candidates → reconcile (pure) against the stored occurrences of that window → store, each vehicle
    in its own transaction; new occurrences are handed to notify.enqueue in it;
-4. the run kinds: derive.run_candidates for today and every day a dirty mark reached, reconciled per day;
+4. the run kinds: derive.run_candidates for today and every day from a dirty mark's to today, reconciled per day;
 5. the marks read are cleared where no flush marked again meanwhile; a batch of queued rescans is worked.
 docs/architecture.md "How occurrences are found live" gives the reasoning and the figures.
 """
@@ -48,6 +48,7 @@ AHEAD = timedelta(minutes=10)  # past `now`: ingest takes fixes up to max_future
 MAX_VEHICLES = 20_000  # windows per round at most (oldest marks first); the rest wait for the next round
 SILENT_RECHECK_S = 30.0  # a silent vehicle is looked at again this often, however short the rounds
 RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day closes
+RUN_DAYS_BACK = 35  # how far back a change makes a round judge the runs of every day up to today
 
 
 @dataclass(slots=True)
@@ -117,6 +118,14 @@ async def _run_day(
     stats.days += 1
 
 
+def _judged(first: date, today: date) -> list[date]:
+    """The days whose runs a change from `first` on may decide: every day from it to today (a week's
+    store-and-forward batch arriving at once judges each of its days, as live rounds would have), at most
+    RUN_DAYS_BACK of them (older days are judged by their complete rescan)."""
+    first = max(first, today - timedelta(days=RUN_DAYS_BACK))
+    return [first + timedelta(days=k) for k in range((today - first).days + 1)]
+
+
 async def _queue_closed_days(conn: Conn, now: datetime) -> None:
     """Queue each day that closed since the last round for one complete rescan (the same closing as the rollups')."""
     closable = _day(now - timedelta(seconds=REPORT_DEFAULT.max_link_s)) - timedelta(days=1)
@@ -151,7 +160,7 @@ async def _locked_round(conn: Conn, now: datetime, params: DetectParams) -> Roun
         if not await _guard(stats, _window(conn, vehicle_id, start, end, now, params, stats), vehicle_id, start):
             failed.add(vehicle_id)
     batch = await store.rescans(conn, RESCANS_PER_ROUND)
-    days = {_day(now)} | {_day(m.dirty_from) for m in marks} | {day for _, day in batch}
+    days = {_day(now)} | {d for m in marks for d in _judged(_day(m.dirty_from), _day(now))} | {d for _, d in batch}
     failed_days = set()
     for day in sorted(days):
         if not await _guard(stats, _run_day(conn, day, now, params, stats), None, day):

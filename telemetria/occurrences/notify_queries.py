@@ -1,4 +1,4 @@
-"""The notification outbox's SQL (migration 0014_notify.sql): configure, enqueue, claim, record."""
+"""The notification outbox's SQL (migration 0015_notify.sql): configure, enqueue, claim, record."""
 
 from __future__ import annotations
 
