@@ -173,15 +173,17 @@ async def favicon() -> Response:
 
 @router.get("/")
 async def home(request: Request) -> Response:
-    return RedirectResponse(HOME if await viewer(request) else LOGIN, 303)
+    who = await viewer(request)
+    return RedirectResponse(nav.home(who) if who else LOGIN, 303)
 
 
 @router.get(LOGIN)
 async def login_page(request: Request, next: str | None = None) -> Response:
-    target = safe_next(next)
-    if await viewer(request) is not None:
-        return RedirectResponse(target, 303)
-    return render(request, "login.html", None, title="Entrar", config={"next": target})
+    who = await viewer(request)
+    if who is not None:
+        return RedirectResponse(safe_next(next) if next else nav.home(who), 303)
+    # Without a `next`, the front door: it sends each role to its own home once logged in.
+    return render(request, "login.html", None, title="Entrar", config={"next": safe_next(next) if next else "/"})
 
 
 @router.get("/mapa")
@@ -223,6 +225,29 @@ async def calendar_page(request: Request) -> Response:
 @router.get("/boletim")
 async def boletim_page(request: Request) -> Response:
     return await _open(request, PAGE["/boletim"], "boletim.html")
+
+
+@router.get("/painel")
+async def day_page(request: Request) -> Response:
+    return await _open(request, PAGE["/painel"], "day.html")
+
+
+@router.get("/ocorrencias")
+async def occurrences_page(request: Request) -> Response:
+    return await _open(request, PAGE["/ocorrencias"], "occurrences.html")
+
+
+@router.get("/ocorrencias/{occurrence_id}")
+async def occurrence_page(occurrence_id: str, request: Request) -> Response:
+    if not occurrence_id.isdecimal() or not 0 < int(occurrence_id) < 2**63:
+        return await _not_found(request)
+    page = nav.Page(request.url.path, f"Ocorrência nº {int(occurrence_id)}", Perm.READ, "")
+    return await _open(request, page, "occurrence.html", config={"occurrence_id": int(occurrence_id)})
+
+
+@router.get("/fiscalizacao/classificacao")
+async def kinds_page(request: Request) -> Response:
+    return await _open(request, PAGE["/fiscalizacao/classificacao"], "kinds.html")
 
 
 @router.get("/usuarios")
