@@ -22,7 +22,7 @@ import httpx
 import orjson
 
 from telemetria.contracts import store as contract_store
-from telemetria.contracts.calendar import MarkedDay, SchoolYear
+from telemetria.contracts.calendar import MarkedDay, SchoolYear, holidays_by_day, why_not
 from telemetria.db import init_connection
 from telemetria.fix import Fix
 from telemetria.localtime import LOCAL_TZ
@@ -115,7 +115,8 @@ def drive(route: Any, start: datetime, n: int, step_s: float, speed_kmh: float, 
 async def _registry(conn: asyncpg.Connection, people: People, plates: Sequence[str]) -> dict[str, Vehicle]:
     """The vehicles (contractor 1's, with trackers), today a school day, the demo contract and routes assigned."""
     today = datetime.now(UTC).astimezone(LOCAL_TZ).date()
-    year = SchoolYear(today.year, date(today.year, 1, 2), date(today.year, 12, 31), (), (MarkedDay(today, "teste"),))
+    extra = () if why_not(today, holidays_by_day(today.year)) is None else (MarkedDay(today, "teste"),)
+    year = SchoolYear(today.year, date(today.year, 1, 2), date(today.year, 12, 31), (), extra)
     await contract_store.put_school_year(conn, year, "tests")
     out = {}
     for i, plate in enumerate(plates):

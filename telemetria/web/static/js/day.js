@@ -46,13 +46,19 @@ function reporting(r) {
     el("p", {}, el("a", { href: "/relatorios/reporting" }, "Relatório de regularidade de transmissão")));
 }
 
+// A run's window as the servidor reads it; a route without a timetable has one run over the whole day.
+function runWindow(x) {
+  const a = fmt.clock(x.start).slice(0, 5), b = fmt.clock(x.end).slice(0, 5);
+  return a === "00:00" && b === "00:00" ? "o dia todo (sem horário)" : `${a}–${b}`;
+}
+
 function runs(r) {
   if (!r.items.length) return empty("Nenhuma execução devida hoje (sem dia letivo, contrato ou atribuição).");
   const head = ["Janela", "Rota", "Execução", "Veículo", "Situação", "Cobertura", "Contrato"];
   return el("div", { class: "table-wrap" }, el("table", { class: "data", id: "d-runs-table" },
     el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, r.items.map((x) => el("tr", { "data-state": x.state },
-      el("td", {}, `${fmt.clock(x.start).slice(0, 5)}–${fmt.clock(x.end).slice(0, 5)}`),
+      el("td", {}, runWindow(x)),
       el("td", {}, x.code), el("td", { class: "n" }, String(x.run_no)),
       el("td", {}, x.plate || "—", x.substitution ? el("span", { class: "badge warn" }, " substituto") : null),
       el("td", {}, el("span", { class: `badge ${RUN_TONE[x.state] || ""}`.trim() }, RUN_STATES[x.state] || x.state)),

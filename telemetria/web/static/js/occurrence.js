@@ -3,7 +3,8 @@
 // history, and the process's actions the user's role allows at its state (fisc/actions.js).
 import { api, config, el, explain, fmt } from "./api.js";
 import { COLOURS, makeMap, tip } from "./mapbase.js";
-import { actions } from "./fisc/actions.js";
+import { number } from "./formats.js";
+import { actions, upfm } from "./fisc/actions.js";
 import { ACTION_NAMES, PENALTY_NAMES, factLines, kindName, severityName, statusName, where } from "./fisc/names.js";
 
 const L = window.L;
@@ -15,7 +16,7 @@ let map = null;
 let layers = null;
 
 const row = (label, value) => [el("dt", {}, label), el("dd", {}, value)];
-const brl = (x) => (x === null || x === undefined ? "—" : `R$ ${String(x).replace(".", ",")}`);
+const brl = (x) => (x === null || x === undefined ? "—" : `R$ ${number(x, 2)}`);
 
 function facts(o) {
   const rows = [
@@ -35,7 +36,7 @@ function facts(o) {
   if (o.defense_due) rows.push(row("Prazo da defesa", fmt.time(o.defense_due)));
   if (o.penalty) rows.push(row("Decisão", PENALTY_NAMES[o.penalty] || o.penalty));
   if (o.fine_upfm !== null && o.fine_upfm !== undefined) {
-    rows.push(row("Multa", `${String(o.fine_upfm).replace(".", ",")} UPFM = ${brl(o.fine_brl)}`));
+    rows.push(row("Multa", `${upfm(o.fine_upfm)} UPFM = ${brl(o.fine_brl)}${o.recurrence_of ? ` (em dobro: reincidência da nº ${o.recurrence_of})` : ""}`));
   }
   document.getElementById("oc-facts").replaceChildren(...rows.flat());
 }

@@ -2,7 +2,11 @@
 // the user's role (the API decides in the end: a refusal is shown in the API's words). After each action the
 // page reloads the occurrence (`reload`), so what is shown is always what the server now holds.
 import { api, el, explain, toast } from "../api.js";
+import { number } from "../formats.js";
 import { KIND_NAMES, SEVERITY_NAMES } from "./names.js";
+
+// UPFM as the law writes them: whole units unless a fraction is there.
+export const upfm = (x) => number(x, Number.isInteger(Number(x)) ? 0 : 2);
 
 const SERVIDOR = ["admin", "monitor"];
 const OPEN = ["notified", "defense"];
@@ -116,7 +120,7 @@ function decision(o, reload) {
     return { method: "POST", body: { penalty: f.elements.penalty.value, motivation } };
   }, async (a) => {
     if (a && a.fine_upfm !== null && a.fine_upfm !== undefined) {
-      const line = `Multa: ${String(a.fine_upfm).replace(".", ",")} UPFM = R$ ${String(a.fine_brl).replace(".", ",")}`;
+      const line = `Multa: ${upfm(a.fine_upfm)} UPFM = R$ ${number(a.fine_brl, 2)}`;
       toast(line);
       sessionStorage.setItem(`telemetria.fine.${o.id}`, line);
     }
