@@ -26,7 +26,7 @@ function facts(o) {
     row("Veículo", o.plate || "—"),
     row("Empresa", o.contractor || (o.contractor_id ? `nº ${o.contractor_id}` : "—")),
     row("Condutor", o.driver || "não identificado"),
-    row("Rota", o.route_code || (o.route_id ? `nº ${o.route_id}` : "—")),
+    row("Rota", o.route ? `${o.route.code} · ${o.route.name}` : o.route_id ? `nº ${o.route_id}` : "—"),
     row("Início", fmt.time(o.start)),
     row("Fim", o.end ? fmt.time(o.end) : "em andamento"),
     row("Local", where(o)),
@@ -42,18 +42,24 @@ function facts(o) {
 }
 
 function timeline(o) {
+  const files = new Map(); // history id → its attachments
+  for (const a of o.attachments || []) {
+    if (!files.has(a.history_id)) files.set(a.history_id, []);
+    files.get(a.history_id).push(a);
+  }
   const items = (o.history || []).map((h) => el("li", { "data-action": h.action },
     el("strong", {}, ACTION_NAMES[h.action] || h.action),
     h.to_status && h.from_status ? ` (${statusName(h.from_status)} → ${statusName(h.to_status)})` : "",
     el("span", { class: "meta" }, `${fmt.time(h.at)} · ${h.actor}${h.role ? ` (${h.role})` : ""}${h.ip ? ` · ${h.ip}` : ""}`),
     h.text ? el("p", { class: "said" }, h.text) : null,
-    (h.attachments || []).length ? el("ul", {}, h.attachments.map((a) => el("li", {}, attachment(a)))) : null));
+    files.has(h.id) ? el("ul", { class: "files" }, files.get(h.id).map((a) => el("li", {}, attachment(o, a)))) : null));
   document.getElementById("oc-history").replaceChildren(...items);
 }
 
-function attachment(a) {
-  const name = `${a.filename} (${Math.ceil((a.size || 0) / 1024)} KB)`;
-  return a.url ? el("a", { href: a.url }, name) : name;
+// An attachment as a download link, with its size and SHA-256 (what the contractor sent, byte for byte).
+function attachment(o, a) {
+  return [el("a", { href: `/api/v1/occurrences/${o.id}/attachments/${a.id}` }, a.filename),
+    ` (${Math.max(1, Math.ceil((a.size || 0) / 1024))} KB · SHA-256 `, el("span", { class: "occ-sha" }, a.sha256), ")"];
 }
 
 async function evidenceMap(o) {
