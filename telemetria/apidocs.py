@@ -93,6 +93,20 @@ SUMMARIES: dict[tuple[str, str], str] = {
     ("GET", "/healthz"): "Saúde do processo (responde enquanto o serviço está de pé)",
     ("GET", "/readyz"): "Prontidão: banco de dados alcançável e migrações aplicadas",
     ("GET", "/metrics"): "Métricas no formato Prometheus",
+    ("GET", "/api/v1/occurrences"): "Listar ocorrências da fiscalização (período, veículo, empresa, tipo, situação)",
+    ("GET", "/api/v1/occurrences/{occurrence_id}"): "Ver uma ocorrência com o histórico do processo e a evidência",
+    ("POST", "/api/v1/occurrences/{occurrence_id}/review"): "Revisar: confirmar (congela a evidência) ou arquivar",
+    (
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/notify",
+    ): "Notificar a empresa: emitir o Termo de Comunicação e abrir o prazo de defesa",
+    ("GET", "/api/v1/occurrences/{occurrence_id}/termo.pdf"): "Termo de Comunicação da ocorrência (PDF)",
+    ("POST", "/api/v1/occurrences/{occurrence_id}/defense"): "Apresentar defesa da empresa (texto e anexos)",
+    ("GET", "/api/v1/occurrences/{occurrence_id}/attachments/{attachment_id}"): "Baixar um anexo da ocorrência",
+    ("POST", "/api/v1/occurrences/{occurrence_id}/decision"): "Decidir: sem penalidade, advertência ou multa (Art. 42)",
+    ("POST", "/api/v1/occurrences/{occurrence_id}/close"): "Encerrar o processo da ocorrência decidida",
+    ("GET", "/api/v1/occurrence-kinds"): "Classificação de cada tipo de ocorrência (artigo e gravidade)",
+    ("PUT", "/api/v1/occurrence-kinds/{kind}"): "Alterar o artigo e a gravidade de um tipo de ocorrência",
 }
 
 

@@ -39,6 +39,7 @@ from telemetria.live import api as live_api
 from telemetria.logs import RequestIdMiddleware
 from telemetria.measurement import api as measurement_api
 from telemetria.nulguard import NulGuardMiddleware
+from telemetria.occurrences import api as occurrences_api
 from telemetria.occurrences import day as day_api
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
@@ -55,7 +56,8 @@ _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 # Every user-facing API router; each route declares its guard (see auth/guard.py).
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, api_versions.router, audit_api.router,
-    reports_api.router, live_api.router, contracts_api.router, measurement_api.router, day_api.router,
+    reports_api.router, live_api.router, contracts_api.router, measurement_api.router, occurrences_api.router,
+    day_api.router,
 )  # fmt: skip
 
 

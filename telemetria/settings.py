@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo
@@ -24,6 +25,26 @@ MIN_RETENTION_DAYS = 730
 # An optional file of TELEMETRIA_*=value lines; variables set in the environment win over it.
 ENV_FILE_VAR = "TELEMETRIA_ENV_FILE"
 ENV_PREFIX = "TELEMETRIA_"
+
+
+def parse_upfm_values(text: str) -> dict[int, Decimal]:
+    """`"2025=4.52,2026=4.71"` → {2025: Decimal("4.52"), 2026: Decimal("4.71")}; ValueError naming a bad item."""
+    values: dict[int, Decimal] = {}
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        year, sep, value = item.partition("=")
+        try:
+            y = int(year.strip())
+            v = Decimal(value.strip())
+        except (ValueError, InvalidOperation):
+            raise ValueError(f"{item!r} is not YEAR=VALUE (e.g. 2026=4.71)") from None
+        if not sep or not (1900 <= y <= 2200) or not v.is_finite() or v <= 0:
+            raise ValueError(f"{item!r} is not YEAR=VALUE with a positive value (e.g. 2026=4.71)")
+        if y in values:
+            raise ValueError(f"{y} is given twice")
+        values[y] = v
+    return values
 
 
 class SettingsError(ValueError):
@@ -255,6 +276,15 @@ class Settings(BaseSettings):
     live_poll_s: float = Field(default=5.0, ge=0.5, le=300)  # how often the live map asks for news
     """how often the live map asks for news"""
 
+    # Fiscalização (issue 18): the value of the UPFM in R$ per year, which turns a fine in UPFM into money (the
+    # municipality publishes it each year), and the contractor's defence term after the Termo.
+    upfm_brl: str = ""
+    """the value of one UPFM in R$ per year, as `YEAR=VALUE` pairs, e.g. `2025=4.52,2026=4.71`; a fine decided for an
+    occurrence of a year not listed is refused (409 naming the year)"""
+    defense_days: int = Field(default=5, ge=1, le=60)
+    """the contractor's defence term: business days after the Termo's notification (weekends and national holidays
+    skipped), ending 23:59:59 local"""
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -285,6 +315,17 @@ class Settings(BaseSettings):
         if body is not None and v < body:
             raise ValueError(f"must be at least TELEMETRIA_MAX_BODY_BYTES ({body}): a largest body would never fit")
         return v
+
+    @field_validator("upfm_brl")
+    @classmethod
+    def _upfm_values(cls, v: str) -> str:
+        parse_upfm_values(v)
+        return v
+
+    @property
+    def upfm_values(self) -> dict[int, Decimal]:
+        """The UPFM's value in R$ by year (from `upfm_brl`)."""
+        return parse_upfm_values(self.upfm_brl)
 
     @field_validator("forwarded_allow_ips")
     @classmethod

@@ -44,6 +44,7 @@ class NewUser(BaseModel):
     role: Role
     contractor_id: IdQuery = None
     full_name: str | None = Field(default=None, max_length=200)
+    designated: bool = Field(default=False, description="the designated servidor: decides occurrences (Art. 42)")
 
 
 class UserChange(BaseModel):
@@ -52,6 +53,7 @@ class UserChange(BaseModel):
     contractor_id: IdQuery = None
     active: bool | None = None
     password: str | None = None
+    designated: bool | None = None
 
 
 def _secure(request: Request) -> bool:
@@ -208,7 +210,9 @@ async def add_user(
     body: NewUser, request: Request, who: Principal = Depends(require(Perm.MANAGE_USERS)), *, conn: Conn
 ) -> Response:
     async with conn.transaction():
-        user = await store.add_user(conn, body.username, body.password, body.role, body.contractor_id, body.full_name)
+        user = await store.add_user(
+            conn, body.username, body.password, body.role, body.contractor_id, body.full_name, body.designated
+        )
         await record(conn, "user.create", who, client_ip(request), f"user:{user['id']}", {"role": body.role.value})
     return json_response(user, 201)
 
@@ -224,7 +228,9 @@ async def change_user(
 ) -> Response:
     changed = sorted(body.model_fields_set)
     if not changed:
-        raise HttpError(400, "nothing to change: send one of full_name, role, contractor_id, active, password")
+        raise HttpError(
+            400, "nothing to change: send one of full_name, role, contractor_id, active, password, designated"
+        )
     async with conn.transaction():
         user = await store.change_user(conn, user_id, body.model_dump(include=body.model_fields_set))
         await record(conn, "user.update", who, client_ip(request), f"user:{user_id}", {"fields": changed})

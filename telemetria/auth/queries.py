@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 USER_COLUMNS = (
-    "u.id, u.username, u.full_name, u.role, u.contractor_id, u.active, u.locked_until, u.last_login_at, u.created_at"
+    "u.id, u.username, u.full_name, u.role, u.contractor_id, u.designated, u.active, u.locked_until, u.last_login_at,"
+    " u.created_at"
 )
 
 INSERT_USER = f"""
-INSERT INTO users AS u (username, full_name, password_hash, role, contractor_id)
-VALUES ($1, $2, $3, $4, $5) RETURNING {USER_COLUMNS}"""
+INSERT INTO users AS u (username, full_name, password_hash, role, contractor_id, designated)
+VALUES ($1, $2, $3, $4, $5, $6) RETURNING {USER_COLUMNS}"""
 
 USER_FOR_LOGIN = """
 SELECT id, username, password_hash, role, contractor_id, active FROM users WHERE username = $1"""
@@ -31,7 +32,8 @@ UPDATE users AS u SET
     active        = CASE WHEN 'active' = ANY($2) THEN $6 ELSE u.active END,
     password_hash = CASE WHEN 'password' = ANY($2) THEN $7 ELSE u.password_hash END,
     failed_logins = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN 0 ELSE u.failed_logins END,
-    locked_until  = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN NULL ELSE u.locked_until END
+    locked_until  = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN NULL ELSE u.locked_until END,
+    designated    = CASE WHEN 'designated' = ANY($2) THEN $8 ELSE u.designated END
 WHERE u.id = $1 RETURNING {USER_COLUMNS}"""
 
 # What auth/limits.py decides from, in one pass over the audit log's last minutes (every process
@@ -109,6 +111,9 @@ SELECT id, name, created_at, expires_at, coalesce(expires_at <= now(), false) AS
 FROM api_tokens WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3"""
 
 # A user revokes their own tokens; an admin may revoke anyone's ($3).
+# Whether an active user carries the "designated servidor" flag (decides occurrences besides the admins).
+USER_DESIGNATED = "SELECT coalesce((SELECT designated FROM users WHERE id = $1 AND active), false)"
+
 REVOKE_TOKEN = """
 UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
 WHERE id = $1 AND (user_id = $2 OR $3) RETURNING id, user_id, revoked_at"""

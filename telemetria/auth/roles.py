@@ -22,13 +22,20 @@ class Perm(StrEnum):
     MANAGE_USERS = "manage_users"
     OWN_TOKENS = "own_tokens"  # create and revoke one's own API tokens
     REOPEN_MEASUREMENT = "reopen_measurement"  # reopen a closed month's boletim de medição (admin only)
+    REVIEW_OCCURRENCES = "review_occurrences"  # confirm or dismiss a finding, issue its Termo, close a decided one
+    DECIDE_OCCURRENCES = "decide_occurrences"  # the decision (Art. 42): admin, or a user flagged `designated`
+    DEFEND_OCCURRENCES = "defend_occurrences"  # answer a Termo (contractor users only: their own occurrences)
+    CLASSIFY_OCCURRENCES = "classify_occurrences"  # edit each kind's article and severity (admin only)
 
 
 PERMISSIONS: dict[Role, frozenset[Perm]] = {
-    Role.ADMIN: frozenset(Perm),
-    Role.MONITOR: frozenset({Perm.READ, Perm.EXPORT, Perm.WRITE_REGISTRY, Perm.READ_PERSONAL, Perm.OWN_TOKENS}),
+    # Everything but a defence, which only the contractor's own users write (Art. 41: it is their answer).
+    Role.ADMIN: frozenset(Perm) - {Perm.DEFEND_OCCURRENCES},
+    Role.MONITOR: frozenset(
+        {Perm.READ, Perm.EXPORT, Perm.WRITE_REGISTRY, Perm.READ_PERSONAL, Perm.OWN_TOKENS, Perm.REVIEW_OCCURRENCES}
+    ),
     Role.AUDITOR: frozenset({Perm.READ, Perm.EXPORT, Perm.READ_AUDIT, Perm.OWN_TOKENS}),
-    Role.CONTRACTOR: frozenset({Perm.READ, Perm.EXPORT, Perm.OWN_TOKENS}),
+    Role.CONTRACTOR: frozenset({Perm.READ, Perm.EXPORT, Perm.OWN_TOKENS, Perm.DEFEND_OCCURRENCES}),
 }
 
 

@@ -42,8 +42,10 @@ async def add_user(
     role: Role,
     contractor_id: int | None = None,
     full_name: str | None = None,
+    designated: bool = False,
 ) -> dict[str, Any]:
     username = normalize_username(username)
+    _check_designated(role, designated)
     if role is Role.CONTRACTOR and contractor_id is None:
         raise AuthError("contractor_id: a contractor user must name its contractor", "contractor_id")
     if role is not Role.CONTRACTOR and contractor_id is not None:
@@ -53,7 +55,9 @@ async def add_user(
     except passwords.PasswordPolicyError as e:
         raise AuthError(str(e), "password") from None
     try:
-        row = await conn.fetchrow(q.INSERT_USER, username, full_name, await _hash(password), role.value, contractor_id)
+        row = await conn.fetchrow(
+            q.INSERT_USER, username, full_name, await _hash(password), role.value, contractor_id, designated
+        )
     except asyncpg.UniqueViolationError:
         raise AuthError(f"username: {username!r} is taken", "username", 409) from None
     except asyncpg.CheckViolationError:
@@ -66,13 +70,26 @@ async def add_user(
     return dict(row)
 
 
+DESIGNABLE = frozenset({Role.ADMIN, Role.MONITOR})  # servidores; the flag lets them decide occurrences
+
+
+def _check_designated(role: Role, designated: bool | None) -> None:
+    if designated and role not in DESIGNABLE:
+        raise AuthError("designated: only a servidor (admin or monitor) may be the designated servidor", "designated")
+
+
+async def is_designated(conn: Conn, user_id: int) -> bool:
+    """Whether the (active) user is flagged as the designated servidor, who decides occurrences (Art. 42)."""
+    return bool(await conn.fetchval(q.USER_DESIGNATED, user_id))
+
+
 async def _hash(password: str) -> str:
     return await asyncio.to_thread(passwords.hash_password, password)
 
 
 async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict[str, Any]:
-    """Apply the given fields (full_name, role, contractor_id, active, password); ends the user's sessions
-    when the password, role or active flag changes."""
+    """Apply the given fields (full_name, role, contractor_id, active, password, designated); ends the user's
+    sessions when the password, role or active flag changes. A role that may not be designated drops the flag."""
     current = await conn.fetchrow(q.USER_BY_ID, user_id)
     if current is None:
         raise AuthError(f"no user {user_id}", None, 404)
@@ -93,6 +110,13 @@ async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict
         raise AuthError("password: may not be null", "password")
     if "active" in changes and changes["active"] is None:
         raise AuthError("active: may not be null", "active")
+    if "designated" in changes and changes["designated"] is None:
+        raise AuthError("designated: may not be null", "designated")
+    _check_designated(role, changes.get("designated"))
+    designated = bool(changes["designated"]) if "designated" in changes else current["designated"]
+    if role not in DESIGNABLE and designated:
+        changes = {**changes, "designated": False}
+        designated = False
     if current["role"] == Role.ADMIN and (role is not Role.ADMIN or changes.get("active") is False):
         others = await conn.fetchval(q.OTHER_ACTIVE_ADMINS, user_id)
         if not others:
@@ -108,6 +132,7 @@ async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict
             contractor_id,
             changes.get("active"),
             password_hash,
+            designated,
         )
     except asyncpg.ForeignKeyViolationError:
         raise AuthError(f"contractor_id: no contractor {contractor_id}", "contractor_id", 404) from None

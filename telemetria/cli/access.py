@@ -47,7 +47,7 @@ def cmd_user(settings: Settings, args: argparse.Namespace) -> None:
         if args.action == "add":
             async with conn.transaction():
                 user = await store.add_user(
-                    conn, args.username, _password(), Role(args.role), args.contractor, args.full_name
+                    conn, args.username, _password(), Role(args.role), args.contractor, args.full_name, args.designated
                 )
                 await record(conn, "user.create", None, None, f"user:{user['id']}", {"role": args.role, "via": "cli"})
             return user
@@ -56,7 +56,9 @@ def cmd_user(settings: Settings, args: argparse.Namespace) -> None:
             await record(conn, "auth.unlock", None, None, f"user:{row['id']}", {"via": "cli"})
             return dict(row)
         changes: dict[str, Any] = {"active": args.action == "activate"} if args.action != "passwd" else {}
-        if args.action == "passwd":
+        if args.action in ("designate", "undesignate"):
+            changes = {"designated": args.action == "designate"}
+        elif args.action == "passwd":
             changes["password"] = _password()
         async with conn.transaction():
             user = await store.change_user(conn, row["id"], changes)
@@ -108,7 +110,12 @@ def add_commands(sub: Subparsers) -> None:
     ua.add_argument("--role", required=True, choices=[r.value for r in Role])
     ua.add_argument("--contractor", type=int, help="contractor id (required for the contractor role)")
     ua.add_argument("--full-name")
+    ua.add_argument("--designated", action="store_true", help="the designated servidor: decides occurrences")
     usub.add_parser("list")
+    for action, what in (("designate", "make"), ("undesignate", "stop being")):
+        usub.add_parser(action, help=f"{what} the designated servidor, who decides occurrences (Art. 42)").add_argument(
+            "--username", required=True
+        )
     for action in ("deactivate", "activate", "passwd"):
         usub.add_parser(action).add_argument("--username", required=True)
     unlock = usub.add_parser("unlock", help="let every address try this user's password again (see auth/limits.py)")

@@ -7,6 +7,7 @@ cannot ship without a decision about who may call it.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -94,6 +95,53 @@ async def next_school_year(conn: asyncpg.Connection, w: World, role: str) -> int
     return 2027
 
 
+async def occurrence_in(conn: asyncpg.Connection, w: World, status: str, *, evidence: bool = False) -> int:
+    """An occurrence of contractor c1's vehicle in `status` (the defence deadline still running)."""
+    oid = await conn.fetchval(
+        "INSERT INTO occurrences (kind, vehicle_id, contractor_id, route_id, day, start_ts, end_ts, article, severity,"
+        " status, notified_at, defense_due)"
+        " VALUES ('speeding', $1, $2, $3, '2026-03-02', '2026-03-02T11:00Z', '2026-03-02T11:02Z', 'Art. 37, X',"
+        " 'media', $4, now(), now() + interval '7 days') RETURNING id",
+        w["v1"], w["c1"], w["r1"], status,
+    )  # fmt: skip
+    if evidence:
+        content = b'{"facts":{},"fixes":[]}'
+        digest = hashlib.sha256(content).hexdigest()
+        await conn.execute(
+            "INSERT INTO occurrence_evidence (occurrence_id, content, sha256, frozen_by) VALUES ($1, $2, $3, 'matrix')",
+            oid, content, digest,
+        )  # fmt: skip
+        await conn.execute("UPDATE occurrences SET evidence_sha256 = $2 WHERE id = $1", oid, digest)
+    return int(oid)
+
+
+def occurrence(status: str, contractor_status: str = "notified", evidence: bool = False) -> Fresh:
+    """A fresh occurrence in `status`; for the contractor, one in `contractor_status` (one it can see)."""
+
+    async def fresh(conn: asyncpg.Connection, w: World, role: str) -> int:
+        return await occurrence_in(conn, w, contractor_status if role == "contractor" else status, evidence=evidence)
+
+    return fresh
+
+
+async def attachment(conn: asyncpg.Connection, w: World, role: str) -> int:
+    oid = await occurrence_in(conn, w, "defense")
+    aid = await conn.fetchval(
+        "INSERT INTO occurrence_attachments (occurrence_id, filename, content_type, size, sha256, content,"
+        " uploaded_by) VALUES ($1, 'a.txt', 'text/plain', 1, $2, 'a', 'matrix') RETURNING id",
+        oid, hashlib.sha256(b"a").hexdigest(),
+    )  # fmt: skip
+    return int(aid)
+
+
+async def attachment_occurrence(conn: asyncpg.Connection, w: World, role: str) -> int:
+    return int(await conn.fetchval("SELECT max(occurrence_id) FROM occurrence_attachments"))
+
+
+async def same_kind(conn: asyncpg.Connection, w: World, role: str) -> str:
+    return "speeding"  # set to what it is: the kinds table is not emptied between tests
+
+
 def year_window(w: World) -> dict[str, Any]:
     year = 2015  # before the world's own assignment of d2 (2026 on); each role runs on a fresh database
     return {"driver_id": w["d2"], "vehicle_id": w["v2"], "valid_from": f"{year}-01-01T00:00:00Z",
@@ -113,6 +161,9 @@ class Case:
     body: Callable[[World], Any] | None = None
     files: Callable[[], Any] | None = None
     query: dict[str, str] = field(default_factory=dict)
+    # What a contractor gets instead of 403: a servidor's process action on its own notified occurrence is a wrong
+    # transition for it, answered 409 naming the state and the role (issue 18).
+    contractor: int | None = None
 
 
 GPX = b"""<?xml version="1.0"?><gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
@@ -253,6 +304,72 @@ CASES = [
         {"contract_id": "k1", "month": closed_month},
         lambda w: {"reason": "revisão"},
     ),
+    Case("GET", "/api/v1/occurrences", R, query={"from": "2026-03-02", "to": "2026-03-02"}),
+    Case("GET", "/api/v1/occurrences/{occurrence_id}", R, {"occurrence_id": occurrence("detected")}),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/review",
+        Perm.REVIEW_OCCURRENCES,
+        {"occurrence_id": occurrence("detected")},
+        lambda w: {"decision": "confirm"},
+        contractor=409,
+    ),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/notify",
+        Perm.REVIEW_OCCURRENCES,
+        {"occurrence_id": occurrence("confirmed")},
+        contractor=409,
+    ),
+    Case(
+        "GET",
+        "/api/v1/occurrences/{occurrence_id}/termo.pdf",
+        R,
+        {"occurrence_id": occurrence("notified", evidence=True)},
+    ),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/defense",
+        Perm.DEFEND_OCCURRENCES,
+        {"occurrence_id": occurrence("notified")},
+        lambda w: {"text": "defesa"},
+    ),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/defense",
+        Perm.DEFEND_OCCURRENCES,
+        {"occurrence_id": occurrence("notified")},
+        files=lambda: {"text": (None, "defesa"), "files": ("laudo.txt", b"laudo", "text/plain")},
+    ),
+    Case(
+        "GET",
+        "/api/v1/occurrences/{occurrence_id}/attachments/{attachment_id}",
+        R,
+        {"attachment_id": attachment, "occurrence_id": attachment_occurrence},
+    ),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/decision",
+        Perm.DECIDE_OCCURRENCES,
+        {"occurrence_id": occurrence("defense", "defense")},
+        lambda w: {"penalty": "warning", "motivation": "provado"},
+        contractor=409,
+    ),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/close",
+        Perm.REVIEW_OCCURRENCES,
+        {"occurrence_id": occurrence("decided", "decided")},
+        contractor=409,
+    ),
+    Case("GET", "/api/v1/occurrence-kinds", R),
+    Case(
+        "PUT",
+        "/api/v1/occurrence-kinds/{kind}",
+        Perm.CLASSIFY_OCCURRENCES,
+        {"kind": same_kind},
+        lambda w: {"article": "Art. 37, X", "severity": "media"},
+    ),
     *(
         Case("GET", f"/api/v1/reports/{kind}", R, query={"from": "2026-03-02", "to": "2026-03-02"})
         for kind in ("km", "summary", "speeding", "trips", "route-deviation", "stops", "track", "reporting", "schedule")
@@ -310,6 +427,8 @@ async def test_every_role_against_every_endpoint(
             ok = status == 401
         elif case.perm is None or case.perm in PERMISSIONS[Role(role)]:
             ok = 200 <= status < 300
+        elif role == Role.CONTRACTOR and case.contractor is not None:
+            ok = status == case.contractor
         else:
             ok = status == 403
         if not ok:

@@ -1,0 +1,308 @@
+"""The occurrences API (`/api/v1/occurrences`, `/api/v1/occurrence-kinds`): the list and detail, and the
+administrative process's transitions (process.py), each one a history row and an audit entry.
+
+Who may: monitor reviews, notifies and closes; admin (or a monitor flagged `designated`) decides; auditor reads
+everything; a contractor sees its own occurrences from `notified` on and writes their defences. A contractor who
+tries a servidor's action on an occurrence it sees gets 409 naming the state and its role (the issue's contract);
+on one it does not see, 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.datastructures import UploadFile
+
+from telemetria.auth.guard import authenticate, client_ip, require
+from telemetria.auth.roles import Perm, Principal, Role
+from telemetria.auth.store import is_designated
+from telemetria.contracts.money import numbers
+from telemetria.deps import Conn
+from telemetria.http import FieldError, HttpError, json_response, read_body
+from telemetria.ids import IdPath, IdQuery
+from telemetria.localtime import LOCAL_TZ
+from telemetria.occurrences import deadline
+from telemetria.occurrences import process_store as store
+from telemetria.occurrences.listing import CSV_COLUMNS, filters
+from telemetria.occurrences.model import Kind, Severity
+from telemetria.paging import Page, page
+from telemetria.reports.output.csv import CSV_MEDIA_TYPE, content_disposition, csv_chunks, export_filename
+
+router = APIRouter(prefix="/api/v1", tags=["occurrences"])
+READ = Depends(require(Perm.READ))
+MAX_TEXT = 20_000  # characters of a reason, defence or motivation
+MAX_FILES = 10
+MONEY = {"fine_upfm": 2, "fine_brl": 2}
+SAFE_TYPES = frozenset({"application/pdf", "image/png", "image/jpeg", "text/plain"})  # served as themselves
+
+
+def process_guard(perm: Perm) -> Callable[[Request], Awaitable[Principal]]:
+    """Like auth.guard.require, but a contractor passes (it then learns 404 or 409 naming the state and its role),
+    and for decisions so does a monitor flagged `designated` (Art. 42: the designated servidor decides)."""
+
+    async def dependency(request: Request) -> Principal:
+        who = await authenticate(request)
+        if who.can(perm) or who.role is Role.CONTRACTOR:
+            return who
+        if perm is Perm.DECIDE_OCCURRENCES and who.role is Role.MONITOR:
+            async with request.app.state.pool.acquire() as conn:
+                if await is_designated(conn, who.user_id):
+                    return who
+        raise HttpError(403, f"role {who.role.value!r} may not do this (needs {perm.value!r})")
+
+    dependency.perm = perm  # type: ignore[attr-defined]  # read by the access-matrix test
+    return dependency
+
+
+REVIEW = Depends(process_guard(Perm.REVIEW_OCCURRENCES))
+DECIDE = Depends(process_guard(Perm.DECIDE_OCCURRENCES))
+DEFEND = Depends(require(Perm.DEFEND_OCCURRENCES))
+CLASSIFY = Depends(require(Perm.CLASSIFY_OCCURRENCES))
+
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReviewIn(Strict):
+    decision: Literal["confirm", "dismiss"]
+    reason: str | None = Field(default=None, max_length=MAX_TEXT, description="required to dismiss")
+    kind: Kind | None = Field(default=None, description="confirm with the classification of another kind")
+    article: str | None = Field(default=None, min_length=1, max_length=200, description="reclassify: the article")
+    severity: Severity | None = Field(default=None, description="reclassify: the severity")
+
+
+class DefenseIn(Strict):
+    text: Text
+
+
+class DecisionIn(Strict):
+    penalty: Literal["none", "warning", "fine"]
+    motivation: Text
+
+
+class CloseIn(Strict):
+    text: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class KindIn(Strict):
+    article: str = Field(min_length=1, max_length=200, pattern=r"\S")
+    severity: Severity
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _answer(row: dict[str, Any], status: int = 200) -> Response:
+    return json_response(numbers(row, MONEY), status)
+
+
+async def _detail(conn: Any, occurrence_id: int, who: Principal) -> Response:
+    return _answer(await store.detail(conn, occurrence_id, who))
+
+
+@router.get("/occurrences")
+async def list_occurrences(
+    request: Request,
+    from_: str | None = Query(None, alias="from", description="first day (local) or instant; default today"),
+    to: str | None = Query(None, description="last day, minute or second included; default: the same day as from"),
+    vehicle_id: IdQuery = None,
+    contractor_id: IdQuery = None,
+    kind: list[str] | None = Query(None, description="repeated or comma-separated"),
+    status: list[str] | None = Query(None, description="repeated or comma-separated"),
+    format: Literal["json", "csv"] = Query("json"),
+    pg: Page = Depends(page),
+    who: Principal = READ,
+    *,
+    conn: Conn,
+) -> Response:
+    """Occurrences whose start lies in the period, by start; a contractor sees its own, from notified on."""
+    f = filters(from_, to, vehicle_id, contractor_id, kind, status)
+    if format == "csv":
+        if not who.can(Perm.EXPORT):
+            raise FieldError(f"format: role {who.role.value!r} may not export files", "format", 403)
+        items, _ = await store.list_items(conn, f, who, Page(1_000_000, 0))
+        await store.record_export(conn, who, client_ip(request), len(items))
+        name = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date())
+        return StreamingResponse(
+            csv_chunks(CSV_COLUMNS, items, LOCAL_TZ),
+            media_type=CSV_MEDIA_TYPE,
+            headers={"Content-Disposition": content_disposition(name)},
+        )
+    items, total = await store.list_items(conn, f, who, pg)
+    return json_response(pg.answer(items, total))
+
+
+@router.get("/occurrences/{occurrence_id}")
+async def get_occurrence(occurrence_id: IdPath, who: Principal = READ, *, conn: Conn) -> Response:
+    """The occurrence with its classification, process fields, history, attachments and evidence_sha256."""
+    return await _detail(conn, occurrence_id, who)
+
+
+@router.post("/occurrences/{occurrence_id}/review")
+async def review(
+    occurrence_id: IdPath, body: ReviewIn, request: Request, who: Principal = REVIEW, *, conn: Conn
+) -> Response:
+    """confirm (optionally with another kind's classification, or article/severity; the evidence is frozen) or
+    dismiss (with the reason)."""
+    article, severity = body.article, body.severity
+    if body.kind is not None:
+        cls = next(k for k in await store.kinds(conn) if k["kind"] == body.kind.value)
+        article, severity = article or cls["article"], severity or Severity(cls["severity"])
+    await store.review(
+        conn, occurrence_id, who, client_ip(request), confirm=body.decision == "confirm", reason=body.reason,
+        article=article, severity=severity, now=_now(),
+    )  # fmt: skip
+    return await _detail(conn, occurrence_id, who)
+
+
+@router.post("/occurrences/{occurrence_id}/notify")
+async def notify(occurrence_id: IdPath, request: Request, who: Principal = REVIEW, *, conn: Conn) -> Response:
+    """Issue the Termo de Comunicação: notified_at now, defense_due after `defense_days` business days."""
+    days = request.app.state.settings.defense_days
+    await store.notify(conn, occurrence_id, who, client_ip(request), now=_now(), days=days)
+    return await _detail(conn, occurrence_id, who)
+
+
+@router.get("/occurrences/{occurrence_id}/termo.pdf")
+async def termo_pdf(occurrence_id: IdPath, request: Request, who: Principal = READ, *, conn: Conn) -> Response:
+    """The Termo (from confirmation on, drawn from the frozen evidence; before notification, a preview)."""
+    row, ev = await store.evidence_of(conn, occurrence_id, who)
+    settings = request.app.state.settings
+    now = _now()
+    issued_at = row["notified_at"] or now
+    due = row["defense_due"] or deadline.defense_due(issued_at, settings.defense_days)
+    # The Termo's settings belong to the termo module (municipality_name, coat_of_arms_path).
+    arms_path = getattr(settings, "coat_of_arms_path", None)
+    coat_of_arms = await asyncio.to_thread(Path(arms_path).read_bytes) if arms_path else None
+    termo = importlib.import_module("telemetria.occurrences.termo")
+    render = partial(
+        termo.render, row, ev, municipality=getattr(settings, "municipality_name", ""), issued_at=issued_at,
+        deadline=due, coat_of_arms=coat_of_arms,
+    )  # fmt: skip
+    pdf: bytes = await asyncio.to_thread(render)  # reportlab is CPU work: off the event loop
+    name = f"termo_ocorrencia_{occurrence_id}.pdf"
+    return Response(pdf, media_type="application/pdf", headers={"Content-Disposition": f'inline; filename="{name}"'})
+
+
+DEFENSE_DOC: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": DefenseIn.model_json_schema()},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["text"],
+                    "properties": {
+                        "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+def _validated(data: Any) -> DefenseIn:
+    try:
+        return DefenseIn.model_validate_json(data) if isinstance(data, bytes) else DefenseIn.model_validate(data)
+    except ValidationError as e:
+        raise RequestValidationError(e.errors()) from None
+
+
+async def _defense_body(request: Request) -> tuple[str, list[store.Upload]]:
+    limit = request.app.state.settings.max_body_bytes
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype in ("application/json", ""):
+        return _validated(await read_body(request, limit)).text, []
+    if ctype != "multipart/form-data":
+        raise HttpError(415, f"Content-Type: {ctype} not accepted; send application/json or multipart/form-data")
+    form = await request.form(max_files=MAX_FILES, max_fields=5)
+    text = form.get("text")
+    body = _validated({"text": text if isinstance(text, str) else None})
+    files = []
+    for n, upload in enumerate(form.getlist("files")):
+        if not isinstance(upload, UploadFile):
+            raise FieldError(f"files[{n}]: not a file", f"files[{n}]", 422)
+        name = Path((upload.filename or "").replace("\\", "/")).name.strip()[:200]
+        if not name:
+            raise FieldError(f"files[{n}]: the file needs a name", f"files[{n}]", 422)
+        content = await upload.read(limit + 1)
+        ctype_file = (upload.content_type or "application/octet-stream").split(";")[0].strip().lower()[:100]
+        files.append(store.Upload(name, ctype_file or "application/octet-stream", content))
+    return body.text, files
+
+
+@router.post("/occurrences/{occurrence_id}/defense", status_code=201, openapi_extra=DEFENSE_DOC)
+async def defense(occurrence_id: IdPath, request: Request, who: Principal = DEFEND) -> Response:
+    """The contractor's defence (its own users): text, and files when sent as multipart; late ones are recorded late."""
+    text, files = await _defense_body(request)
+    # Not a Conn dependency: the body (uploads) is read first, holding no connection.
+    async with request.app.state.pool.acquire() as conn:
+        result = await store.defend(conn, occurrence_id, who, client_ip(request), text=text, files=files, now=_now())
+        row = await store.detail(conn, occurrence_id, who)
+    return _answer({**row, "defense": result}, 201)
+
+
+@router.get("/occurrences/{occurrence_id}/attachments/{attachment_id}")
+async def download_attachment(
+    occurrence_id: IdPath, attachment_id: IdPath, who: Principal = READ, *, conn: Conn
+) -> Response:
+    """An attachment's bytes, as a download."""
+    row = await store.attachment(conn, occurrence_id, attachment_id, who)
+    media = row["content_type"] if row["content_type"] in SAFE_TYPES else "application/octet-stream"
+    return Response(
+        bytes(row["content"]), media_type=media, headers={"Content-Disposition": content_disposition(row["filename"])}
+    )
+
+
+@router.post("/occurrences/{occurrence_id}/decision")
+async def decision(
+    occurrence_id: IdPath, body: DecisionIn, request: Request, who: Principal = DECIDE, *, conn: Conn
+) -> Response:
+    """none, warning or fine, with the motivation; a fine is UPFM by severity (doubled on recurrence) and R$."""
+    result = await store.decide(
+        conn, occurrence_id, who, client_ip(request), allowed=who.role is not Role.CONTRACTOR,
+        penalty=body.penalty, motivation=body.motivation, upfm_brl=request.app.state.settings.upfm_values,
+        now=_now(),
+    )  # fmt: skip
+    row = await store.detail(conn, occurrence_id, who)
+    return _answer({**row, **result})
+
+
+@router.post("/occurrences/{occurrence_id}/close")
+async def close(
+    occurrence_id: IdPath, request: Request, body: CloseIn | None = None, who: Principal = REVIEW, *, conn: Conn
+) -> Response:
+    """Close a decided occurrence (optional text)."""
+    text = body.text if body else None
+    await store.close(conn, occurrence_id, who, client_ip(request), text=text, now=_now())
+    return await _detail(conn, occurrence_id, who)
+
+
+@router.get("/occurrence-kinds")
+async def list_kinds(who: Principal = READ, *, conn: Conn) -> Response:
+    """Each kind's article and severity (new occurrences copy them), with its Portuguese name."""
+    return json_response({"items": await store.kinds(conn)})
+
+
+@router.put("/occurrence-kinds/{kind}")
+async def put_kind(kind: Kind, body: KindIn, request: Request, who: Principal = CLASSIFY, *, conn: Conn) -> Response:
+    """Change a kind's classification (audited); occurrences already detected keep theirs."""
+    row = await store.set_kind(conn, kind.value, body.article.strip(), body.severity, who, client_ip(request))
+    return json_response(row)
