@@ -41,6 +41,7 @@ from telemetria.measurement import api as measurement_api
 from telemetria.nulguard import NulGuardMiddleware
 from telemetria.occurrences import api as occurrences_api
 from telemetria.occurrences import day as day_api
+from telemetria.occurrences import notify
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
 from telemetria.reports import api as reports_api
@@ -127,6 +128,8 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
         tasks.append(asyncio.create_task(periodic, name="retention"))
     if settings.rollup_interval_s > 0:
         tasks.append(asyncio.create_task(rollup.periodic(pool, settings.rollup_interval_s), name="rollups"))
+    # Always started: with notifications off it records that (so nothing is queued) and ends.
+    tasks.append(asyncio.create_task(notify.periodic(pool, settings), name="notifications"))
     try:
         yield
     finally:
@@ -142,6 +145,7 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
 
 def _add_state(app: FastAPI, settings: Settings) -> None:
     """What needs no event loop: settings, login throttles, the ingest in-flight budget."""
+    notify.kinds(settings)  # an unknown kind in TELEMETRIA_NOTIFY_KINDS stops the start, naming it
     app.state.settings = settings
     app.state.login_throttle = LoginThrottle(settings.login_attempts_per_min, 60.0)
     app.state.login_locks = KeyedLocks()

@@ -10,7 +10,7 @@ from typing import Literal
 from zoneinfo import ZoneInfo
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -285,6 +285,42 @@ class Settings(BaseSettings):
     """the contractor's defence term: business days after the Termo's notification (weekends and national holidays
     skipped), ending 23:59:59 local"""
 
+    # Fiscalização (issue 18): the Termo de Comunicação's header, and new occurrences of chosen kinds announced by
+    # e-mail and by a signed webhook (occurrences/notify.py: an outbox in the database, retried until delivered).
+    municipality_name: str = Field(default="Prefeitura Municipal de Jaru", min_length=1, max_length=200)
+    """the name in the header of the Termo de Comunicação"""
+    coat_of_arms_path: Path | None = None
+    """a PNG or JPEG image of the municipality's coat of arms for that header; unset: the name alone"""
+    public_url: str | None = None
+    """the address people open the service at (e.g. `https://telemetria.prefeitura.gov.br`), for the link to the
+    occurrence in e-mails and webhooks; unset: the link is a path only"""
+    notify_kinds: str = ""
+    """the kinds of new occurrence announced by e-mail and webhook, comma-separated (e.g.
+    `speeding,run_not_made,tracker_silent`), or `all`; empty: none; an unknown kind stops the service at start"""
+    notify_interval_s: float = Field(default=15.0, ge=0)
+    """how often the service sends pending notifications (a failed one is retried after 1, 2, 4… min, at most
+    hourly, until it goes through); `0`: notifications off"""
+    smtp_host: str | None = None
+    """the SMTP server that sends the e-mails; unset: no e-mail"""
+    smtp_port: int | None = Field(default=None, ge=1, le=65535)
+    """its port; unset: 587 with `starttls`, 465 with `ssl`, 25 with `none`"""
+    smtp_tls: Literal["none", "starttls", "ssl"] = "starttls"
+    """`starttls` (upgrade the connection, port 587), `ssl` (TLS from the start, port 465) or `none` (a relay on the
+    same host or network); certificates are verified against the system's CAs"""
+    smtp_user: str | None = None
+    """the SMTP login, when the server asks for one"""
+    smtp_password: SecretStr | None = None
+    """its password"""
+    smtp_from: str | None = None
+    """the sender address of the e-mails (needed when e-mail is on)"""
+    notify_email_to: str = ""
+    """the addresses that receive the e-mails, comma-separated; empty: no e-mail"""
+    webhook_url: str | None = None
+    """an http(s) URL that receives each new occurrence as JSON, signed (`X-Telemetria-Signature`); unset: no
+    webhook"""
+    webhook_secret: SecretStr | None = None
+    """the key of that signature, HMAC-SHA256 over the raw body (needed with `TELEMETRIA_WEBHOOK_URL`)"""
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -300,6 +336,48 @@ class Settings(BaseSettings):
             return init_settings, env_settings, file_secret_settings
         env_file = settings_file(Path(path), set(settings_cls.model_fields))
         return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
+
+    @field_validator("notify_email_to")
+    @classmethod
+    def _addresses(cls, v: str) -> str:
+        bad = [a for a in _names(v) if "@" not in a or any(c.isspace() for c in a)]
+        if bad:
+            raise ValueError(f"not e-mail addresses: {', '.join(bad)}")
+        return v
+
+    @field_validator("coat_of_arms_path")
+    @classmethod
+    def _image_file(cls, v: Path | None) -> Path | None:
+        if v is not None and not v.is_file():
+            raise ValueError(f"{v} is not a file")
+        return v
+
+    @field_validator("webhook_url", "public_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            return None
+        if v is not None and not v.startswith(("https://", "http://")):
+            raise ValueError(f"{v!r}: an address starts with https:// or http://")
+        return v
+
+    @model_validator(mode="after")
+    def _notification_parts(self) -> Settings:
+        if self.webhook_url and not (self.webhook_secret and self.webhook_secret.get_secret_value()):
+            raise ValueError("TELEMETRIA_WEBHOOK_URL needs TELEMETRIA_WEBHOOK_SECRET: webhook bodies are signed")
+        if self.smtp_host and self.notify_email_to and not self.smtp_from:
+            raise ValueError("TELEMETRIA_SMTP_HOST with TELEMETRIA_NOTIFY_EMAIL_TO needs TELEMETRIA_SMTP_FROM")
+        return self
+
+    @property
+    def notify_recipients(self) -> list[str]:
+        """The addresses of `notify_email_to`."""
+        return _names(self.notify_email_to)
+
+    @property
+    def notify_kind_names(self) -> list[str]:
+        """The names in `notify_kinds` (checked against the kinds by occurrences/notify.py, which knows them)."""
+        return _names(self.notify_kinds)
 
     @field_validator("metrics_token")
     @classmethod
@@ -384,6 +462,11 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"postgresql:///{self.db_name}?host={self.cluster_dir}&port={self.db_port}&user=telemetria"
+
+
+def _names(text: str) -> list[str]:
+    """The non-empty, stripped items of a comma-separated setting."""
+    return [n.strip() for n in text.split(",") if n.strip()]
 
 
 def settings_file(path: Path, fields: set[str]) -> Path:

@@ -135,6 +135,22 @@ def kind_name(kind: Any) -> str:
         return str(kind or "—")
 
 
+STATUS_NAMES: Mapping[str, str] = {
+    "detected": "detectada (aguarda revisão)",
+    "withdrawn": "retirada",
+    "confirmed": "confirmada",
+    "dismissed": "descartada",
+    "notified": "notificada",
+    "defense": "em defesa",
+    "decided": "decidida",
+    "closed": "encerrada",
+}
+
+
+def status_name(status: Any) -> str:
+    return STATUS_NAMES.get(str(status), str(status or "—"))
+
+
 def severity_name(severity: Any) -> str:
     return SEVERITY_NAMES.get(str(severity), str(severity or "—"))
 
