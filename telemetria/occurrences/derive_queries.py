@@ -1,0 +1,45 @@
+"""Read-only SQL of the occurrence derivation (derive.py): what the reports' and the measurement's stores do not
+already read for it."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from telemetria.db import Conn
+
+# The vehicle's first fix after $2: where a silence that outlasts the day's track ends (and where the vehicle was).
+FIX_AFTER = """
+SELECT extract(epoch FROM ts)::float8 AS t, lat, lon FROM fixes
+WHERE vehicle_id = $1 AND ts > $2 ORDER BY ts LIMIT 1"""
+
+# The vehicle's last fix before $2, looking back at most $3: since when a silence that began before the day lasts.
+FIX_BEFORE = """
+SELECT extract(epoch FROM ts)::float8 AS t, lat, lon FROM fixes
+WHERE vehicle_id = $1 AND ts < $2 AND ts >= $2 - $3::interval ORDER BY ts DESC LIMIT 1"""
+
+# The validity of the contracts $1 (a route's runs are due only while its contract is in force).
+CONTRACT_DATES = """
+SELECT id, valid_from, valid_to FROM contracts WHERE id = ANY ($1::int[])"""
+
+# The vehicles $1 as registered now: whether each is active and whose it is (why a substitute is not authorized).
+VEHICLES = """
+SELECT id, plate, active, contractor_id FROM vehicles WHERE id = ANY ($1::int[])"""
+
+
+async def fix_after(conn: Conn, vehicle_id: int, after: datetime) -> dict[str, Any] | None:
+    row = await conn.fetchrow(FIX_AFTER, vehicle_id, after)
+    return dict(row) if row is not None else None
+
+
+async def fix_before(conn: Conn, vehicle_id: int, before: datetime, within: timedelta) -> dict[str, Any] | None:
+    row = await conn.fetchrow(FIX_BEFORE, vehicle_id, before, within)
+    return dict(row) if row is not None else None
+
+
+async def contract_dates(conn: Conn, ids: list[int]) -> dict[int, tuple[date, date]]:
+    return {r["id"]: (r["valid_from"], r["valid_to"]) for r in await conn.fetch(CONTRACT_DATES, ids)}
+
+
+async def vehicles(conn: Conn, ids: list[int]) -> dict[int, dict[str, Any]]:
+    return {r["id"]: dict(r) for r in await conn.fetch(VEHICLES, ids)}

@@ -1,0 +1,370 @@
+"""The detection rules: what the reports' engine derives from a vehicle's day, the day's runs and the gaps between
+fixes, as occurrence candidates (pure; docs/occurrences.md says how each kind is found and why).
+
+Every rule reads the Analysis of one whole local day (reports/analysis/engine.py: the fixes with context, by fix
+time, with the registry of that day) and gives the candidates that START inside it; the caller keeps those of
+its window. Nothing here re-derives what the engine derives: speeding episodes, deviations, classified stops and
+on-board legs are the engine's, runs and visits are reports/analysis/schedule.py's, run plans the measurement's.
+
+`now` (epoch s) matters only for what is still going on: an episode whose last fix is the newest one, while the
+tracker is not yet silent, has end=None; a silence with no fix after it yet is live (end=None).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from telemetria.geo.geodesic import distance_m
+from telemetria.measurement.model import RunPlan
+from telemetria.occurrences.model import Candidate, Kind
+from telemetria.occurrences.params import DetectParams
+from telemetria.reports.analysis import places, stops
+from telemetria.reports.analysis.engine import Analysis, points_of
+from telemetria.reports.analysis.schedule import PASSED, SERVED, Run, scheduled_at
+from telemetria.reports.analysis.track import FloatArray, utc
+from telemetria.reports.model import Route
+
+
+def iso(t: float) -> str:
+    """Epoch seconds as ISO 8601 UTC with its offset, whole seconds (fixes carry no more)."""
+    return utc(round(t)).isoformat()
+
+
+def km3(m: float) -> float:
+    """Metres as km to the metre."""
+    return round(m / 1000.0, 3)
+
+
+def completing(t: FloatArray, at: float) -> float | None:
+    """The fix time of the first fix at or after `at` (epoch s): the fix whose arrival made a candidate known."""
+    k = int(np.searchsorted(t, at - 1e-6))
+    return float(t[k]) if k < len(t) else None
+
+
+def _last_kept(a: Analysis) -> int | None:
+    k = np.flatnonzero(a.keep)
+    return int(k[-1]) if len(k) else None
+
+
+def _ongoing(a: Analysis, last: int, now: float, params: DetectParams) -> bool:
+    """Whether an episode ending at fix `last` may still be going on: no kept fix after it, and the tracker has not
+    been silent since (a silence ends every episode at its last fix)."""
+    return last == _last_kept(a) and now - float(a.track.t[last]) <= params.silent_s
+
+
+def _qualifying(t: FloatArray, members: np.ndarray, min_fixes: int, min_s: float) -> float:
+    """The fix time at which a run of `members` first had min_fixes fixes spanning min_s seconds."""
+    for j in range(len(members)):
+        if j + 1 >= min_fixes and t[members[j]] - t[members[0]] >= min_s:
+            return float(t[members[j]])
+    return float(t[members[-1]])
+
+
+def _place(a: Analysis, i: int) -> str | None:
+    text: str | None = places.place(a, i)["place"]
+    return text
+
+
+def _route_at(a: Analysis, i: int) -> int | None:
+    """The route whose line fix i follows (within its tolerance), if any."""
+    r = int(a.near[i])
+    return a.routes[r].id if r >= 0 and a.offset_m[i] <= a.routes[r].tolerance_m else None
+
+
+def speeding(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
+    """Each speeding episode of the engine (above the limit in force for ≥ speeding_min_s and ≥ speeding_min_fixes)."""
+    rp, t = params.report, a.track.t
+    out = []
+    for e in a.speeding:
+        m = np.arange(e.first, e.last + 1)
+        m = m[a.keep[m] & (a.speed_kmh[m] > a.limit_kmh[m])]
+        out.append(
+            Candidate(
+                Kind.SPEEDING, a.vehicle.id, utc(e.start), None if _ongoing(a, e.last, now, params) else utc(e.end),
+                route_id=_route_at(a, e.i_max), lat=float(a.track.lat[e.i_max]), lon=float(a.track.lon[e.i_max]),
+                place=_place(a, e.i_max),
+                facts={"max_kmh": round(e.max_kmh, 1), "limit_kmh": round(e.limit_kmh, 1),
+                       "over_kmh": round(e.max_kmh - e.limit_kmh, 1), "duration_s": round(e.duration_s),
+                       "km": round(a.km_between(e.first, e.last), 3)},
+                completed_ts=utc(_qualifying(t, m, rp.speeding_min_fixes, rp.speeding_min_s)),
+            )
+        )  # fmt: skip
+    return out
+
+
+def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
+    """Each deviation episode of the engine: off every route assigned that day beyond its tolerance, long enough.
+
+    route_id is the route it left (the nearest route at the last on-route fix before it, else at its first fix);
+    lat/lon are the farthest fix's; `place` is where it left the route.
+    """
+    rp, t = params.report, a.track.t
+    out = []
+    for e in a.deviations:
+        at = e.left if e.left is not None else e.first
+        r = a.routes[int(a.near[at])] if a.near[at] >= 0 else a.routes[int(a.near[e.i_max])]
+        m = np.arange(e.first, e.last + 1)
+        m = m[a.keep[m] & (a.offset_m[m] > r.tolerance_m)]
+        out.append(
+            Candidate(
+                Kind.ROUTE_DEVIATION, a.vehicle.id, utc(e.start),
+                None if _ongoing(a, e.last, now, params) else utc(e.end), route_id=r.id,
+                lat=float(a.track.lat[e.i_max]), lon=float(a.track.lon[e.i_max]), place=_place(a, at),
+                facts={"max_off_m": round(e.max_distance_m, 1), "tolerance_m": round(r.tolerance_m, 1),
+                       "duration_s": round(e.duration_s), "km": round(a.km_between(e.first, e.last), 3)},
+                completed_ts=utc(_qualifying(t, m if len(m) else np.array([e.first, e.last]),
+                                             rp.deviation_min_fixes, rp.deviation_min_s)),
+            )
+        )  # fmt: skip
+    return out
+
+
+def unauthorized_stops(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
+    """Each stop of the engine farther than authorized_radius_m from every registered point of the day's routes,
+    lasting ≥ unauthorized_stop_min_s; none on a day the vehicle has no route assigned (nothing is authorized)."""
+    if not a.routes:
+        return []
+    out = []
+    for c in a.stops:
+        s = c.stop
+        if c.authorized or s.duration_s < params.unauthorized_stop_min_s:
+            continue
+        near = c.point is not None and math.isfinite(c.distance_m)
+        out.append(
+            Candidate(
+                Kind.UNAUTHORIZED_STOP, a.vehicle.id, utc(s.start),
+                None if _ongoing(a, s.last, now, params) else utc(s.end),
+                route_id=c.point.route_id if near and c.point else None, lat=s.lat, lon=s.lon,
+                place=_place(a, s.first),
+                facts={"duration_s": round(s.duration_s), "nearest_stop": c.point.name if near and c.point else None,
+                       "nearest_m": round(c.distance_m, 1) if near else None, "ignition_off": s.ignition_off},
+                completed_ts=utc(completing(a.track.t, s.start + params.unauthorized_stop_min_s) or s.end),
+            )
+        )  # fmt: skip
+    return out
+
+
+def on_board(a: Analysis, params: DetectParams) -> list[Candidate]:
+    """Each on-board leg of the engine (first boarding stop → school, school → last drop-off) of onboard_max_s or
+    more (Art. 9 §1 wants it under 2 h)."""
+    legs = [leg for leg in a.legs if leg.over]
+    if not legs:
+        return []
+    # The legs' stop indexes refer to the engine's short stops as classified against the day's points.
+    classified = stops.classify(a.short_stops, points_of(a.routes), params.report.authorized_radius_m)
+    out = []
+    for leg in legs:
+        a0, b0 = classified[leg.from_stop], classified[leg.to_stop]
+        where = a0.stop.first if leg.kind == "to_school" else a0.stop.last
+        out.append(
+            Candidate(
+                Kind.OVER_2H_ON_BOARD, a.vehicle.id, utc(leg.start), utc(leg.end),
+                route_id=a0.point.route_id if a0.point else None, lat=a0.stop.lat, lon=a0.stop.lon,
+                place=_place(a, where),
+                facts={"minutes": round(leg.duration_s / 60.0, 1), "from": a0.point.name if a0.point else None,
+                       "to": b0.point.name if b0.point else None, "leg": leg.kind},
+                completed_ts=utc(completing(a.track.t, leg.start + params.report.onboard_max_s) or leg.end),
+            )
+        )  # fmt: skip
+    return out
+
+
+def run_key(route_id: int, day: date, run_no: int) -> str:
+    """The natural key of a run's occurrences: "route:day:run_no"."""
+    return f"{route_id}:{day.isoformat()}:{run_no}"
+
+
+def _plan_of(plans: Sequence[RunPlan], at: float) -> RunPlan | None:
+    return next((p for p in plans if p.start <= at < p.end), None)
+
+
+def schedule_delays(
+    a: Analysis, day: date, runs: Sequence[tuple[Route, Run]], plans: Mapping[int, Sequence[RunPlan]],
+    params: DetectParams,
+) -> list[Candidate]:  # fmt: skip
+    """One candidate per run (the measurement's run plans, by scheduled time) whose stops were reached more than
+    delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the departure from the
+    run's first scheduled point, the arrival at the others). It starts when the first late stop was reached and
+    ends when the last was."""
+    tol_s = params.delay_tolerance_min * 60.0
+    out = []
+    for route, run in runs:
+        late: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, reached)
+        begun: set[int] = set()  # runs whose first point has been seen
+        for i, v in enumerate(run.visits):
+            sched = run.scheduled[i]
+            plan = _plan_of(plans.get(route.id, ()), sched) if sched is not None else None
+            if plan is None or sched is None:
+                continue
+            first = plan.run_no not in begun
+            begun.add(plan.run_no)
+            reached = v.departure if first else v.arrival
+            if v.status in (SERVED, PASSED) and reached is not None and reached - sched > tol_s:
+                late.setdefault(plan.run_no, []).append((i, sched, reached))
+        for run_no, found in sorted(late.items()):
+            i, sched, reached = found[0]
+            p = run.visits[i].point
+            out.append(
+                Candidate(
+                    Kind.SCHEDULE_DELAY, a.vehicle.id, utc(reached), utc(max(r for _, _, r in found)),
+                    route_id=route.id, run_no=run_no, key=run_key(route.id, day, run_no), lat=p.lat, lon=p.lon,
+                    place=f"{p.name} (rota {route.code})",
+                    facts={"stop": p.name, "scheduled": iso(sched), "arrived": iso(reached),
+                           "late_min": round((reached - sched) / 60.0, 1),
+                           "max_late_min": round(max(r - s for _, s, r in found) / 60.0, 1),
+                           "late_stops": len(found)},
+                    completed_ts=utc(completing(a.track.t, reached) or reached),
+                )
+            )  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class DueSpan:
+    """A due run of a route assigned to the vehicle: its plan's window and the scheduled span inside it (epoch s).
+
+    The tracker must report while the vehicle serves (Art. 15): from the run's first scheduled time until it
+    reached the run's last point (until it does, to the end of the run's window).
+    """
+
+    route_id: int
+    run_no: int
+    window_start: float
+    window_end: float
+    start: float
+    end: float
+
+
+def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None = None) -> list[DueSpan]:
+    """The due spans of a route's runs on a due day: from each run plan's first scheduled time to the vehicle's
+    arrival at the run's last point (`run`: schedule.py's run of the route that day), early or late, or while it
+    has not arrived there, to the end of the run's window (it may still be on its way). A run without two
+    scheduled times has no span."""
+    pts = sorted(route.points, key=lambda p: p.seq)
+    times = [scheduled_at(p, day) for p in pts]
+    reached: list[float | None] = [None] * len(pts)
+    if run is not None and len(run.visits) == len(pts):
+        reached = [v.arrival if v.status in (SERVED, PASSED) else None for v in run.visits]
+    out = []
+    for plan in plans:
+        inside = [i for i, s in enumerate(times) if s is not None and plan.start <= s < plan.end]
+        if not inside:
+            continue
+        first, last = times[inside[0]], times[inside[-1]]
+        assert first is not None and last is not None
+        done = reached[inside[-1]]
+        end = done if done is not None else max(last, plan.end)
+        if end > first:
+            out.append(DueSpan(route.id, plan.run_no, plan.start, plan.end, first, end))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A fix of the vehicle just outside its track (epoch s, degrees): the last one before it or the first after."""
+
+    t: float
+    lat: float
+    lon: float
+
+
+def _position(a: Analysis, k: int, step: int) -> tuple[float, float]:
+    """The position of the kept fix nearest to k in direction `step` (k itself if kept; the raw fix if none is)."""
+    j = k
+    while 0 <= j < len(a.track):
+        if a.keep[j]:
+            return float(a.track.lat[j]), float(a.track.lon[j])
+        j += step
+    return float(a.track.lat[k]), float(a.track.lon[k])
+
+
+def _due(spans: Sequence[DueSpan], lo: float, hi: float, silent_s: float) -> DueSpan | None:
+    """The first due span of which more than silent_s lies inside the silence (lo, hi)."""
+    return next((s for s in sorted(spans, key=lambda s: s.start) if min(hi, s.end) - max(lo, s.start) > silent_s), None)
+
+
+Fixed = tuple[float, float, float, int | None]  # t, lat, lon, index in the track (None: an Edge)
+
+
+def _edges(a: Analysis, before: Edge | None, after: Edge | None) -> list[Fixed]:
+    """The vehicle's fixes around and in its track, positions from kept fixes where the track has them."""
+    out: list[Fixed] = [] if before is None else [(before.t, before.lat, before.lon, None)]
+    for k in range(len(a.track)):
+        out.append((float(a.track.t[k]), *_position(a, k, -1), k))
+    return out + ([] if after is None else [(after.t, after.lat, after.lon, None)])
+
+
+def silences(
+    a: Analysis, before: Edge | None, after: Edge | None, spans: Sequence[DueSpan], now: float, params: DetectParams
+) -> list[Candidate]:
+    """The tracker's silences starting inside the analysis's day: gaps between consecutive fixes (any fix: the
+    tracker spoke) longer than silent_s across which the vehicle moved more than silent_moved_m, or of which more
+    than silent_s lies inside a due span of the day (`spans`). `before`/`after`: the vehicle's fixes just outside
+    its track (None: there is none, or the track reaches past the day on that side).
+
+    A silence starts at the last fix before it; one that began before the day (the vehicle had not reported since
+    yesterday) counts for the day only by its due spans, from the first span it silences. With no fix after it yet
+    a due silence is live: end=None, up to `now`.
+    """
+    fixes = _edges(a, before, after)
+    # Gaps ending before the day or starting after it (the context's, and those beyond `before`/`after`) are
+    # left out below; (None, first) is the time before the vehicle's first fix ever (as far as we looked).
+    gaps: list[tuple[Fixed | None, Fixed | None]] = list(zip([None, *fixes], [*fixes, None], strict=True))
+    out = []
+    for f0, f1 in gaps:
+        ta = f0[0] if f0 is not None else -math.inf
+        hi = f1[0] if f1 is not None else now
+        if ta >= a.end or hi <= a.start or hi - ta <= params.silent_s:
+            continue
+        due = _due(spans, ta, hi, params.silent_s)
+        moved = None
+        if f0 is not None and f1 is not None:
+            moved = float(distance_m(f0[2], f0[1], f1[2], f1[1]))
+        if ta >= a.start:
+            if due is None and (moved is None or moved <= params.silent_moved_m):
+                continue
+            start = ta
+        elif due is not None:
+            start = max(ta, due.start)
+        else:
+            continue
+        if f1 is None:
+            facts: dict[str, Any] = {"since": iso(ta) if f0 is not None else None}
+        else:
+            facts = {"gap_s": round(hi - ta) if f0 is not None else None,
+                     "moved_m": round(moved, 1) if moved is not None else None}  # fmt: skip
+        where = f0 if f0 is not None and ta >= a.start else f1
+        k = where[3] if where is not None else None
+        out.append(
+            Candidate(
+                Kind.TRACKER_SILENT, a.vehicle.id, utc(start), utc(hi) if f1 is not None else None,
+                route_id=due.route_id if due else None, run_no=due.run_no if due else None,
+                lat=where[1] if where else None, lon=where[2] if where else None,
+                place=_place(a, k) if k is not None else None, facts=facts,
+                completed_ts=utc(hi) if f1 is not None else None,
+            )
+        )  # fmt: skip
+    return out
+
+
+def day_candidates(
+    a: Analysis, day: date, runs: Sequence[tuple[Route, Run]], plans: Mapping[int, Sequence[RunPlan]],
+    spans: Sequence[DueSpan], before: Edge | None, after: Edge | None, now: float, params: DetectParams,
+) -> list[Candidate]:  # fmt: skip
+    """Every window kind's candidates of one local day's analysis, starting inside it, by start then kind."""
+    found = [
+        *speeding(a, now, params),
+        *deviations(a, now, params),
+        *unauthorized_stops(a, now, params),
+        *schedule_delays(a, day, runs, plans, params),
+        *on_board(a, params),
+        *silences(a, before, after, spans, now, params),
+    ]
+    inside = [c for c in found if a.owns(c.start.timestamp())]
+    return sorted(inside, key=lambda c: (c.start, c.kind, c.key or ""))
