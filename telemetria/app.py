@@ -41,7 +41,7 @@ from telemetria.measurement import api as measurement_api
 from telemetria.nulguard import NulGuardMiddleware
 from telemetria.occurrences import api as occurrences_api
 from telemetria.occurrences import day as day_api
-from telemetria.occurrences import notify
+from telemetria.occurrences import detector, notify
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
 from telemetria.reports import api as reports_api
@@ -130,6 +130,8 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
         tasks.append(asyncio.create_task(rollup.periodic(pool, settings.rollup_interval_s), name="rollups"))
     # Always started: with notifications off it records that (so nothing is queued) and ends.
     tasks.append(asyncio.create_task(notify.periodic(pool, settings), name="notifications"))
+    if settings.detector_interval_s > 0:
+        tasks.append(asyncio.create_task(detector.periodic(pool, settings.detector_interval_s), name="detector"))
     try:
         yield
     finally:

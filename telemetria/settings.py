@@ -223,6 +223,10 @@ class Settings(BaseSettings):
     rollup_interval_s: float = Field(default=60.0, ge=0)
     """how often the service recomputes the report rollups that late fixes made stale; `0`: never (reports stay right,
     computing stale days from the fixes)"""
+    # How often the occurrence detector looks at the fixes that changed (issue 18; 0: never).
+    detector_interval_s: float = Field(default=10.0, ge=0)
+    """how often the service turns the fixes that changed into occurrences (one process at a time); an occurrence is
+    stored within about this plus one round's time of the fix that completes it; `0`: never"""
     # How often the service drops chunks older than the retention window; 0: never (use cron).
     retention_interval_s: float = Field(default=86_400.0, ge=0)
     """how often the service runs retention (one process at a time, counted from the last recorded run); `0`: never

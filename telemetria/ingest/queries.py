@@ -53,9 +53,9 @@ INGEST_FIXES = "SELECT * FROM ingest_fixes($1, " + ", ".join(f"${n}" for n in ra
 # A large flush's bookkeeping for the fixes it stored, in one round trip of its transaction: each
 # vehicle's newest fix noted (migrations/0009_latest_fix.sql; $1-$10, rows.newest_stored) and the
 # report rollups of the days they can change marked stale (migrations/0007_report_rollups.sql;
-# $11-$14). The small-flush function does both itself.
-NOTE_STORED = """
-SELECT note_latest_fixes($1, $2, $3, $4, $5, $6, $7, $8, $9, $10), mark_rollups_stale($11, $12, $13, $14)"""
+# $11-$14), and the occurrence detector's dirty mark in the same upsert (note_stored_fixes,
+# migrations/0014_detector.sql). The small-flush function does all of it itself.
+NOTE_STORED = "SELECT note_stored_fixes($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
 
 REGISTRY_EPOCH = "SELECT n FROM registry_epoch"
 

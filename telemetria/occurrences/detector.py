@@ -1,0 +1,225 @@
+"""The live detector: each round turns the fixes that changed into stored occurrences, by fix time.
+
+One round (run_round), under an advisory lock so several server processes take turns:
+1. the closed days not yet rescanned are queued for a complete rescan (detector_rescans);
+2. the dirty marks the ingest path left on latest_fixes (migrations/0014_detector.sql) are read, oldest first;
+   each dirty vehicle's window is recomputed once: from its dirty_from minus CONTEXT (or the start of what it
+   still has open, if earlier) to now; plus the vehicles that may be silent while due (live silence);
+3. derive.window_candidates → reconcile (pure) against the stored occurrences of that window → store, each vehicle
+   in its own transaction; new occurrences are handed to notify.enqueue in it;
+4. the run kinds: derive.run_candidates for today and every day a dirty mark reached, reconciled per day;
+5. the marks read are cleared where no flush marked again meanwhile; a batch of queued rescans is worked.
+docs/architecture.md "How occurrences are found live" gives the reasoning and the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from telemetria.db import DB_ERRORS, Conn, Pool
+from telemetria.localtime import LOCAL_TZ
+from telemetria.occurrences import derive, notify, queries, store
+from telemetria.occurrences.model import Candidate
+from telemetria.occurrences.params import DEFAULT, DetectParams
+from telemetria.occurrences.reconcile import Plan, Stored, reconcile
+from telemetria.reports.analysis.days import day_bounds
+from telemetria.reports.analysis.schedule import EARLY_S, LATE_S
+from telemetria.reports.knobs import DEFAULT as REPORT_DEFAULT
+
+log = logging.getLogger(__name__)
+
+# How far before the first changed fix a window is recomputed: the longest occurrence a fix can still change by
+# continuing it (a leg on board, over 2 h, is the longest; stops, episodes and gaps are shorter). What is still
+# open before that (a long silence) is reached through store.open_since.
+CONTEXT = timedelta(hours=2, minutes=30)
+AHEAD = timedelta(minutes=10)  # past `now`: ingest takes fixes up to max_future_s (300 s) ahead
+MAX_VEHICLES = 20_000  # windows per round at most (oldest marks first); the rest wait for the next round
+SILENT_RECHECK_S = 30.0  # a silent vehicle is looked at again this often, however short the rounds
+RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day closes
+
+
+@dataclass(slots=True)
+class RoundStats:
+    """What one round did. lag_s: how long the oldest mark it took had waited (None: nothing was dirty)."""
+
+    skipped: bool = False  # another process held the lock
+    windows: int = 0
+    days: int = 0
+    rescans: int = 0
+    inserted: int = 0
+    updated: int = 0
+    withdrawn: int = 0
+    noted: int = 0
+    failed: int = 0
+    lag_s: float | None = None
+    elapsed_s: float = 0.0
+
+    def add(self, applied: store.Applied) -> None:
+        self.inserted += len(applied.inserted)
+        self.updated += applied.updated
+        self.withdrawn += applied.withdrawn
+        self.noted += applied.noted
+
+
+def _day(t: datetime) -> date:
+    return t.astimezone(LOCAL_TZ).date()
+
+
+async def _write(conn: Conn, plan: Plan, params: DetectParams, stats: RoundStats) -> None:
+    if not plan:
+        return
+    applied = await store.apply(conn, plan, params.late_after_s)
+    if applied.inserted:
+        await notify.enqueue(conn, applied.inserted)
+    stats.add(applied)
+
+
+async def _window(
+    conn: Conn, vehicle_id: int, start: datetime, end: datetime, now: datetime, params: DetectParams,
+    stats: RoundStats,
+) -> None:  # fmt: skip
+    """Recompute one vehicle's window [start, end) and make the stored occurrences starting in it agree."""
+    candidates = await derive.window_candidates(conn, vehicle_id, start, end, now=now, params=params)
+    async with conn.transaction():
+        stored = await store.stored_window(conn, vehicle_id, start, end)
+        await _write(conn, reconcile(stored, candidates, (start, end)), params, stats)
+    stats.windows += 1
+
+
+async def _run_day(
+    conn: Conn, day: date, now: datetime, params: DetectParams, stats: RoundStats, vehicle_id: int | None = None
+) -> None:
+    """The run kinds of one local day (of one vehicle, or all)."""
+    candidates: list[Candidate] = await derive.run_candidates(conn, day, now=now, params=params)
+    d0, d1 = day_bounds(day)
+    async with conn.transaction():
+        stored: list[Stored] = await store.stored_day(conn, day)
+        if vehicle_id is not None:
+            candidates = [c for c in candidates if c.vehicle_id == vehicle_id]
+            stored = [s for s in stored if s.vehicle_id == vehicle_id]
+        # The day's whole span: a run candidate's start is its window, inside its day.
+        await _write(
+            conn, reconcile(stored, candidates, (d0 - timedelta(days=1), d1 + timedelta(days=1))), params, stats
+        )
+    stats.days += 1
+
+
+async def _queue_closed_days(conn: Conn, now: datetime) -> None:
+    """Queue each day that closed since the last round for one complete rescan (the same closing as the rollups')."""
+    closable = _day(now - timedelta(seconds=REPORT_DEFAULT.max_link_s)) - timedelta(days=1)
+    done = await store.closed_through(conn)
+    day = closable if done is None else done + timedelta(days=1)
+    while day <= closable:
+        await store.queue_rescans(conn, day, day_bounds(day)[0])
+        day += timedelta(days=1)
+
+
+async def _rescan(
+    conn: Conn, vehicle_id: int, day: date, now: datetime, params: DetectParams, stats: RoundStats
+) -> None:
+    """The complete local day of one vehicle again (its window kinds)."""
+    d0, d1 = day_bounds(day)
+    await _window(conn, vehicle_id, d0, d1, now, params, stats)
+    stats.rescans += 1
+
+
+async def _locked_round(conn: Conn, now: datetime, params: DetectParams) -> RoundStats:
+    stats = RoundStats()
+    await _queue_closed_days(conn, now)
+    marks = await store.dirty(conn, MAX_VEHICLES)
+    if marks:
+        stats.lag_s = max(0.0, (datetime.now(UTC) - min(m.dirty_at for m in marks)).total_seconds())
+    starts: dict[int, datetime] = {m.vehicle_id: m.dirty_from - CONTEXT for m in marks}
+    margin = EARLY_S + LATE_S  # the prefilter's widening: a run's window reaches this far past its schedule
+    for vehicle_id in await store.silent(conn, now, params.silent_s, margin, SILENT_RECHECK_S):
+        starts.setdefault(vehicle_id, now - CONTEXT)
+    end = now + AHEAD
+    failed: set[int] = set()
+    for vehicle_id, start in sorted(starts.items()):
+        start = min(start, await store.open_since(conn, vehicle_id, start) or start)
+        if not await _guard(stats, _window(conn, vehicle_id, start, end, now, params, stats), vehicle_id, start):
+            failed.add(vehicle_id)
+    batch = await store.rescans(conn, RESCANS_PER_ROUND)
+    days = {_day(now)} | {_day(m.dirty_from) for m in marks} | {day for _, day in batch}
+    failed_days = set()
+    for day in sorted(days):
+        if not await _guard(stats, _run_day(conn, day, now, params, stats), None, day):
+            failed_days.add(day)
+    await store.clear_dirty(
+        conn, [m for m in marks if m.vehicle_id not in failed and _day(m.dirty_from) not in failed_days]
+    )
+    for vehicle_id, day in batch:
+        if await _guard(stats, _rescan(conn, vehicle_id, day, now, params, stats), vehicle_id, day):
+            await store.rescanned(conn, vehicle_id, day)
+    return stats
+
+
+async def _guard(stats: RoundStats, work: Coroutine[Any, Any, None], vehicle_id: int | None, at: object) -> bool:
+    """Run one piece of a round; a bug in it is logged and counted, never stops the others (database errors do)."""
+    try:
+        await work
+    except DB_ERRORS:
+        raise
+    except Exception:
+        log.exception("occurrences of vehicle %s at %s failed; retried next round", vehicle_id, at)
+        stats.failed += 1
+        return False
+    return True
+
+
+async def _round(
+    pool: Pool, now: datetime | None, params: DetectParams, work: Callable[[Conn, datetime], Awaitable[RoundStats]]
+) -> RoundStats:
+    t0 = time.perf_counter()
+    async with pool.acquire() as conn:
+        if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", queries.DETECTOR_LOCK):
+            return RoundStats(skipped=True)
+        try:
+            stats = await work(conn, now or datetime.now(UTC))
+            stats.elapsed_s = time.perf_counter() - t0
+            await store.round_done(conn, stats.elapsed_s, stats.windows)
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock($1)", queries.DETECTOR_LOCK)
+    return stats
+
+
+async def run_round(pool: Pool, *, now: datetime | None = None, params: DetectParams = DEFAULT) -> RoundStats:
+    """One round: the changed vehicle-days, live silence and ended runs → stored occurrences. Idempotent; one
+    process at a time (a round that finds another running returns skipped). `now` None: the wall clock."""
+    return await _round(pool, now, params, lambda conn, t: _locked_round(conn, t, params))
+
+
+async def rescan(
+    pool: Pool, vehicle_id: int, day: date, *, now: datetime | None = None, params: DetectParams = DEFAULT
+) -> RoundStats:
+    """The complete local day of one vehicle again: its window kinds and its run kinds."""
+
+    async def work(conn: Conn, t: datetime) -> RoundStats:
+        stats = RoundStats()
+        await _rescan(conn, vehicle_id, day, t, params, stats)
+        await _run_day(conn, day, t, params, stats, vehicle_id)
+        return stats
+
+    return await _round(pool, now, params, work)
+
+
+async def periodic(pool: Pool, interval_s: float) -> None:
+    """The service's detector: a round every `interval_s` seconds (counted from the end of the last). Runs until
+    cancelled; a failed round is logged and the next one tries again."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            stats = await run_round(pool)
+        except DB_ERRORS as e:
+            log.warning("occurrence detection failed, will retry: %s: %s", type(e).__name__, e)
+        except Exception:
+            log.exception("occurrence detection failed unexpectedly")
+        else:
+            if stats.elapsed_s > interval_s:
+                log.info("detector round took %.1f s for %d windows", stats.elapsed_s, stats.windows)

@@ -1,0 +1,152 @@
+"""The detector's SQL: dirty marks, the stored occurrences of a window, and their insert / update / withdraw / note.
+
+The process's SQL (review, notify, decision...) is in process_queries.py. Every write here is by actor "detector"
+and touches only `detected` (or detector-withdrawn) rows' data: a confirmed occurrence's facts are frozen.
+"""
+
+from __future__ import annotations
+
+DETECTOR_LOCK = 4_242_018  # pg advisory lock: one detector round at a time across server processes
+
+# The vehicles whose fixes changed since the detector last looked, oldest mark first (fairness under load).
+DIRTY = """
+SELECT vehicle_id, dirty_from, dirty_at FROM latest_fixes
+WHERE dirty_from IS NOT NULL ORDER BY dirty_at LIMIT $1"""
+
+# Clears the marks still as they were read ($2: dirty_at read); a flush that marked meanwhile keeps its mark.
+# Rows are locked in vehicle order, like the flushes lock them, so the two cannot deadlock.
+CLEAR_DIRTY = """
+WITH d AS (
+    SELECT l.vehicle_id FROM latest_fixes l
+    JOIN unnest($1::int[], $2::timestamptz[]) AS u(v, at) ON u.v = l.vehicle_id AND l.dirty_at = u.at
+    ORDER BY l.vehicle_id FOR UPDATE OF l)
+UPDATE latest_fixes l SET dirty_from = NULL FROM d WHERE l.vehicle_id = d.vehicle_id"""
+
+# The vehicles that may be silent while due: with no fix since $1, assigned a route running on local day $2 (ISO
+# weekday $3) whose scheduled stops span the local second-of-day $4 widened by $5 s (or that has no schedule: its
+# run is the whole day), and not checked for silence since $6. A prefilter on the current registry, so widened:
+# the rules decide from the versions in force whether `now` lies inside a due run's window. Vehicles that never
+# reported have no latest_fixes row: no fix at all is the run's affair (run_not_made), not a live silence.
+SILENT = """
+SELECT DISTINCT l.vehicle_id FROM latest_fixes l
+JOIN route_assignments a ON a.vehicle_id = l.vehicle_id
+JOIN routes r ON r.id = a.route_id AND r.active
+WHERE l.last_ts < $1 AND (l.silence_checked_at IS NULL OR l.silence_checked_at < $6)
+  AND a.valid_from <= $2 AND (a.valid_to IS NULL OR a.valid_to >= $2) AND $3 = ANY (a.weekdays)
+  AND EXISTS (SELECT 1 FROM route_stops s WHERE s.route_id = r.id
+              HAVING count(s.scheduled_time) = 0
+                  OR $4 BETWEEN min(extract(epoch FROM s.scheduled_time)) - $5
+                            AND max(extract(epoch FROM s.scheduled_time)) + $5)"""
+
+SILENCE_CHECKED = "UPDATE latest_fixes SET silence_checked_at = $2 WHERE vehicle_id = ANY ($1::int[])"
+
+# Where the recomputed window of a vehicle must begin so that what is still open is recomputed too: the earliest
+# start of its `detected` occurrences still going on at $2 (or ending after it), looking back at most to $3.
+OPEN_SINCE = """
+SELECT min(start_ts) FROM occurrences
+WHERE vehicle_id = $1 AND status = 'detected' AND start_ts >= $3 AND start_ts < $2
+  AND (end_ts IS NULL OR end_ts >= $2) AND natural_key IS NULL"""
+
+_STORED_COLUMNS = """
+o.id, o.kind, o.vehicle_id, o.start_ts, o.end_ts, o.status, o.natural_key, o.route_id, o.run_no, o.lat, o.lon,
+o.place, o.facts,
+(SELECT h.data FROM occurrence_history h
+ WHERE h.occurrence_id = o.id AND h.action = 'note' AND h.actor = 'detector' ORDER BY h.id DESC LIMIT 1) AS last_note"""
+
+# A vehicle's stored occurrences of the window kinds ($4) that can match the window [$2, $3)'s candidates: those
+# starting in it, and those before it still going on at its start.
+STORED_WINDOW = f"""
+SELECT {_STORED_COLUMNS} FROM occurrences o
+WHERE o.vehicle_id = $1 AND o.kind = ANY ($4::text[]) AND o.start_ts < $3
+  AND (o.start_ts >= $2 OR o.end_ts IS NULL OR o.end_ts >= $2) AND o.start_ts >= $2 - interval '1 day'"""
+
+# The stored occurrences of the run kinds ($2) of local day $1.
+STORED_DAY = f"""
+SELECT {_STORED_COLUMNS} FROM occurrences o WHERE o.day = $1 AND o.kind = ANY ($2::text[])"""
+
+# When the fixes that completed candidates arrived (vehicle $1[i], fix time $2[i]).
+RECEIVED = """
+SELECT u.v, u.ts, f.received_at FROM unnest($1::int[], $2::timestamptz[]) AS u(v, ts)
+JOIN fixes f ON f.vehicle_id = u.v AND f.ts = u.ts"""
+
+# New occurrences: the contractor is the vehicle's, the driver the one of the fix at or before the start (its
+# card, else the vehicle's assigned driver then: fix_driver, 0004), article and severity those in force for the
+# kind. $18: the zone of `day`. Each gets its `detected` history row in the same statement.
+INSERT = """
+WITH c AS (
+    SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::timestamptz[],
+                         $7::timestamptz[], $8::float8[], $9::float8[], $10::text[], $11::jsonb[],
+                         $12::timestamptz[], $13::timestamptz[], $14::bool[])
+        WITH ORDINALITY AS c(kind, v, route, run_no, key, start_ts, end_ts, lat, lon, place, facts, completed,
+                             received, late, ord)),
+ins AS (
+    INSERT INTO occurrences (kind, vehicle_id, contractor_id, driver_id, route_id, run_no, natural_key, day,
+                             start_ts, end_ts, lat, lon, place, facts, article, severity, completed_ts,
+                             received_at, late)
+    SELECT c.kind, c.v, v.contractor_id,
+           fix_driver(c.v, c.start_ts, (SELECT f.driver_id FROM fixes f
+                                        WHERE f.vehicle_id = c.v AND f.ts <= c.start_ts
+                                          AND f.ts > c.start_ts - interval '1 day'
+                                        ORDER BY f.ts DESC LIMIT 1)),
+           c.route, c.run_no, c.key, (c.start_ts AT TIME ZONE $15)::date, c.start_ts, c.end_ts, c.lat, c.lon,
+           c.place, c.facts, k.article, k.severity, c.completed, c.received, c.late
+    FROM c JOIN occurrence_kinds k ON k.kind = c.kind JOIN vehicles v ON v.id = c.v
+    ORDER BY c.ord
+    RETURNING id, facts, late),
+hist AS (
+    INSERT INTO occurrence_history (occurrence_id, actor, action, to_status, data)
+    SELECT ins.id, 'detector', 'detected', 'detected', jsonb_build_object('facts', ins.facts, 'late', ins.late)
+    FROM ins)
+SELECT id FROM ins ORDER BY id"""
+
+# A `detected` occurrence follows its candidate ($2-$10); a withdrawn one ($11 true) is restored. The previous data
+# goes into the history row.
+UPDATE = """
+WITH old AS (
+    SELECT id, status, start_ts, end_ts, route_id, lat, lon, place, facts FROM occurrences
+    WHERE id = $1 AND status = CASE WHEN $11 THEN 'withdrawn' ELSE 'detected' END FOR UPDATE),
+upd AS (
+    UPDATE occurrences o SET start_ts = $2, end_ts = $3, route_id = $4, lat = $5, lon = $6, place = $7, facts = $8,
+           completed_ts = coalesce($9, o.completed_ts), received_at = coalesce($10, o.received_at),
+           status = 'detected', updated_at = now()
+    FROM old WHERE o.id = old.id
+    RETURNING o.id)
+INSERT INTO occurrence_history (occurrence_id, actor, action, from_status, to_status, text, data)
+SELECT old.id, 'detector', CASE WHEN $11 THEN 'restored' ELSE 'updated' END, old.status, 'detected', $12,
+       jsonb_build_object('before', jsonb_build_object('start', old.start_ts, 'end', old.end_ts,
+                          'route_id', old.route_id, 'lat', old.lat, 'lon', old.lon, 'place', old.place,
+                          'facts', old.facts))
+FROM old JOIN upd ON upd.id = old.id
+RETURNING occurrence_id"""
+
+WITHDRAW = """
+WITH w AS (
+    UPDATE occurrences SET status = 'withdrawn', updated_at = now() WHERE id = $1 AND status = 'detected'
+    RETURNING id)
+INSERT INTO occurrence_history (occurrence_id, actor, action, from_status, to_status, text)
+SELECT w.id, 'detector', 'withdrawn', 'detected', 'withdrawn', $2 FROM w
+RETURNING occurrence_id"""
+
+# A note on a confirmed-or-later occurrence: its facts stay as frozen; the note says what the new data shows.
+NOTE = """
+INSERT INTO occurrence_history (occurrence_id, actor, action, from_status, to_status, text, data)
+SELECT o.id, 'detector', 'note', o.status, o.status, $2, $3 FROM occurrences o
+WHERE o.id = $1 AND o.status IN ('confirmed', 'notified', 'defense', 'decided', 'closed')
+RETURNING occurrence_id"""
+
+# Day close: the horizon the rollups keep, and how far the detector queued complete rescans.
+HORIZON = "SELECT closed_through FROM rollup_horizon"
+RESCANNED_THROUGH = "SELECT rescanned_through FROM detector_state"
+SET_RESCANNED_THROUGH = "UPDATE detector_state SET rescanned_through = $1"
+ROUND_DONE = "UPDATE detector_state SET last_round_at = now(), last_round_s = $1, last_round_windows = $2"
+
+# Queues local day $1 ([$2, $3) in UTC) for a complete rescan: every vehicle that reported since its start, or
+# has occurrences that day.
+QUEUE_RESCANS = """
+INSERT INTO detector_rescans (vehicle_id, day)
+SELECT l.vehicle_id, $1::date FROM latest_fixes l WHERE l.last_ts >= $2
+UNION SELECT o.vehicle_id, $1::date FROM occurrences o WHERE o.day = $1::date
+ON CONFLICT DO NOTHING"""
+
+RESCANS = "SELECT vehicle_id, day FROM detector_rescans ORDER BY day, vehicle_id LIMIT $1"
+DELETE_RESCAN = "DELETE FROM detector_rescans WHERE vehicle_id = $1 AND day = $2"

@@ -1,0 +1,369 @@
+"""The detector on the real database: the ingest path's dirty marks, the store's writes, and whole rounds.
+
+Rounds run the real rules (derive.py) over fixes posted through the real ingest path; the `now` of each round is
+given, so live silence is decided at known instants.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+
+from telemetria.ingest.writer import SMALL_FLUSH_ROWS
+from telemetria.occurrences import store
+from telemetria.occurrences.model import Candidate, Kind, Status
+from telemetria.occurrences.reconcile import NOTE_CHANGED, SILENCE_FILLED, Plan, Update, Withdrawal, reconcile
+from tests.db.conftest import People, Tracker
+from tests.db.world import World, make_world
+
+T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
+
+
+@pytest.fixture
+async def world(conn: asyncpg.Connection, people: People) -> World:
+    await conn.execute("TRUNCATE detector_rescans; UPDATE detector_state SET rescanned_through = NULL")
+    return await make_world(conn, people)
+
+
+def fix(ts: datetime, lat: float = -10.44, lon: float = -62.47, speed: float = 30.0, **kw: Any) -> dict[str, Any]:
+    return {"ts": ts.isoformat(), "lat": lat, "lon": lon, "speed_kmh": speed, **kw}
+
+
+async def post(client: httpx.AsyncClient, token: str, fixes: list[dict[str, Any]]) -> dict[str, Any]:
+    r = await client.post(
+        "/api/v1/fixes",
+        content=orjson.dumps({"fixes": fixes}),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert r.status_code == 200, r.text
+    answer: dict[str, Any] = r.json()
+    assert not answer["rejected"], answer
+    return answer
+
+
+async def token_of(conn: asyncpg.Connection, world: World, n: int) -> str:
+    from telemetria.registry import fleet
+
+    return await fleet.rotate_token(conn, f"86000000000000{n}")
+
+
+async def mark(conn: asyncpg.Connection, vehicle_id: int) -> asyncpg.Record | None:
+    row: asyncpg.Record | None = await conn.fetchrow(
+        "SELECT dirty_from, dirty_at FROM latest_fixes WHERE vehicle_id = $1", vehicle_id
+    )
+    return row
+
+
+# --- the ingest path's marks -------------------------------------------------------------------------------------
+
+
+async def test_every_flush_path_marks_the_least_fix_time_it_stored(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, tracker: Tracker
+) -> None:
+    v = tracker.vehicle_id
+    await post(client, tracker.token, [fix(T0 + timedelta(seconds=30 * k)) for k in range(3)])  # small flush
+    first = await mark(conn, v)
+    assert first is not None and first["dirty_from"] == T0
+    # A late batch (older fixes, through COPY: more than the small-flush rows) lowers it and moves dirty_at.
+    late = [fix(T0 - timedelta(hours=1) + timedelta(seconds=10 * k)) for k in range(SMALL_FLUSH_ROWS + 5)]
+    await post(client, tracker.token, late)
+    second = await mark(conn, v)
+    assert second is not None and second["dirty_from"] == T0 - timedelta(hours=1)
+    assert second["dirty_at"] > first["dirty_at"]
+    # Newer fixes keep the least time but move dirty_at (the detector's clear must not forget them).
+    await post(client, tracker.token, [fix(T0 + timedelta(minutes=5))])
+    third = await mark(conn, v)
+    assert third is not None and third["dirty_from"] == second["dirty_from"] and third["dirty_at"] > second["dirty_at"]
+    # Re-sent fixes store nothing, so they mark nothing (both paths: the function, and the staged insert).
+    await post(client, tracker.token, [fix(T0)])
+    await post(client, tracker.token, late)
+    assert await mark(conn, v) == third
+    # The staged path (duplicates mixed with new fixes) marks its new ones.
+    await conn.execute("UPDATE latest_fixes SET dirty_from = NULL")
+    mixed = late + [fix(T0 - timedelta(hours=2) + timedelta(seconds=10 * k)) for k in range(3)]
+    await post(client, tracker.token, mixed)
+    fourth = await mark(conn, v)
+    assert fourth is not None and fourth["dirty_from"] == T0 - timedelta(hours=2)
+
+
+async def test_clearing_keeps_a_mark_made_after_it_was_read(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, tracker: Tracker
+) -> None:
+    await post(client, tracker.token, [fix(T0)])
+    marks = await store.dirty(conn, 100)
+    assert [(m.vehicle_id, m.dirty_from) for m in marks] == [(tracker.vehicle_id, T0)]
+    await post(client, tracker.token, [fix(T0 + timedelta(seconds=30))])  # a flush between the read and the clear
+    await store.clear_dirty(conn, marks)
+    again = await store.dirty(conn, 100)
+    assert [(m.vehicle_id, m.dirty_from) for m in again] == [(tracker.vehicle_id, T0)]
+    await store.clear_dirty(conn, again)
+    assert await store.dirty(conn, 100) == []
+
+
+# --- the store's writes ------------------------------------------------------------------------------------------
+
+
+async def insert_fix(
+    conn: asyncpg.Connection, vehicle_id: int, ts: datetime, received: datetime, card: str | None
+) -> None:
+    await conn.execute(
+        "INSERT INTO fixes (vehicle_id, tracker_id, ts, lat, lon, speed_kmh, driver_id, received_at)"
+        " SELECT $1, i.tracker_id, $2, -10.44, -62.47, 70, $3, $4 FROM tracker_installations i WHERE i.vehicle_id = $1",
+        vehicle_id,
+        ts,
+        card,
+        received,
+    )
+
+
+async def history(conn: asyncpg.Connection, occurrence_id: int) -> list[tuple[str, str | None, str | None]]:
+    rows = await conn.fetch(
+        "SELECT action, to_status, text FROM occurrence_history WHERE occurrence_id = $1 ORDER BY id", occurrence_id
+    )
+    return [(r["action"], r["to_status"], r["text"]) for r in rows]
+
+
+async def test_insert_resolves_contractor_driver_and_classification_and_marks_late(
+    conn: asyncpg.Connection, world: World
+) -> None:
+    v = world["v1"]
+    # The admin made speeding grave before this one was found: the occurrence copies what is in force.
+    await conn.execute("UPDATE occurrence_kinds SET severity = 'grave' WHERE kind = 'speeding'")
+    try:
+        await insert_fix(conn, v, T0, T0 + timedelta(seconds=2), None)  # no card: the assigned driver
+        await insert_fix(conn, v, T0 + timedelta(minutes=1), T0 + timedelta(minutes=40), None)  # arrived 39 min late
+        await insert_fix(conn, v, T0 + timedelta(minutes=5), T0 + timedelta(minutes=5, seconds=3), None)
+        late = Candidate(Kind.SPEEDING, v, T0, T0 + timedelta(minutes=1), facts={"max_kmh": 70.0, "limit_kmh": 60.0})
+        live = Candidate(Kind.SPEEDING, v, T0 + timedelta(minutes=5), T0 + timedelta(minutes=5, seconds=1),
+                         completed_ts=T0 + timedelta(minutes=5))  # fmt: skip
+        async with conn.transaction():
+            applied = await store.apply(conn, Plan(inserts=[late, live]), late_after_s=300)
+    finally:
+        await conn.execute("UPDATE occurrence_kinds SET severity = 'media' WHERE kind = 'speeding'")
+    rows = await conn.fetch("SELECT * FROM occurrences WHERE id = ANY ($1) ORDER BY start_ts", applied.inserted)
+    assert [r["late"] for r in rows] == [True, False]
+    first = rows[0]
+    assert (first["contractor_id"], first["driver_id"]) == (world["c1"], world["d1"])
+    assert (first["article"], first["severity"], first["status"]) == ("Art. 37, X", "grave", "detected")
+    assert first["completed_ts"] == T0 + timedelta(minutes=1) and first["received_at"] == T0 + timedelta(minutes=40)
+    assert first["day"] == T0.astimezone(store.LOCAL_TZ).date() and first["facts"] == {
+        "max_kmh": 70.0,
+        "limit_kmh": 60.0,
+    }
+    assert await history(conn, first["id"]) == [("detected", "detected", None)]
+
+
+async def test_updates_and_withdrawals_touch_only_detected_ones_and_notes_never_touch_facts(
+    conn: asyncpg.Connection, world: World
+) -> None:
+    v = world["v1"]
+    silence = Candidate(Kind.TRACKER_SILENT, v, T0, None, facts={"since": T0.isoformat()})
+    speeding = Candidate(Kind.SPEEDING, v, T0, T0 + timedelta(minutes=1), facts={"max_kmh": 70.0})
+    async with conn.transaction():
+        s_id, p_id = (await store.apply(conn, Plan(inserts=[silence, speeding]), 300)).inserted
+    await conn.execute("UPDATE occurrences SET status = 'confirmed' WHERE id = $1", p_id)  # as the process would
+    grown = Candidate(Kind.SPEEDING, v, T0, T0 + timedelta(minutes=2), facts={"max_kmh": 88.0})
+    stored = await store.stored_window(conn, v, T0 - timedelta(hours=1), T0 + timedelta(hours=1))
+    plan = reconcile(stored, [grown], (T0 - timedelta(hours=1), T0 + timedelta(hours=1)))
+    assert plan.withdrawals == [Withdrawal(s_id, SILENCE_FILLED)] and [n.id for n in plan.notes] == [p_id]
+    async with conn.transaction():
+        applied = await store.apply(conn, plan, 300)
+    assert (applied.withdrawn, applied.noted, applied.inserted) == (1, 1, [])
+    rows = {r["id"]: r for r in await conn.fetch("SELECT id, status, facts, end_ts FROM occurrences")}
+    assert rows[s_id]["status"] == "withdrawn"
+    assert rows[p_id]["facts"] == {"max_kmh": 70.0} and rows[p_id]["end_ts"] == T0 + timedelta(minutes=1)
+    assert await history(conn, s_id) == [("detected", "detected", None), ("withdrawn", "withdrawn", SILENCE_FILLED)]
+    assert await history(conn, p_id) == [("detected", "detected", None), ("note", "confirmed", NOTE_CHANGED)]
+    # The same round again has nothing to say (the note's data is remembered).
+    stored = await store.stored_window(conn, v, T0 - timedelta(hours=1), T0 + timedelta(hours=1))
+    assert not reconcile(stored, [grown], (T0 - timedelta(hours=1), T0 + timedelta(hours=1)))
+    # An update aimed at a row the process moved on meanwhile changes nothing.
+    async with conn.transaction():
+        again = await store.apply(conn, Plan(updates=[Update(p_id, grown)]), 300)
+    assert again.updated == 0
+    assert (await conn.fetchval("SELECT facts FROM occurrences WHERE id = $1", p_id)) == {"max_kmh": 70.0}
+    # A withdrawn one the data supports again comes back, with a history row saying so.
+    async with conn.transaction():
+        back = await store.apply(conn, Plan(updates=[Update(s_id, silence, restore=True)]), 300)
+    assert (
+        back.updated == 1
+        and await conn.fetchval("SELECT status FROM occurrences WHERE id = $1", s_id) == Status.DETECTED
+    )
+    assert (await history(conn, s_id))[-1][:2] == ("restored", "detected")
+
+
+# --- whole rounds, with the real rules -----------------------------------------------------------------------------
+
+DAY = datetime(2026, 11, 30, tzinfo=store.LOCAL_TZ)  # a Monday; no school year registered: weekdays are due
+
+
+def local(hh: int, mm: int, ss: int = 0) -> datetime:
+    return DAY.replace(hour=hh, minute=mm, second=ss).astimezone(UTC)
+
+
+def track(t0: datetime, t1: datetime, every_s: int = 30, speed: float = 25.0) -> list[dict[str, Any]]:
+    """Fixes every `every_s` from t0 to t1 (inclusive) along the world's route line, garage → boarding → school."""
+    (x0, y0), (x1, y1), (x2, y2) = LINE_POINTS
+    span = (local(8, 10) - local(6, 50)).total_seconds()
+    out = []
+    t = t0
+    while t <= t1:
+        f = min(1.0, max(0.0, (t - local(6, 50)).total_seconds() / span)) * 2
+        lon, lat = (
+            (x0 + (x1 - x0) * f, y0 + (y1 - y0) * f) if f <= 1 else (x1 + (x2 - x1) * (f - 1), y1 + (y2 - y1) * (f - 1))
+        )
+        out.append(fix(t, lat=round(lat, 6), lon=round(lon, 6), speed=speed))
+        t += timedelta(seconds=every_s)
+    return out
+
+
+LINE_POINTS = ((-62.4700, -10.4400), (-62.4650, -10.4400), (-62.4650, -10.4350))
+
+
+async def schedule(conn: asyncpg.Connection, route_id: int) -> None:
+    """The world's route gets its stops: the garage at 07:00, a boarding stop at 07:30, the school at 08:00."""
+    (x0, y0), (x1, y1), (x2, y2) = LINE_POINTS
+    await conn.executemany(
+        "INSERT INTO route_stops (route_id, seq, name, lat, lon, kind, scheduled_time) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [
+            (route_id, 1, "Garagem", y0, x0, "garage", local(7, 0).astimezone(store.LOCAL_TZ).time()),
+            (route_id, 2, "Ponto 1", y1, x1, "boarding", local(7, 30).astimezone(store.LOCAL_TZ).time()),
+            (route_id, 3, "Escola", y2, x2, "school", local(8, 0).astimezone(store.LOCAL_TZ).time()),
+        ],
+    )
+
+
+async def occurrences(conn: asyncpg.Connection, vehicle_id: int, kind: Kind | None = None) -> list[asyncpg.Record]:
+    return list(
+        await conn.fetch(
+            "SELECT * FROM occurrences WHERE vehicle_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY start_ts, kind",
+            vehicle_id,
+            kind,
+        )
+    )
+
+
+async def test_a_silence_found_live_is_withdrawn_when_a_late_batch_fills_it(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+
+    await schedule(conn, world["r1"])
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    await post(client, token, track(local(6, 50), local(7, 10)))
+    stats = await detector.run_round(pool, now=local(7, 20))
+    assert stats.windows >= 1 and stats.failed == 0
+    [live] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    assert (live["status"], live["start_ts"], live["end_ts"]) == ("detected", local(7, 10), None)
+    assert live["facts"] == {"since": local(7, 10).isoformat()} and live["route_id"] == world["r1"]
+    assert not live["late"]
+    # Again at the same instant: nothing new (idempotent), the mark is cleared.
+    again = await detector.run_round(pool, now=local(7, 20))
+    assert (again.inserted, again.updated, again.withdrawn) == (0, 0, 0)
+    assert await store.dirty(conn, 10) == []
+    # The tracker's stored fixes arrive: no gap remains, so the live silence is withdrawn, with the reason.
+    await post(client, token, track(local(7, 10, 30), local(7, 45)))
+    stats = await detector.run_round(pool, now=local(7, 46))
+    assert stats.withdrawn == 1
+    [gone] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    assert (gone["id"], gone["status"]) == (live["id"], "withdrawn")
+    assert await history(conn, gone["id"]) == [
+        ("detected", "detected", None),
+        ("withdrawn", "withdrawn", SILENCE_FILLED),
+    ]
+
+
+async def test_a_silence_still_there_when_data_resumes_is_the_same_row_with_its_end(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+
+    await schedule(conn, world["r1"])
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    await post(client, token, track(local(6, 50), local(7, 10)))
+    await detector.run_round(pool, now=local(7, 20))
+    [live] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    await post(client, token, track(local(7, 25), local(7, 45)))  # it resumes at 07:25: 15 min were never sent
+    await detector.run_round(pool, now=local(7, 46))
+    [gap] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    assert (gap["id"], gap["status"], gap["start_ts"], gap["end_ts"]) == (
+        live["id"],
+        "detected",
+        local(7, 10),
+        local(7, 25),
+    )
+    assert gap["facts"]["gap_s"] == 900
+    assert [h[0] for h in await history(conn, gap["id"])] == ["detected", "updated"]
+
+
+def _shape(rows: list[asyncpg.Record]) -> list[tuple[Any, ...]]:
+    return [(r["kind"], r["start_ts"], r["end_ts"], orjson.dumps(r["facts"], option=orjson.OPT_SORT_KEYS))
+            for r in rows if r["status"] == "detected"]  # fmt: skip
+
+
+async def test_the_same_occurrences_whatever_the_arrival_order(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+    from tests.db.conftest import register
+
+    await schedule(conn, world["r1"])
+    # A morning with a 15-minute silence (07:10-07:25) and a speeding burst at 07:40.
+    fixes = track(local(6, 50), local(7, 10)) + track(local(7, 25), local(8, 10))
+    for f in fixes:
+        if local(7, 40) <= datetime.fromisoformat(f["ts"]) <= local(7, 42):
+            f["speed_kmh"] = 88.0
+    chunks = [fixes[k : k + 20] for k in range(0, len(fixes), 20)]
+    orders = {
+        "in order": chunks,
+        "reversed": chunks[::-1],
+        "interleaved": chunks[1::2] + chunks[::2],
+        "at once": [fixes],
+    }
+    shapes = {}
+    for n, (name, order) in enumerate(orders.items()):
+        t = await register(conn, f"ORD{n}A00", f"order-{n}")
+        await conn.execute(
+            "INSERT INTO route_assignments (route_id, vehicle_id, valid_from) VALUES ($1, $2, '2026-02-01')",
+            world["r1"],
+            t.vehicle_id,
+        )
+        for chunk in order:
+            await post(client, t.token, chunk)
+            last = max(datetime.fromisoformat(f["ts"]) for f in chunk)
+            assert (await detector.run_round(pool, now=last + timedelta(seconds=60))).failed == 0
+        assert (await detector.run_round(pool, now=local(9, 30))).failed == 0
+        shapes[name] = _shape(await occurrences(conn, t.vehicle_id))
+    expected = shapes["at once"]
+    assert any(s[0] == Kind.TRACKER_SILENT for s in expected) and any(s[0] == Kind.SPEEDING for s in expected)
+    for name, shape in shapes.items():
+        assert shape == expected, name
+
+
+async def test_late_marks_what_a_late_fix_completed_and_not_what_arrived_in_time(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import detector
+
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    real = datetime.now(UTC).replace(microsecond=0)
+    burst = [fix(real - timedelta(seconds=240 - 30 * k), speed=88.0 if 2 <= k <= 5 else 30.0) for k in range(8)]
+    await post(client, token, burst)  # live: sent as it happens
+    old = [fix(local(7, 30) + timedelta(seconds=30 * k), speed=88.0 if 2 <= k <= 5 else 30.0) for k in range(8)]
+    await post(client, token, old)  # days late (store-and-forward)
+    assert (await detector.run_round(pool, now=real + timedelta(seconds=5))).failed == 0
+    rows = await occurrences(conn, v, Kind.SPEEDING)
+    late = {r["start_ts"].astimezone(UTC).date() == local(7, 30).date(): r for r in rows}
+    assert len(rows) == 2, rows
+    old_one, live_one = late[True], late[False]
+    assert old_one["late"] and not live_one["late"]
+    assert old_one["completed_ts"] is not None and old_one["received_at"] - old_one["completed_ts"] > timedelta(days=1)
+    assert live_one["received_at"] - live_one["completed_ts"] < timedelta(seconds=300)
