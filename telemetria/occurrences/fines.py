@@ -12,7 +12,7 @@ from __future__ import annotations
 import calendar
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from telemetria.occurrences.model import DOUBLES_ON_RECURRENCE, UPFM, Severity
@@ -44,9 +44,10 @@ def months_before(day: date, months: int) -> date:
 
 
 def recurrence_window(start_local: datetime) -> tuple[date, date]:
-    """[first, last) local days in which an earlier fine makes this one a recurrence: the 12 months before."""
+    """[first, last) local days in which an earlier fine makes this one a recurrence: the 12 months before, up to
+    and including its own day (an earlier start that same day recurs too; the query compares the starts)."""
     day = start_local.date()
-    return months_before(day, 12), day
+    return months_before(day, 12), day + timedelta(days=1)
 
 
 def is_recurrence(severity: Severity, earlier_fine: bool) -> bool:

@@ -51,7 +51,7 @@ CONTRACTS = {
 # reads its own occurrences from `notified` on (the API scopes them); only an admin edits the classification.
 FISCALIZACAO = {
     "/ocorrencias": ("Ocorrências", Perm.READ),
-    "/fiscalizacao/classificacao": ("Classificação das ocorrências", Perm.MANAGE_USERS),
+    "/fiscalizacao/classificacao": ("Classificação das ocorrências", Perm.CLASSIFY_OCCURRENCES),
 }
 
 PAGES: tuple[Page, ...] = (

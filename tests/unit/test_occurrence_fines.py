@@ -70,4 +70,4 @@ def test_twelve_months_before() -> None:
     assert months_before(date(2026, 1, 31), 1) == date(2025, 12, 31)
     assert months_before(date(2026, 3, 31), 1) == date(2026, 2, 28)
     start = datetime(2026, 3, 15, 7, 30, tzinfo=LOCAL_TZ)
-    assert recurrence_window(start) == (date(2025, 3, 15), date(2026, 3, 15))
+    assert recurrence_window(start) == (date(2025, 3, 15), date(2026, 3, 16))  # its own day included

@@ -1,11 +1,11 @@
 // One occurrence (/ocorrencias/{id}): its facts, a small map of the evidence (the vehicle's positions from 10 min
 // before to 10 min after, the occurrence's point marked), the SHA-256 of the frozen evidence, the append-only
 // history, and the process's actions the user's role allows at its state (fisc/actions.js).
-import { api, config, el, explain, fmt } from "./api.js";
+import { api, config, el, explain } from "./api.js";
 import { COLOURS, makeMap, tip } from "./mapbase.js";
 import { number } from "./formats.js";
 import { actions, upfm } from "./fisc/actions.js";
-import { ACTION_NAMES, PENALTY_NAMES, factLines, kindName, severityName, statusName, where } from "./fisc/names.js";
+import { ACTION_NAMES, PENALTY_NAMES, factLines, kindName, severityName, statusName, when, where } from "./fisc/names.js";
 
 const L = window.L;
 const id = config.occurrence_id;
@@ -27,13 +27,13 @@ function facts(o) {
     row("Empresa", o.contractor || (o.contractor_id ? `nº ${o.contractor_id}` : "—")),
     row("Condutor", o.driver || "não identificado"),
     row("Rota", o.route ? `${o.route.code} · ${o.route.name}` : o.route_id ? `nº ${o.route_id}` : "—"),
-    row("Início", fmt.time(o.start)),
-    row("Fim", o.end ? fmt.time(o.end) : "em andamento"),
+    row("Início", when(o.start)),
+    row("Fim", o.end ? when(o.end) : "em andamento"),
     row("Local", where(o)),
     ...factLines(o.facts).map(([k, v]) => row(k, v)),
-    row("Detectada em", `${fmt.time(o.detected_at)}${o.late ? " (a partir de dados que chegaram atrasados)" : ""}`),
+    row("Detectada em", `${when(o.detected_at)}${o.late ? " (a partir de dados que chegaram atrasados)" : ""}`),
   ];
-  if (o.defense_due) rows.push(row("Prazo da defesa", fmt.time(o.defense_due)));
+  if (o.defense_due) rows.push(row("Prazo da defesa", when(o.defense_due)));
   if (o.penalty) rows.push(row("Decisão", PENALTY_NAMES[o.penalty] || o.penalty));
   if (o.fine_upfm !== null && o.fine_upfm !== undefined) {
     rows.push(row("Multa", `${upfm(o.fine_upfm)} UPFM = ${brl(o.fine_brl)}${o.recurrence_of ? ` (em dobro: reincidência da nº ${o.recurrence_of})` : ""}`));
@@ -50,7 +50,7 @@ function timeline(o) {
   const items = (o.history || []).map((h) => el("li", { "data-action": h.action },
     el("strong", {}, ACTION_NAMES[h.action] || h.action),
     h.to_status && h.from_status ? ` (${statusName(h.from_status)} → ${statusName(h.to_status)})` : "",
-    el("span", { class: "meta" }, `${fmt.time(h.at)} · ${h.actor}${h.role ? ` (${h.role})` : ""}${h.ip ? ` · ${h.ip}` : ""}`),
+    el("span", { class: "meta" }, `${when(h.at)} · ${h.actor}${h.role ? ` (${h.role})` : ""}${h.ip ? ` · ${h.ip}` : ""}`),
     h.text ? el("p", { class: "said" }, h.text) : null,
     files.has(h.id) ? el("ul", { class: "files" }, files.get(h.id).map((a) => el("li", {}, attachment(o, a)))) : null));
   document.getElementById("oc-history").replaceChildren(...items);

@@ -1,7 +1,7 @@
 // The occurrences list (/ocorrencias): the filters in the address (so a link or the day panel can open a filtered
 // list), the API's list as a table, each row linking to its page, and the same filters as a CSV export.
-import { api, config, el, explain, fmt, localDate } from "./api.js";
-import { KIND_NAMES, STATUS_NAMES, STATUS_TONE, headline, severityName, statusName, where } from "./fisc/names.js";
+import { api, config, el, explain, localDate } from "./api.js";
+import { KIND_NAMES, STATUS_NAMES, STATUS_TONE, headline, severityName, statusName, when, where } from "./fisc/names.js";
 
 const form = document.getElementById("o-form");
 const line = document.getElementById("o-status-line");
@@ -42,7 +42,7 @@ function table(items) {
     el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, items.map((o) => el("tr", { "data-id": String(o.id), "data-kind": o.kind, "data-status": o.status },
       el("td", {}, el("a", { href: `/ocorrencias/${o.id}` }, String(o.id))),
-      el("td", {}, fmt.time(o.start)),
+      el("td", {}, when(o.start)),
       el("td", {}, headline(o), o.late ? el("span", { class: "badge" }, " dados atrasados") : null),
       el("td", {}, o.plate || "—", o.driver ? el("span", { class: "meta" }, ` · ${o.driver}`) : null),
       el("td", {}, where(o)),

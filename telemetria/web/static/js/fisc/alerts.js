@@ -1,9 +1,9 @@
 // The alerts panel of the live map: the day's occurrences as the detector finds them, newest on top. It polls the
 // occurrences list every ~10 s; ones not seen before are marked new and (when the sound is on) chime. Filter by
 // kind; a click centres the map on the occurrence and opens its popup, which links to the occurrence's page.
-import { api, el, explain, fmt } from "../api.js";
+import { api, el, explain } from "../api.js";
 import { tip } from "../mapbase.js";
-import { KIND_NAMES, headline, kindName, statusName, where } from "./names.js";
+import { KIND_NAMES, clock, headline, kindName, statusName, when, where } from "./names.js";
 import { chime, setSound, soundOn, unlockOnGesture } from "./sound.js";
 
 const L = window.L;
@@ -47,7 +47,7 @@ export function alertsPanel(map, root) {
       markers.set(o.id, m);
     }
     m.setLatLng([o.lat, o.lon]);
-    m.bindPopup(tip(el("strong", {}, headline(o)), el("br"), `${o.plate || "—"} · ${fmt.time(o.start)}`, el("br"),
+    m.bindPopup(tip(el("strong", {}, headline(o)), el("br"), `${o.plate || "—"} · ${when(o.start)}`, el("br"),
       where(o), el("br"), el("a", { href: `/ocorrencias/${o.id}` }, "Abrir a ocorrência")));
     return m;
   }
@@ -69,7 +69,7 @@ export function alertsPanel(map, root) {
         onclick: () => focus(o) },
         el("span", { class: "alert-kind" }, kindName(o.kind)),
         o.fresh ? el("span", { class: "badge bad" }, "novo") : null,
-        el("span", { class: "meta" }, `${o.plate || "—"} · ${fmt.clock(o.start)}${o.late ? " · chegou atrasado" : ""}`),
+        el("span", { class: "meta" }, `${o.plate || "—"} · ${clock(o.start)}${o.late ? " · chegou atrasado" : ""}`),
         el("span", { class: "meta" }, `${where(o)} · ${statusName(o.status)}`)),
       el("a", { class: "alert-open", href: `/ocorrencias/${o.id}` }, `Abrir nº ${o.id}`))));
     count.textContent = String(visible.length);

@@ -1,7 +1,11 @@
 // The words of fiscalização on the pages: kinds, states of the process, severities, penalties, states of a run,
 // and each kind's measured facts as labelled lines. The kinds' names are model.py's KIND_NAMES (a test compares).
 import { fmt } from "../api.js";
-import { number } from "../formats.js";
+import { localWall, number } from "../formats.js";
+
+// An instant as the service's local wall clock (America/Porto_Velho), whatever offset the API wrote it with.
+export const when = (iso) => (iso ? fmt.time(localWall(iso)) : "—");
+export const clock = (iso) => (iso ? fmt.clock(localWall(iso)) : "—");
 
 export const KIND_NAMES = {
   speeding: "Excesso de velocidade",
@@ -60,11 +64,11 @@ const FACTS = {
   max_kmh: ["Velocidade máxima", fmt.kmh], limit_kmh: ["Limite", fmt.kmh], over_kmh: ["Acima do limite", fmt.kmh],
   duration_s: ["Duração", fmt.duration], km: ["Distância", fmt.km], max_off_m: ["Maior afastamento da rota", m],
   tolerance_m: ["Tolerância", m], nearest_stop: ["Ponto autorizado mais próximo", String], nearest_m: ["Distância dele", m],
-  stop: ["Primeiro ponto atrasado", String], scheduled: ["Horário previsto", String], arrived: ["Chegada", fmt.time],
+  stop: ["Primeiro ponto atrasado", String], scheduled: ["Horário previsto", String], arrived: ["Chegada", when],
   late_min: ["Atraso nesse ponto", min], max_late_min: ["Maior atraso", min], coverage_pct: ["Cobertura da rota", pct],
   made_pct: ["Mínimo para realizada", pct], declared_km: ["Km declarados", fmt.km], minutes: ["Tempo a bordo", min],
   from: ["De", String], to: ["Até", String], gap_s: ["Tempo sem transmitir", fmt.duration],
-  moved_m: ["Deslocamento durante a falha", m], since: ["Sem transmitir desde", fmt.time],
+  moved_m: ["Deslocamento durante a falha", m], since: ["Sem transmitir desde", when],
 };
 
 // [label, text] pairs of an occurrence's facts, in a stable order.
