@@ -19,7 +19,8 @@ from fastapi.templating import Jinja2Templates
 
 from telemetria import __version__
 from telemetria.auth.guard import authenticate
-from telemetria.auth.roles import Perm, Principal
+from telemetria.auth.roles import Perm, Principal, Role
+from telemetria.auth.store import is_designated
 from telemetria.db import DB_ERRORS
 from telemetria.http import HttpError
 from telemetria.registry import queries as registry_q
@@ -120,7 +121,7 @@ def render(request: Request, template: str, who: Principal | None, status: int =
     context["config"] = {"map": _map_config(settings), **ctx.get("config", {})}
     if who is not None:
         context["config"]["user"] = {"username": who.username, "role": who.role.value,
-                                     "contractor_id": who.scope,
+                                     "contractor_id": who.scope, "designated": bool(ctx.get("designated")),
                                      "permissions": sorted(p.value for p in Perm if who.can(p))}  # fmt: skip
     resp = templates.TemplateResponse(request, template, context, status_code=status)
     resp.headers.update(security_headers(settings))
@@ -158,7 +159,19 @@ async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> 
         role = nav.ROLE_NAMES[who.role.value]
         message = f"Seu perfil ({role}) não tem acesso a esta página."
         return render(request, "error.html", who, 403, title="Acesso negado", message=message)
-    return render(request, template, who, 200, title=page.title, **await _who_line(request, who), **ctx)
+    return render(request, template, who, 200, title=page.title, **await _who_line(request, who),
+                  **await _designated(request, who), **ctx)  # fmt: skip
+
+
+async def _designated(request: Request, who: Principal) -> dict[str, bool]:
+    """A monitor flagged as the designated servidor decides occurrences: the pages offer it the decision."""
+    if who.role is not Role.MONITOR:
+        return {}
+    try:
+        async with request.app.state.pool.acquire(timeout=5) as conn:
+            return {"designated": await is_designated(conn, who.user_id)}
+    except DB_ERRORS:  # the page still opens; the API decides in the end
+        return {}
 
 
 PAGE = {p.path: p for p in nav.PAGES}
