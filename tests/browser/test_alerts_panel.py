@@ -99,3 +99,24 @@ async def test_new_alerts_appear_on_top_with_a_chime_and_the_sound_can_be_turned
 async def test_the_contractor_has_no_live_alerts_panel(alerts_tab: Tab) -> None:
     await alerts_tab.login("contractor", then="/mapa")
     await expect(alerts_tab.page.locator("#alerts")).to_be_hidden()
+
+
+async def test_names_with_markup_stay_text_in_the_panel_the_list_and_the_page(
+    alerts_tab: Tab, alerts_site: FiscSite
+) -> None:
+    page = alerts_tab.page
+    place = 'Rua <img src=x id=injected-place> "Sete"'
+    stop = "Ponto <b id=injected-stop>negrito</b>"
+    oid = await alerts_site.insert_occurrence(
+        PLATE, "unauthorized_stop", datetime.now(UTC) - timedelta(minutes=1), lat=-10.46, lon=-62.44, place=place,
+        facts={"duration_s": 400, "nearest_stop": stop, "nearest_m": 350},
+    )  # fmt: skip
+    await alerts_tab.login("monitor", then="/mapa")
+    await expect(page.locator(f'#alerts-list button[data-id="{oid}"]')).to_contain_text(place, timeout=POLL_S * 1000)
+    await alerts_tab.open("/ocorrencias?status=detected")
+    await expect(page.locator(f'#o-table tr[data-id="{oid}"]')).to_contain_text(place)
+    await alerts_tab.open(f"/ocorrencias/{oid}")
+    await expect(page.locator("#oc-facts")).to_contain_text(place)
+    await expect(page.locator("#oc-facts")).to_contain_text(stop)
+    for injected in ("#injected-place", "#injected-stop"):
+        await expect(page.locator(injected)).to_have_count(0)
