@@ -12,7 +12,7 @@ the same evidence always gives the same bytes, and anyone holding the bytes can 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -60,8 +60,8 @@ def span(start: datetime, end: datetime | None) -> tuple[datetime, datetime]:
 
 def build(
     occurrence: Mapping[str, Any],
-    fixes: list[Mapping[str, Any]],
-    registry: list[Mapping[str, Any]],
+    fixes: Sequence[Mapping[str, Any]],
+    registry: Sequence[Mapping[str, Any]],
     *,
     frozen_by: str,
     frozen_at: datetime,

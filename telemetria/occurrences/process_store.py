@@ -77,9 +77,13 @@ def _sees(who: Principal, contractor_id: int | None, status: Status) -> bool:
 
 
 async def detail(conn: Conn, occurrence_id: int, who: Principal) -> dict[str, Any]:
-    """The occurrence with its history, attachments (without content) and the evidence's SHA-256; 404 if unseen."""
+    """The occurrence with its history, attachments (without content) and the evidence's SHA-256; 404 if unseen.
+    A contractor's copy of the history leaves out the addresses the transitions came from."""
     row = await _visible_row(conn, occurrence_id, who)
-    row["history"] = [dict(h) for h in await conn.fetch(q.HISTORY, occurrence_id)]
+    history = [dict(h) for h in await conn.fetch(q.HISTORY, occurrence_id)]
+    if who.role is Role.CONTRACTOR:  # the servidores' addresses are the municipality's business, not the company's
+        history = [{k: v for k, v in h.items() if k != "ip"} for h in history]
+    row["history"] = history
     row["attachments"] = [dict(a) for a in await conn.fetch(q.ATTACHMENTS, occurrence_id)]
     return row
 

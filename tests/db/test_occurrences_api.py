@@ -237,6 +237,7 @@ async def test_the_whole_process_with_frozen_evidence(
     r = await post(api, world, "contractor", oid, "defense", json={"text": "O limite era 60 km/h."})
     assert r.status_code == 201, r.text
     assert r.json()["status"] == "defense" and r.json()["defense"]["late"] is False
+    assert all("ip" not in h for h in r.json()["history"])  # the servidores' addresses are not the company's
     pdf = b"%PDF-1.4 laudo"
     r = await post(api, world, "contractor", oid, "defense", data={"text": "Segue o laudo."},
                    files=[("files", ("../../laudo.pdf", pdf, "application/pdf")),
@@ -372,7 +373,7 @@ async def test_a_late_defence_is_accepted_and_recorded_late(
 async def test_the_fine_doubles_on_recurrence_within_twelve_months(
     api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
 ) -> None:
-    grave = {"kind": "unauthorized_stop", "severity": "grave", "article": "Art. 38, IX"}
+    grave: dict[str, Any] = {"kind": "unauthorized_stop", "severity": "grave", "article": "Art. 38, IX"}
     first = await occurrence(conn, world, start=datetime(2025, 6, 10, 12, tzinfo=UTC), **grave)
     r = await to_decided(api, world, first)
     assert r.status_code == 200 and r.json()["fine_upfm"] == 30 and r.json()["fine_brl"] == 135.6  # 30 × 4.52
@@ -391,6 +392,13 @@ async def test_the_fine_doubles_on_recurrence_within_twelve_months(
     await conn.execute("UPDATE occurrences SET penalty = 'warning' WHERE id = $1", second)  # only `first` remains
     r = await to_decided(api, world, later)
     assert r.json()["fine_upfm"] == 30 and r.json()["recurrence_of"] is None
+    # An earlier start on the same day recurs too (the window includes the occurrence's own day).
+    morning = await occurrence(conn, world, start=datetime(2026, 8, 3, 11, tzinfo=UTC), **grave)
+    afternoon = await occurrence(conn, world, start=datetime(2026, 8, 3, 17, tzinfo=UTC), **grave)
+    await conn.execute("UPDATE occurrences SET penalty = 'warning' WHERE id = $1", later)
+    assert (await to_decided(api, world, morning)).json()["recurrence_of"] is None  # `first` is 14 months back
+    r = await to_decided(api, world, afternoon)
+    assert r.json()["fine_upfm"] == 60 and r.json()["recurrence_of"] == morning
     # A year with no UPFM value set: 409 naming it.
     old = await occurrence(conn, world, start=datetime(2024, 5, 2, 12, tzinfo=UTC))
     r = await to_decided(api, world, old)

@@ -132,6 +132,17 @@ def test_an_admin_lifts_a_lockout_from_the_command_line(db_env: dict[str, str], 
     assert unknown.returncode == 1 and "no user 'ninguem'" in unknown.stderr
 
 
+def test_the_designated_servidor_from_the_command_line(db_env: dict[str, str], clean: None) -> None:
+    """The flag that lets a monitor decide occurrences (Art. 42); only servidores may carry it."""
+    env = {**db_env, "TELEMETRIA_PASSWORD": "uma senha comprida"}
+    added = cli(env, "user", "add", "--username", "servidora", "--role", "monitor", "--designated")
+    assert json.loads(added.stdout)["designated"] is True
+    assert json.loads(cli(env, "user", "undesignate", "--username", "servidora").stdout)["designated"] is False
+    assert json.loads(cli(env, "user", "designate", "--username", "servidora").stdout)["designated"] is True
+    bad = cli(env, "user", "add", "--username", "tce", "--role", "auditor", "--designated", check=False)
+    assert bad.returncode == 1 and "designated" in bad.stderr
+
+
 def test_retention_command_names_its_cutoff_and_refuses_under_two_years(db_env: dict[str, str]) -> None:
     out = json.loads(cli(db_env, "retention", "run", "--dry-run").stdout)
     assert out["dry_run"] is True and out["retention_days"] == 731 and out["cutoff"]
