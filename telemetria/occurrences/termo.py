@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -34,15 +33,12 @@ from telemetria.occurrences.model import DOUBLES_ON_RECURRENCE, UPFM, Severity
 MARGIN = 2 * cm
 BODY = ParagraphStyle("body", fontName="Helvetica", fontSize=10, leading=13.5, spaceAfter=4)
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8, leading=10, textColor=colors.HexColor("#444444"))
-HEAD = ParagraphStyle("head", parent=BODY, fontName="Helvetica-Bold", fontSize=11, spaceBefore=10, spaceAfter=4)
+HEAD = ParagraphStyle(
+    "head", parent=BODY, fontName="Helvetica-Bold", fontSize=11, spaceBefore=10, spaceAfter=4, keepWithNext=1
+)
 TITLE = ParagraphStyle("title", parent=BODY, fontName="Helvetica-Bold", fontSize=15, leading=19, alignment=1)
 MUNI = ParagraphStyle("muni", parent=BODY, fontName="Helvetica-Bold", fontSize=12, leading=15)
 MONO = ParagraphStyle("mono", parent=BODY, fontName="Courier", fontSize=8.5, leading=11)
-
-
-def load_coat_of_arms(path: Path | None) -> bytes | None:
-    """The image at `path` (PNG or JPEG) as bytes; None when no path is set."""
-    return path.read_bytes() if path is not None else None
 
 
 def number(detail: Mapping[str, Any], issued_at: datetime) -> str:

@@ -1,8 +1,9 @@
 """Notifications of new occurrences against a real SMTP server process and a real HTTP receiver process.
 
-The SMTP server is aiosmtpd's own (`python -m aiosmtpd`, storing every message in a Maildir); the webhook receiver is
-tests/e2e/webhook_receiver.py. notify.deliver_round runs against the real database, with `now` given, so that the
-retry schedule is tested without waiting for it.
+The SMTP server is aiosmtpd's own (`python -m aiosmtpd`, storing every message in a Maildir; plain, STARTTLS and SSL
+with a self-signed certificate made by openssl); the webhook receiver is tests/e2e/webhook_receiver.py.
+notify.deliver_round runs against the real database, with `now` given, so that the retry schedule is tested without
+waiting for it.
 """
 
 from __future__ import annotations
@@ -289,3 +290,56 @@ def assert_email(mail: Message, occurrence_id: int) -> None:
         f"Ver a ocorrência: https://telemetria.prefeitura.example/ocorrencias/{occurrence_id}",
     ):
         assert expected in text, expected
+
+
+@pytest.fixture
+def certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, trusted by this test's TLS clients (SSL_CERT_FILE)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # ssl.create_default_context() reads it
+    return cert, key
+
+
+@pytest.mark.parametrize(("tls", "cert_flag", "key_flag"), [("starttls", "--tlscert", "--tlskey"),
+                                                            ("ssl", "--smtpscert", "--smtpskey")])  # fmt: skip
+async def test_email_over_starttls_and_ssl_with_a_verified_certificate(
+    tls: str,
+    cert_flag: str,
+    key_flag: str,
+    tmp_path: Path,
+    certificate: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    test_db: ScratchDb,
+    pool: asyncpg.Pool,
+    conn: asyncpg.Connection,
+    world: dict[str, int],
+) -> None:
+    cert, key = certificate
+    port, maildir = free_port(), tmp_path / "maildir"
+    args = [sys.executable, "-m", "aiosmtpd", "-n", "-l", f"127.0.0.1:{port}", cert_flag, str(cert), key_flag, str(key)]
+    server = Process([*args, "-c", "aiosmtpd.handlers.Mailbox", str(maildir)], port)  # STARTTLS required by default
+    server.start()
+    try:
+        settings: Settings = test_db.settings(
+            smtp_host="127.0.0.1", smtp_port=port, smtp_tls=tls, smtp_from="telemetria@prefeitura.example",
+            notify_email_to="fiscal@prefeitura.example", notify_kinds="speeding",
+        )  # fmt: skip
+        await notify.configure(conn, settings)
+        await notify.enqueue(conn, [await occurrence(conn, "speeding", world["vehicle_id"])])
+        assert await notify.deliver_round(pool, settings, now=datetime.now(UTC) + timedelta(seconds=1)) == 1
+        [mail] = list(mailbox.Maildir(maildir))
+        assert "Excesso de velocidade" in subject(mail)
+
+        # Without the certificate trusted, the server is not believed and nothing is sent (kept for a retry).
+        monkeypatch.delenv("SSL_CERT_FILE")
+        await notify.enqueue(conn, [second := await occurrence(conn, "speeding", world["vehicle_id"])])
+        assert await notify.deliver_round(pool, settings, now=datetime.now(UTC) + timedelta(seconds=1)) == 0
+        row = (await outbox(conn))[second, "email"]
+        assert row["sent_at"] is None and "CERTIFICATE_VERIFY_FAILED" in row["last_error"]
+    finally:
+        server.stop()
