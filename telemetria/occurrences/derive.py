@@ -12,7 +12,7 @@ gives the same candidates, and they are those of the reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -162,13 +162,25 @@ def _unauthorized(ln: Line, plan: RunPlan, assigned: Sequence[int], info: dict[i
     )  # fmt: skip
 
 
-async def run_candidates(conn: Conn, day: date, *, now: datetime, params: DetectParams = DEFAULT) -> list[Candidate]:
+async def run_windows(conn: Conn, day: date) -> dict[tuple[int, int], tuple[datetime, datetime]]:
+    """(route_id, run_no) → [start, end) of each run the contracts' routes make on local date `day` (whether due or
+    not: the calendar is not read), so that a caller knows when run_candidates has something new to judge: at a
+    window's end + run_grace_s, or when fixes inside an ended window change."""
+    route_ids = await dq.contracted_routes(conn)
+    return {k: (datetime.fromtimestamp(p.start, UTC), datetime.fromtimestamp(p.end, UTC))
+            for k, p in (await _plans(conn, route_ids, day)).items()}  # fmt: skip
+
+
+async def run_candidates(
+    conn: Conn, day: date, *, now: datetime, params: DetectParams = DEFAULT, routes: Collection[int] | None = None
+) -> list[Candidate]:
     """The run_not_made and unauthorized_vehicle candidates of every contract on local date `day`, from the boletim's
     lines (measurement/store.py): only runs whose window ended before now - run_grace_s. Key "route:day:run_no".
 
     A contract whose school year is not registered, that has no price in force, or that is not valid on `day`,
-    gives none. Each contract's boletim is computed only for the routes with a run already judged, so call it
-    when a run window has ended or fixes of the day changed, not every second.
+    gives none. Each contract's boletim is computed only for the routes with a run already judged (and among
+    `routes`, when given): it observes every such run from the fixes, so call it when a run window has ended or
+    fixes inside an ended one changed (run_windows), not every round.
     """
     cutoff = now.timestamp() - params.run_grace_s
     if day_bounds(day)[0].timestamp() >= cutoff:
@@ -178,6 +190,8 @@ async def run_candidates(conn: Conn, day: date, *, now: datetime, params: Detect
         if not head.covers(day, day):
             continue
         route_ids = [r["id"] for r in await conn.fetch(mq.CONTRACT_ROUTES, [head.id])]
+        if routes is not None:
+            route_ids = [r for r in route_ids if r in routes]
         ended = {k: p for k, p in (await _plans(conn, route_ids, day)).items() if p.end <= cutoff}
         if not ended:
             continue

@@ -22,6 +22,10 @@ WHERE vehicle_id = $1 AND ts < $2 AND ts >= $2 - $3::interval ORDER BY ts DESC L
 CONTRACT_DATES = """
 SELECT id, valid_from, valid_to FROM contracts WHERE id = ANY ($1::int[])"""
 
+# Every route in some contract (as registered now).
+CONTRACTED_ROUTES = """
+SELECT id FROM routes WHERE contract_id IS NOT NULL ORDER BY id"""
+
 # The vehicles $1 as registered now: whether each is active and whose it is (why a substitute is not authorized).
 VEHICLES = """
 SELECT id, plate, active, contractor_id FROM vehicles WHERE id = ANY ($1::int[])"""
@@ -39,6 +43,10 @@ async def fix_before(conn: Conn, vehicle_id: int, before: datetime, within: time
 
 async def contract_dates(conn: Conn, ids: list[int]) -> dict[int, tuple[date, date]]:
     return {r["id"]: (r["valid_from"], r["valid_to"]) for r in await conn.fetch(CONTRACT_DATES, ids)}
+
+
+async def contracted_routes(conn: Conn) -> list[int]:
+    return [r["id"] for r in await conn.fetch(CONTRACTED_ROUTES)]
 
 
 async def vehicles(conn: Conn, ids: list[int]) -> dict[int, dict[str, Any]]:

@@ -289,15 +289,20 @@ def _due(spans: Sequence[DueSpan], lo: float, hi: float, silent_s: float) -> Due
     return next((s for s in sorted(spans, key=lambda s: s.start) if min(hi, s.end) - max(lo, s.start) > silent_s), None)
 
 
-Fixed = tuple[float, float, float, int | None]  # t, lat, lon, index in the track (None: an Edge)
+Fixed = tuple[float, int | Edge]  # t, and the index in the track or the Edge it is
 
 
 def _edges(a: Analysis, before: Edge | None, after: Edge | None) -> list[Fixed]:
-    """The vehicle's fixes around and in its track, positions from kept fixes where the track has them."""
-    out: list[Fixed] = [] if before is None else [(before.t, before.lat, before.lon, None)]
-    for k in range(len(a.track)):
-        out.append((float(a.track.t[k]), *_position(a, k, -1), k))
-    return out + ([] if after is None else [(after.t, after.lat, after.lon, None)])
+    """The vehicle's fixes around and in its track, in time order."""
+    out: list[Fixed] = [] if before is None else [(before.t, before)]
+    out += [(float(t), k) for k, t in enumerate(a.track.t)]
+    return out + ([] if after is None else [(after.t, after)])
+
+
+def _where(a: Analysis, f: Fixed, step: int) -> tuple[float, float]:
+    """lat, lon of a fix; in the track, of the nearest kept fix in direction `step` (outliers say nothing)."""
+    at = f[1]
+    return (at.lat, at.lon) if isinstance(at, Edge) else _position(a, at, step)
 
 
 def silences(
@@ -323,9 +328,9 @@ def silences(
         if ta >= a.end or hi <= a.start or hi - ta <= params.silent_s:
             continue
         due = _due(spans, ta, hi, params.silent_s)
-        moved = None
-        if f0 is not None and f1 is not None:
-            moved = float(distance_m(f0[2], f0[1], f1[2], f1[1]))
+        p0 = _where(a, f0, -1) if f0 is not None else None
+        p1 = _where(a, f1, 1) if f1 is not None else None
+        moved = float(distance_m(p0[1], p0[0], p1[1], p1[0])) if p0 is not None and p1 is not None else None
         if ta >= a.start:
             if due is None and (moved is None or moved <= params.silent_moved_m):
                 continue
@@ -339,13 +344,14 @@ def silences(
         else:
             facts = {"gap_s": round(hi - ta) if f0 is not None else None,
                      "moved_m": round(moved, 1) if moved is not None else None}  # fmt: skip
-        where = f0 if f0 is not None and ta >= a.start else f1
-        k = where[3] if where is not None else None
+        # Where: the last fix before it, or for one that began before the day, where the vehicle reappeared.
+        pos, f = (p0, f0) if f0 is not None and ta >= a.start else (p1, f1)
+        k = f[1] if f is not None and not isinstance(f[1], Edge) else None
         out.append(
             Candidate(
                 Kind.TRACKER_SILENT, a.vehicle.id, utc(start), utc(hi) if f1 is not None else None,
                 route_id=due.route_id if due else None, run_no=due.run_no if due else None,
-                lat=where[1] if where else None, lon=where[2] if where else None,
+                lat=pos[0] if pos else None, lon=pos[1] if pos else None,
                 place=_place(a, k) if k is not None else None, facts=facts,
                 completed_ts=utc(hi) if f1 is not None else None,
             )

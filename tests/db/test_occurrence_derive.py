@@ -17,7 +17,7 @@ from telemetria.contracts.calendar import SchoolYear, school_days
 from telemetria.geo.geodesic import GEOD
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement.plans import plan_runs
-from telemetria.occurrences.derive import run_candidates, window_candidates
+from telemetria.occurrences.derive import run_candidates, run_windows, window_candidates
 from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DEFAULT
 from telemetria.registry import fleet
@@ -254,8 +254,20 @@ async def test_runs_not_made_and_an_unauthorized_vehicle(conn: asyncpg.Connectio
         nm.facts["contracted_km"])}  # fmt: skip
     assert 0 < nm.facts["contracted_km"] < 12.0
 
-    # Judged only once the run's window has ended, plus the grace.
+    # The same day seen from the vehicle: not a fix all day while due, so its tracker was silent too (the letter of
+    # the rule: from the first run's start until it reported again, the next school day).
+    b0, b1 = day_bounds(before)
+    (quiet,) = await window_candidates(conn, a, b0, b1, now=now)
+    assert quiet.kind is Kind.TRACKER_SILENT and quiet.start == local(before, "06:40") and quiet.run_no == 1
+    assert quiet.end == rows[0][0] and quiet.facts == {"gap_s": None, "moved_m": None}
+    assert (quiet.lat, quiet.lon) == (rows[0][1], rows[0][2])  # where it reappeared
+
+    # Judged only once the run's window has ended, plus the grace; run_windows says when that is.
     end = datetime.fromtimestamp(plan.end, UTC)
+    windows = await run_windows(conn, before)
+    assert sorted(windows) == [(w["l9"], 1), (w["l9"], 2)] and windows[(w["l9"], 1)][1] == end
+    assert await run_candidates(conn, before, now=now, routes=[w["l10"]]) == []
+    assert await run_candidates(conn, before, now=now, routes=[w["l9"]]) == [nm]
     assert await run_candidates(conn, before, now=end + timedelta(seconds=DEFAULT.run_grace_s - 1)) == []
     assert await run_candidates(conn, before, now=end + timedelta(seconds=DEFAULT.run_grace_s)) == [nm]
     # A day without a school year registered has no boletim to judge by.

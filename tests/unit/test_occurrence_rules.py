@@ -314,3 +314,14 @@ def test_only_candidates_starting_inside_the_day() -> None:
     found = candidates(early + s.fixes)
     assert all(day_bounds(DAY)[0] <= c.start for c in found)
     assert np.all([c.start < day_bounds(DAY)[1] for c in found])
+
+
+def test_an_outlier_after_a_gap_is_no_movement() -> None:
+    # Parked after the run, the tracker asleep for 10 min; its first fix back jumps 3 km and the next is home again:
+    # the cleaning drops the odd fix out, and the silence is measured from the kept ones: it did not move.
+    s = on_time().drive(0.0).park(60).silent(600)
+    s.x = 3000.0
+    s.fixes.append(s._fix(0.0))  # the odd fix out, 10 min after the last
+    s.x = 0.0
+    s.park(120)
+    assert Kind.TRACKER_SILENT not in kinds(candidates(s.fixes))
