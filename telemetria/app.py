@@ -131,7 +131,8 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
     # Always started: with notifications off it records that (so nothing is queued) and ends.
     tasks.append(asyncio.create_task(notify.periodic(pool, settings), name="notifications"))
     if settings.detector_interval_s > 0:
-        tasks.append(asyncio.create_task(detector.periodic(pool, settings.detector_interval_s), name="detector"))
+        supervise = detector.supervise(settings.dsn(), settings.detector_interval_s, settings.detector_nice)
+        tasks.append(asyncio.create_task(supervise, name="detector"))
     try:
         yield
     finally:

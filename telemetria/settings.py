@@ -227,6 +227,9 @@ class Settings(BaseSettings):
     detector_interval_s: float = Field(default=10.0, ge=0)
     """how often the service turns the fixes that changed into occurrences (one process at a time); an occurrence is
     stored within about this plus one round's time of the fix that completes it; `0`: never"""
+    detector_nice: int = Field(default=10, ge=0, le=19)
+    """how much lower than the service's the detector process's CPU priority is (Linux nice): under contention ingest
+    gets the CPU first and the detector's lag grows instead; `0`: the same priority"""
     # How often the service drops chunks older than the retention window; 0: never (use cron).
     retention_interval_s: float = Field(default=86_400.0, ge=0)
     """how often the service runs retention (one process at a time, counted from the last recorded run); `0`: never

@@ -27,7 +27,9 @@ class ScratchDb:
     name: str
 
     def settings(self, **overrides: object) -> Settings:
-        return Settings(database_url=self.dsn, **overrides)  # type: ignore[arg-type]
+        """Settings on this database. The occurrence detector is off unless a test turns it on: a test decides
+        when occurrences are detected (occurrences.detector.run_round), at the `now` it gives."""
+        return Settings(database_url=self.dsn, **{"detector_interval_s": 0, **overrides})  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")

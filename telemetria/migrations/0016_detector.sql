@@ -10,8 +10,9 @@
 -- even when it is older than the row's newest (the upsert no longer skips those rows).
 -- silence_checked_at: when the detector last looked whether the (silent) vehicle is silent while due, so it
 -- looks again only every so often however many rounds run.
+-- dirty_since: when the oldest change not yet recomputed arrived (the detector's lag is now - dirty_since).
 ALTER TABLE latest_fixes ADD COLUMN dirty_from timestamptz, ADD COLUMN dirty_at timestamptz,
-    ADD COLUMN silence_checked_at timestamptz;
+    ADD COLUMN dirty_since timestamptz, ADD COLUMN silence_checked_at timestamptz;
 
 -- What the detector did once per day: the closed days it queued for a complete rescan (rollup_horizon's
 -- closed_through), and the queue itself, worked through a batch per round.
@@ -41,12 +42,12 @@ CREATE FUNCTION note_stored_fixes(
 ) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO latest_fixes AS l (vehicle_id, last_ts, valid_ts, received_at, lat, lon, speed_kmh,
-                                   heading_deg, ignition, driver_id, dirty_from, dirty_at)
+                                   heading_deg, ignition, driver_id, dirty_from, dirty_at, dirty_since)
     SELECT DISTINCT ON (u.v) u.v, max(u.ts) OVER (PARTITION BY u.v),
            CASE WHEN u.ok THEN u.ts END, CASE WHEN u.ok THEN coalesce(u.rcv, now()) END,
            CASE WHEN u.ok THEN u.lat END, CASE WHEN u.ok THEN u.lon END, CASE WHEN u.ok THEN u.spd END,
            CASE WHEN u.ok THEN u.hdg END, CASE WHEN u.ok THEN u.ign END, CASE WHEN u.ok THEN u.drv END,
-           d.lo, clock_timestamp()
+           d.lo, clock_timestamp(), clock_timestamp()
     FROM unnest(v_ids, v_tss, v_valids, v_received, v_lats, v_lons, v_speeds, v_headings, v_ignitions,
                 v_drivers) AS u(v, ts, ok, rcv, lat, lon, spd, hdg, ign, drv)
     JOIN (SELECT s.v, min(s.t) AS lo FROM unnest(span_v, span_t) AS s(v, t) GROUP BY s.v) d ON d.v = u.v
@@ -62,7 +63,8 @@ BEGIN
         ignition = CASE WHEN EXCLUDED.valid_ts > coalesce(l.valid_ts, '-infinity') THEN EXCLUDED.ignition ELSE l.ignition END,
         driver_id = CASE WHEN EXCLUDED.valid_ts > coalesce(l.valid_ts, '-infinity') THEN EXCLUDED.driver_id ELSE l.driver_id END,
         dirty_from = least(l.dirty_from, EXCLUDED.dirty_from),
-        dirty_at = EXCLUDED.dirty_at;
+        dirty_at = EXCLUDED.dirty_at,
+        dirty_since = CASE WHEN l.dirty_from IS NULL THEN EXCLUDED.dirty_since ELSE l.dirty_since END;
     PERFORM mark_rollups_stale(span_v, span_t, tz, link);
 END $$;
 
@@ -99,13 +101,13 @@ BEGIN
                   f.ignition, f.driver_id),
     noted AS (
         INSERT INTO latest_fixes AS l (vehicle_id, last_ts, valid_ts, received_at, lat, lon, speed_kmh,
-                                       heading_deg, ignition, driver_id, dirty_from, dirty_at)
+                                       heading_deg, ignition, driver_id, dirty_from, dirty_at, dirty_since)
         SELECT DISTINCT ON (s.vehicle_id) s.vehicle_id, max(s.ts) OVER (PARTITION BY s.vehicle_id),
                CASE WHEN s.valid THEN s.ts END, CASE WHEN s.valid THEN s.received_at END,
                CASE WHEN s.valid THEN s.lat END, CASE WHEN s.valid THEN s.lon END,
                CASE WHEN s.valid THEN s.speed_kmh END, CASE WHEN s.valid THEN s.heading_deg END,
                CASE WHEN s.valid THEN s.ignition END, CASE WHEN s.valid THEN s.driver_id END,
-               min(s.ts) OVER (PARTITION BY s.vehicle_id), clock_timestamp()
+               min(s.ts) OVER (PARTITION BY s.vehicle_id), clock_timestamp(), clock_timestamp()
         FROM stored s ORDER BY s.vehicle_id, s.valid DESC, s.ts DESC
         ON CONFLICT (vehicle_id) DO UPDATE SET
             last_ts = greatest(l.last_ts, EXCLUDED.last_ts),
@@ -118,6 +120,7 @@ BEGIN
             ignition = CASE WHEN EXCLUDED.valid_ts > coalesce(l.valid_ts, '-infinity') THEN EXCLUDED.ignition ELSE l.ignition END,
             driver_id = CASE WHEN EXCLUDED.valid_ts > coalesce(l.valid_ts, '-infinity') THEN EXCLUDED.driver_id ELSE l.driver_id END,
             dirty_from = least(l.dirty_from, EXCLUDED.dirty_from),
-            dirty_at = EXCLUDED.dirty_at)
+            dirty_at = EXCLUDED.dirty_at,
+            dirty_since = CASE WHEN l.dirty_from IS NULL THEN EXCLUDED.dirty_since ELSE l.dirty_since END)
     SELECT s.vehicle_id, s.ts FROM stored s;
 END $$;

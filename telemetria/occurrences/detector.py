@@ -15,7 +15,13 @@ docs/architecture.md "How occurrences are found live" gives the reasoning and th
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import logging
+import logging.config
+import os
+import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -46,7 +52,8 @@ RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day
 
 @dataclass(slots=True)
 class RoundStats:
-    """What one round did. lag_s: how long the oldest mark it took had waited (None: nothing was dirty)."""
+    """What one round did. lag_s: from the arrival of the oldest change it took to its occurrences stored (None:
+    nothing was dirty)."""
 
     skipped: bool = False  # another process held the lock
     windows: int = 0
@@ -133,8 +140,6 @@ async def _locked_round(conn: Conn, now: datetime, params: DetectParams) -> Roun
     stats = RoundStats()
     await _queue_closed_days(conn, now)
     marks = await store.dirty(conn, MAX_VEHICLES)
-    if marks:
-        stats.lag_s = max(0.0, (datetime.now(UTC) - min(m.dirty_at for m in marks)).total_seconds())
     starts: dict[int, datetime] = {m.vehicle_id: m.dirty_from - CONTEXT for m in marks}
     margin = EARLY_S + LATE_S  # the prefilter's widening: a run's window reaches this far past its schedule
     for vehicle_id in await store.silent(conn, now, params.silent_s, margin, SILENT_RECHECK_S):
@@ -210,10 +215,13 @@ async def rescan(
 
 
 async def periodic(pool: Pool, interval_s: float) -> None:
-    """The service's detector: a round every `interval_s` seconds (counted from the end of the last). Runs until
-    cancelled; a failed round is logged and the next one tries again."""
+    """Rounds every `interval_s` seconds (counted from the end of the last), until cancelled; a failed round is
+    logged and the next one tries again. The detector process runs it (supervise starts that process)."""
+    parent = os.getppid()
     while True:
         await asyncio.sleep(interval_s)
+        if os.getppid() != parent:  # the service that started this process is gone
+            return
         try:
             stats = await run_round(pool)
         except DB_ERRORS as e:
@@ -223,3 +231,60 @@ async def periodic(pool: Pool, interval_s: float) -> None:
         else:
             if stats.elapsed_s > interval_s:
                 log.info("detector round took %.1f s for %d windows", stats.elapsed_s, stats.windows)
+
+
+async def supervise(dsn: str, interval_s: float, nice: int = 10) -> None:
+    """The service's lifespan task: the rounds run in a child process of their own at lower CPU priority (`nice`),
+    so that a busy detector slows itself, not ingest (docs/architecture.md "How occurrences are found live");
+    restarted if it dies, stopped when this task is cancelled. Runs until cancelled."""
+    env = {**os.environ, "TELEMETRIA_DATABASE_URL": dsn}
+    while True:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "telemetria.occurrences.detector", str(interval_s), str(nice), env=env
+        )
+        try:
+            code = await proc.wait()
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+            raise
+        log.warning("the detector process exited with %s; starting it again in %.0f s", code, interval_s)
+        await asyncio.sleep(interval_s)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel sends SIGTERM to this process when the service that started it dies (even by SIGKILL)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+async def _main(interval_s: float) -> None:
+    from telemetria.db import create_pool
+    from telemetria.settings import Settings
+
+    pool = await create_pool(Settings(), min_size=0, max_size=2)
+    try:
+        await periodic(pool, interval_s)
+    finally:
+        await pool.close()
+
+
+def main(argv: list[str]) -> None:
+    """`python -m telemetria.occurrences.detector INTERVAL_S NICE`: the detector process (started by supervise)."""
+    from telemetria.logs import log_config
+
+    _die_with_parent()
+    os.nice(int(argv[1]))
+    logging.config.dictConfig(log_config())
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_main(float(argv[0])))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

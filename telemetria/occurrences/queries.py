@@ -8,19 +8,23 @@ from __future__ import annotations
 
 DETECTOR_LOCK = 4_242_018  # pg advisory lock: one detector round at a time across server processes
 
-# The vehicles whose fixes changed since the detector last looked, oldest mark first (fairness under load).
+# The vehicles whose fixes changed since the detector last looked, oldest change first (fairness under load).
 DIRTY = """
-SELECT vehicle_id, dirty_from, dirty_at FROM latest_fixes
-WHERE dirty_from IS NOT NULL ORDER BY dirty_at LIMIT $1"""
+SELECT vehicle_id, dirty_from, dirty_at, dirty_since, statement_timestamp() AS read_at FROM latest_fixes
+WHERE dirty_from IS NOT NULL ORDER BY dirty_since LIMIT $1"""
 
-# Clears the marks still as they were read ($2: dirty_at read); a flush that marked meanwhile keeps its mark.
-# Rows are locked in vehicle order, like the flushes lock them, so the two cannot deadlock.
+# Clears the marks still as they were read ($2: dirty_at read). A row a flush marked again meanwhile keeps its
+# mark; what it still waits for arrived after the read ($3), so its dirty_since moves up to that. Rows are locked
+# in vehicle order, like the flushes lock them, so the two cannot deadlock.
 CLEAR_DIRTY = """
 WITH d AS (
-    SELECT l.vehicle_id FROM latest_fixes l
-    JOIN unnest($1::int[], $2::timestamptz[]) AS u(v, at) ON u.v = l.vehicle_id AND l.dirty_at = u.at
+    SELECT l.vehicle_id, l.dirty_at = u.at AS same FROM latest_fixes l
+    JOIN unnest($1::int[], $2::timestamptz[]) AS u(v, at) ON u.v = l.vehicle_id
     ORDER BY l.vehicle_id FOR UPDATE OF l)
-UPDATE latest_fixes l SET dirty_from = NULL FROM d WHERE l.vehicle_id = d.vehicle_id"""
+UPDATE latest_fixes l
+SET dirty_from = CASE WHEN d.same THEN NULL ELSE l.dirty_from END,
+    dirty_since = CASE WHEN d.same THEN NULL ELSE greatest(l.dirty_since, $3) END
+FROM d WHERE l.vehicle_id = d.vehicle_id"""
 
 # The vehicles that may be silent while due: with no fix since $1, assigned a route running on local day $2 (ISO
 # weekday $3) whose scheduled stops span the local second-of-day $4 widened by $5 s (or that has no schedule: its

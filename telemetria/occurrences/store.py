@@ -25,6 +25,8 @@ class Mark:
     vehicle_id: int
     dirty_from: datetime  # the least fix time stored since the detector last looked
     dirty_at: datetime  # when it was last marked (the clear compares it)
+    dirty_since: datetime  # when the oldest change it waits for arrived
+    read_at: datetime  # when the detector read it
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +38,14 @@ class Applied:
 
 
 async def dirty(conn: Conn, limit: int) -> list[Mark]:
-    return [Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"]) for r in await conn.fetch(q.DIRTY, limit)]
+    rows = await conn.fetch(q.DIRTY, limit)
+    return [Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"], r["dirty_since"], r["read_at"]) for r in rows]
 
 
 async def clear_dirty(conn: Conn, marks: Sequence[Mark]) -> None:
     if marks:
-        await conn.execute(q.CLEAR_DIRTY, [m.vehicle_id for m in marks], [m.dirty_at for m in marks])
+        ids, at = [m.vehicle_id for m in marks], [m.dirty_at for m in marks]
+        await conn.execute(q.CLEAR_DIRTY, ids, at, min(m.read_at for m in marks))
 
 
 async def silent(conn: Conn, now: datetime, silent_s: float, margin_s: float, recheck_s: float) -> list[int]:

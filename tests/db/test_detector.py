@@ -229,7 +229,8 @@ async def schedule(conn: asyncpg.Connection, route_id: int) -> None:
     """The world's route gets its stops: the garage at 07:00, a boarding stop at 07:30, the school at 08:00."""
     (x0, y0), (x1, y1), (x2, y2) = LINE_POINTS
     await conn.executemany(
-        "INSERT INTO route_stops (route_id, seq, name, lat, lon, kind, scheduled_time) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO route_stops (route_id, seq, name, lat, lon, kind, scheduled_time)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7)",
         [
             (route_id, 1, "Garagem", y0, x0, "garage", local(7, 0).astimezone(store.LOCAL_TZ).time()),
             (route_id, 2, "Ponto 1", y1, x1, "boarding", local(7, 30).astimezone(store.LOCAL_TZ).time()),
@@ -241,7 +242,8 @@ async def schedule(conn: asyncpg.Connection, route_id: int) -> None:
 async def occurrences(conn: asyncpg.Connection, vehicle_id: int, kind: Kind | None = None) -> list[asyncpg.Record]:
     return list(
         await conn.fetch(
-            "SELECT * FROM occurrences WHERE vehicle_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY start_ts, kind",
+            "SELECT * FROM occurrences WHERE vehicle_id = $1 AND ($2::text IS NULL OR kind = $2)"
+            " ORDER BY start_ts, kind",
             vehicle_id,
             kind,
         )
