@@ -106,7 +106,9 @@ async def test_the_flow_from_a_live_alert_to_a_doubled_fine(flow_tab: Tab, flow_
 
     # Review and confirm from the alert's own page: the evidence is frozen.
     await page.locator(f'#alerts-list button[data-id="{first["id"]}"]').click()
-    await page.locator(".leaflet-popup-content").get_by_role("link", name="Abrir a ocorrência").click()
+    link = page.locator(".leaflet-popup-content").get_by_role("link", name="Abrir a ocorrência")
+    await expect(link).to_have_attribute("href", f"/ocorrencias/{first['id']}")
+    await link.click()
     await expect(page).to_have_url(re.compile(f"/ocorrencias/{first['id']}$"))
     await status_is(page, "detected")
     review = page.get_by_role("form", name="Revisar")

@@ -46,9 +46,12 @@ export function alertsPanel(map, root) {
         .addTo(map);
       markers.set(o.id, m);
     }
-    m.setLatLng([o.lat, o.lon]);
-    m.bindPopup(tip(el("strong", {}, headline(o)), el("br"), `${o.plate || "—"} · ${when(o.start)}`, el("br"),
-      where(o), el("br"), el("a", { href: `/ocorrencias/${o.id}` }, "Abrir a ocorrência")));
+    // Rebinding an open popup would close it under the user's pointer at every poll: only a closed one is renewed.
+    if (!m.isPopupOpen()) {
+      m.setLatLng([o.lat, o.lon]);
+      m.bindPopup(tip(el("strong", {}, headline(o)), el("br"), `${o.plate || "—"} · ${when(o.start)}`, el("br"),
+        where(o), el("br"), el("a", { href: `/ocorrencias/${o.id}` }, "Abrir a ocorrência")));
+    }
     return m;
   }
 
