@@ -89,6 +89,7 @@ SUMMARIES: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/measurements/{contract_id}/{month}/close"): "Fechar o mês: congelar o boletim de medição",
     ("POST", "/api/v1/measurements/{contract_id}/{month}/reopen"): "Reabrir um mês fechado (administrador, com motivo)",
     ("GET", "/api/v1/live"): "Mapa ao vivo: última posição de cada veículo visível",
+    ("GET", "/api/v1/day"): "Painel do dia: em serviço, execuções do dia, alertas, rastreadores mudos, regra dos 30 s",
     ("GET", "/healthz"): "Saúde do processo (responde enquanto o serviço está de pé)",
     ("GET", "/readyz"): "Prontidão: banco de dados alcançável e migrações aplicadas",
     ("GET", "/metrics"): "Métricas no formato Prometheus",

@@ -40,6 +40,7 @@ from telemetria.logs import RequestIdMiddleware
 from telemetria.measurement import api as measurement_api
 from telemetria.nulguard import NulGuardMiddleware
 from telemetria.occurrences import api as occurrences_api
+from telemetria.occurrences import day as day_api
 from telemetria.occurrences import detector, notify
 from telemetria.ops import retention
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
@@ -57,6 +58,7 @@ _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, api_versions.router, audit_api.router,
     reports_api.router, live_api.router, contracts_api.router, measurement_api.router, occurrences_api.router,
+    day_api.router,
 )  # fmt: skip
 
 

@@ -47,18 +47,37 @@ CONTRACTS = {
     "/boletim": "Boletim de medição",
 }
 
+# Fiscalização (issue 18): the day panel is the servidor's home; the occurrences and their process. A contractor
+# reads its own occurrences from `notified` on (the API scopes them); only an admin edits the classification.
+FISCALIZACAO = {
+    "/ocorrencias": ("Ocorrências", Perm.READ),
+    "/fiscalizacao/classificacao": ("Classificação das ocorrências", Perm.CLASSIFY_OCCURRENCES),
+}
+
 PAGES: tuple[Page, ...] = (
+    Page("/painel", "Painel do dia", Perm.READ, ""),
     Page("/mapa", "Mapa ao vivo", Perm.READ, ""),
     Page("/historico", "Histórico do veículo", Perm.READ, ""),
     *(Page(f"/relatorios/{k}", t, Perm.READ, "Relatórios") for k, t in REPORTS.items()),
     *(Page(f"/cadastro/{k}", t, Perm.WRITE_REGISTRY, "Cadastro") for k, t in REGISTRY.items()),
     *(Page(path, t, Perm.READ, "Contratos") for path, t in CONTRACTS.items()),
+    *(Page(path, t, perm, "Fiscalização") for path, (t, perm) in FISCALIZACAO.items()),
     Page("/usuarios", "Usuários", Perm.MANAGE_USERS, "Administração"),
     Page("/auditoria", "Registro de auditoria", Perm.READ_AUDIT, "Administração"),
 )
 
 ROLE_NAMES = {"admin": "Administrador", "monitor": "Servidor designado", "auditor": "Controle externo",
               "contractor": "Empresa contratada"}  # fmt: skip
+
+
+# Where each role lands after logging in: the servidor's day starts at the day panel (what needs attention now);
+# a contractor follows its own fleet on the live map, and an auditor, who reads rather than acts, starts there too.
+HOMES = {"admin": "/painel", "monitor": "/painel"}
+
+
+def home(who: Principal) -> str:
+    """The page a principal's session opens on."""
+    return HOMES.get(who.role.value, "/mapa")
 
 
 def menu(who: Principal) -> list[tuple[str, list[Page]]]:

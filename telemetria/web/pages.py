@@ -19,7 +19,8 @@ from fastapi.templating import Jinja2Templates
 
 from telemetria import __version__
 from telemetria.auth.guard import authenticate
-from telemetria.auth.roles import Perm, Principal
+from telemetria.auth.roles import Perm, Principal, Role
+from telemetria.auth.store import is_designated
 from telemetria.db import DB_ERRORS
 from telemetria.http import HttpError
 from telemetria.registry import queries as registry_q
@@ -120,7 +121,7 @@ def render(request: Request, template: str, who: Principal | None, status: int =
     context["config"] = {"map": _map_config(settings), **ctx.get("config", {})}
     if who is not None:
         context["config"]["user"] = {"username": who.username, "role": who.role.value,
-                                     "contractor_id": who.scope,
+                                     "contractor_id": who.scope, "designated": bool(ctx.get("designated")),
                                      "permissions": sorted(p.value for p in Perm if who.can(p))}  # fmt: skip
     resp = templates.TemplateResponse(request, template, context, status_code=status)
     resp.headers.update(security_headers(settings))
@@ -158,7 +159,19 @@ async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> 
         role = nav.ROLE_NAMES[who.role.value]
         message = f"Seu perfil ({role}) não tem acesso a esta página."
         return render(request, "error.html", who, 403, title="Acesso negado", message=message)
-    return render(request, template, who, 200, title=page.title, **await _who_line(request, who), **ctx)
+    return render(request, template, who, 200, title=page.title, **await _who_line(request, who),
+                  **await _designated(request, who), **ctx)  # fmt: skip
+
+
+async def _designated(request: Request, who: Principal) -> dict[str, bool]:
+    """A monitor flagged as the designated servidor decides occurrences: the pages offer it the decision."""
+    if who.role is not Role.MONITOR:
+        return {}
+    try:
+        async with request.app.state.pool.acquire(timeout=5) as conn:
+            return {"designated": await is_designated(conn, who.user_id)}
+    except DB_ERRORS:  # the page still opens; the API decides in the end
+        return {}
 
 
 PAGE = {p.path: p for p in nav.PAGES}
@@ -173,15 +186,17 @@ async def favicon() -> Response:
 
 @router.get("/")
 async def home(request: Request) -> Response:
-    return RedirectResponse(HOME if await viewer(request) else LOGIN, 303)
+    who = await viewer(request)
+    return RedirectResponse(nav.home(who) if who else LOGIN, 303)
 
 
 @router.get(LOGIN)
 async def login_page(request: Request, next: str | None = None) -> Response:
-    target = safe_next(next)
-    if await viewer(request) is not None:
-        return RedirectResponse(target, 303)
-    return render(request, "login.html", None, title="Entrar", config={"next": target})
+    who = await viewer(request)
+    if who is not None:
+        return RedirectResponse(safe_next(next) if next else nav.home(who), 303)
+    # Without a `next`, the front door: it sends each role to its own home once logged in.
+    return render(request, "login.html", None, title="Entrar", config={"next": safe_next(next) if next else "/"})
 
 
 @router.get("/mapa")
@@ -223,6 +238,29 @@ async def calendar_page(request: Request) -> Response:
 @router.get("/boletim")
 async def boletim_page(request: Request) -> Response:
     return await _open(request, PAGE["/boletim"], "boletim.html")
+
+
+@router.get("/painel")
+async def day_page(request: Request) -> Response:
+    return await _open(request, PAGE["/painel"], "day.html")
+
+
+@router.get("/ocorrencias")
+async def occurrences_page(request: Request) -> Response:
+    return await _open(request, PAGE["/ocorrencias"], "occurrences.html")
+
+
+@router.get("/ocorrencias/{occurrence_id}")
+async def occurrence_page(occurrence_id: str, request: Request) -> Response:
+    if not occurrence_id.isdecimal() or not 0 < int(occurrence_id) < 2**63:
+        return await _not_found(request)
+    page = nav.Page(request.url.path, f"Ocorrência nº {int(occurrence_id)}", Perm.READ, "")
+    return await _open(request, page, "occurrence.html", config={"occurrence_id": int(occurrence_id)})
+
+
+@router.get("/fiscalizacao/classificacao")
+async def kinds_page(request: Request) -> Response:
+    return await _open(request, PAGE["/fiscalizacao/classificacao"], "kinds.html")
 
 
 @router.get("/usuarios")

@@ -29,6 +29,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from telemetria.db import init_connection
 from telemetria.settings import Settings
+from telemetria.web import nav
 from tests.conftest import ScratchDb, scratch_database
 from tests.db.conftest import PASSWORD, People, make_people
 from tests.db.test_reports_accuracy import DAY, _register, _run
@@ -159,12 +160,17 @@ class Tab:
     async def open(self, path: str) -> None:
         await self.page.goto(self.site.url + path)
 
-    async def login(self, username: str, password: str = PASSWORD, then: str = "/mapa") -> None:
+    async def login(self, username: str, password: str = PASSWORD, then: str | None = "/mapa") -> None:
+        """Log in, wait for the role's home page (nav.HOMES: the day panel for admin and monitor), then open `then`
+        when it is another page (None: stay home)."""
         await self.open("/entrar")
         await self.page.get_by_label("Usuário").fill(username)
         await self.page.get_by_label("Senha").fill(password)
         await self.page.get_by_role("button", name="Entrar").click()
-        await self.page.wait_for_url(re.compile(re.escape(then) + "$"))
+        home = nav.HOMES.get(username, "/mapa")  # the test users are named after their roles
+        await self.page.wait_for_url(re.compile(re.escape(home) + "$"))
+        if then is not None and then != home:
+            await self.open(then)
 
     async def shot(self, name: str) -> Path:
         """A full-page screenshot under test-artifacts/, to look at."""

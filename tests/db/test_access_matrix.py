@@ -256,6 +256,7 @@ CASES = [
     Case("GET", "/api/v1/vehicles/{vehicle_id}/history", R, {"vehicle_id": "v1"}),
     Case("GET", "/api/v1/route-assignments/{assignment_id}/history", R, {"assignment_id": "ra1"}),
     Case("GET", "/api/v1/live", R),
+    Case("GET", "/api/v1/day", R),
     Case("GET", "/api/v1/school-years/{year}", R, {"year": stored_school_year}),
     Case(
         "PUT",

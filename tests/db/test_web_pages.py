@@ -35,8 +35,10 @@ async def test_each_role_opens_exactly_its_pages(client: httpx.AsyncClient, peop
             assert f"<title>{page.title} · Telemetria</title>" in r.text
         else:
             assert "Acesso negado" in r.text
-    # Logged in, the login page and the front door lead on to the map.
-    assert (await client.get("/")).headers["location"] == "/mapa"
+    # Logged in, the login page and the front door lead on to the role's home (a servidor's: the day panel).
+    home = "/painel" if role in (Role.ADMIN, Role.MONITOR) else "/mapa"
+    assert (await client.get("/")).headers["location"] == home
+    assert (await client.get("/entrar")).headers["location"] == home
     assert (await client.get("/entrar?next=/historico")).headers["location"] == "/historico"
 
 

@@ -1,6 +1,7 @@
 // The live map: every visible vehicle's newest position, refreshed every few seconds without reloading.
 import { api, config, el, explain, fmt, toast } from "./api.js";
 import { makeMap, tip, vehicleIcon } from "./mapbase.js";
+import { alertsPanel } from "./fisc/alerts.js";
 
 const L = window.L;
 const STATUS_PT = { online: "Online", late: "Atrasado", offline: "Sem sinal", never: "Nunca transmitiu" };
@@ -139,3 +140,10 @@ for (const box of document.querySelectorAll("input[name=status]")) {
   box.addEventListener("change", () => { draw(); renderList(); });
 }
 refresh();
+
+// The Secretaria's alerts (a contractor sees its occurrences only once notified: no live alerts for it).
+const alertsBox = document.getElementById("alerts");
+if (config.user && config.user.role !== "contractor") {
+  alertsBox.hidden = false;
+  alertsPanel(map, alertsBox);
+}

@@ -21,7 +21,7 @@ form.addEventListener("submit", async (event) => {
   button.disabled = true;
   try {
     await api("/api/v1/auth/login", { method: "POST", body: { username, password } });
-    location.assign(config.next || "/mapa");
+    location.assign(config.next || "/"); // "/": each role's home
   } catch (err) {
     if (err.status === 401) show("Usuário ou senha incorretos.", "password");
     else if (err.status === 429) show("Muitas tentativas erradas: o acesso foi bloqueado por alguns minutos. Tente mais tarde.");

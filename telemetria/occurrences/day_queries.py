@@ -1,0 +1,53 @@
+"""SQL of the day panel (`GET /api/v1/day`): the fleet's newest fixes and today's open alerts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from telemetria.db import Conn
+
+# $1 the caller's contractor scope (NULL: all). Active vehicles with their newest valid fix (latest_fixes, kept by
+# the ingest writer: the panel costs the same on an old installation as on a new one).
+FLEET = """
+SELECT v.id, v.plate, v.prefix, v.contractor_id, c.name AS contractor,
+       f.valid_ts AS ts, f.lat, f.lon, f.speed_kmh
+FROM vehicles v
+LEFT JOIN contractors c ON c.id = v.contractor_id
+LEFT JOIN latest_fixes f ON f.vehicle_id = v.id
+WHERE v.active AND ($1::int IS NULL OR v.contractor_id = $1)
+ORDER BY v.plate"""
+
+# Occurrences found on local day $1 that nobody has reviewed yet (status detected), per kind.
+OPEN_ALERTS = """
+SELECT kind, count(*)::int AS n
+FROM occurrences
+WHERE day = $1 AND status = 'detected'
+GROUP BY kind
+ORDER BY kind"""
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRow:
+    vehicle_id: int
+    plate: str
+    prefix: str | None
+    contractor_id: int | None
+    contractor: str | None
+    ts: datetime | None  # the newest valid fix's time (None: never reported)
+    lat: float | None
+    lon: float | None
+    speed_kmh: float | None
+
+
+async def fleet(conn: Conn, scope: int | None) -> list[FleetRow]:
+    return [
+        FleetRow(r["id"], r["plate"], r["prefix"], r["contractor_id"], r["contractor"], r["ts"], r["lat"], r["lon"],
+                 r["speed_kmh"])
+        for r in await conn.fetch(FLEET, scope)
+    ]  # fmt: skip
+
+
+async def open_alerts(conn: Conn, day: date) -> dict[str, int]:
+    """Kind → how many of `day`'s occurrences still wait for review."""
+    return {r["kind"]: r["n"] for r in await conn.fetch(OPEN_ALERTS, day)}
