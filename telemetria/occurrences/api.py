@@ -10,7 +10,6 @@ on one it does not see, 404.
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -31,7 +30,7 @@ from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline
+from telemetria.occurrences import deadline, termo
 from telemetria.occurrences import process_store as store
 from telemetria.occurrences.listing import CSV_COLUMNS, filters
 from telemetria.occurrences.model import Kind, Severity
@@ -187,13 +186,11 @@ async def termo_pdf(occurrence_id: IdPath, request: Request, who: Principal = RE
     now = _now()
     issued_at = row["notified_at"] or now
     due = row["defense_due"] or deadline.defense_due(issued_at, settings.defense_days)
-    # The Termo's settings belong to the termo module (municipality_name, coat_of_arms_path).
-    arms_path = getattr(settings, "coat_of_arms_path", None)
+    arms_path = settings.coat_of_arms_path
     coat_of_arms = await asyncio.to_thread(Path(arms_path).read_bytes) if arms_path else None
-    termo = importlib.import_module("telemetria.occurrences.termo")
     render = partial(
-        termo.render, row, ev, municipality=getattr(settings, "municipality_name", ""), issued_at=issued_at,
-        deadline=due, coat_of_arms=coat_of_arms,
+        termo.render, row, ev, municipality=settings.municipality_name, issued_at=issued_at, deadline=due,
+        coat_of_arms=coat_of_arms,
     )  # fmt: skip
     pdf: bytes = await asyncio.to_thread(render)  # reportlab is CPU work: off the event loop
     name = f"termo_ocorrencia_{occurrence_id}.pdf"

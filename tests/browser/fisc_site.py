@@ -36,7 +36,10 @@ from tests.db.conftest import People, make_people, register
 from tests.e2e.conftest import serve
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS_IMG = ROOT / "docs" / "img"  # the screenshots docs/fiscalizacao.md shows, saved by these tests
+# The screenshots docs/fiscalizacao.md shows, saved by these tests: into docs/img/ when asked
+# (TELEMETRIA_DOCS_SCREENSHOTS=1 ./dev test, then commit them), else beside the other artifacts, so an ordinary
+# run leaves the committed images alone.
+DOCS_IMG = ROOT / "docs" / "img" if os.environ.get("TELEMETRIA_DOCS_SCREENSHOTS") else ROOT / "test-artifacts" / "docs"
 SEED = 1
 
 
