@@ -35,8 +35,13 @@ def instant(text: str, tz: ZoneInfo, field: str, *, end: bool = False) -> dateti
         raise FieldError(
             f"{field}: {text!r} is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM)", field
         ) from None
-    at = (value if value.tzinfo else value.replace(tzinfo=tz)).astimezone(UTC)
-    return at + _precision(text) if end else at
+    except OverflowError:  # the day after 9999-12-31
+        raise FieldError(f"{field}: {text!r} is out of the range of dates", field) from None
+    try:
+        at = (value if value.tzinfo else value.replace(tzinfo=tz)).astimezone(UTC)
+        return at + _precision(text) if end else at
+    except OverflowError:  # 0001-01-01T00:00+14:00 in UTC, or the instant after 9999-12-31T23:59
+        raise FieldError(f"{field}: {text!r} is out of the range of dates", field) from None
 
 
 def _precision(text: str) -> timedelta:

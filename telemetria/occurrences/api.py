@@ -79,7 +79,9 @@ class ReviewIn(Strict):
     decision: Literal["confirm", "dismiss"]
     reason: str | None = Field(default=None, max_length=MAX_TEXT, description="required to dismiss")
     kind: Kind | None = Field(default=None, description="confirm with the classification of another kind")
-    article: str | None = Field(default=None, min_length=1, max_length=200, description="reclassify: the article")
+    article: str | None = Field(
+        default=None, min_length=1, max_length=200, pattern=r"\S", description="reclassify: the article"
+    )
     severity: Severity | None = Field(default=None, description="reclassify: the severity")
 
 
@@ -233,11 +235,15 @@ async def _defense_body(request: Request) -> tuple[str, list[store.Upload]]:
         raise HttpError(415, f"Content-Type: {ctype} not accepted; send application/json or multipart/form-data")
     form = await request.form(max_files=MAX_FILES, max_fields=5)
     text = form.get("text")
+    if isinstance(text, str) and "\x00" in text:  # NulGuard reads no multipart bodies: the database refuses a NUL
+        raise FieldError("text: contains a NUL character", "text", 422)
     body = _validated({"text": text if isinstance(text, str) else None})
     files = []
     for n, upload in enumerate(form.getlist("files")):
         if not isinstance(upload, UploadFile):
             raise FieldError(f"files[{n}]: not a file", f"files[{n}]", 422)
+        if "\x00" in (upload.filename or "") + (upload.content_type or ""):
+            raise FieldError(f"files[{n}]: its name or type contains a NUL character", f"files[{n}]", 422)
         name = Path((upload.filename or "").replace("\\", "/")).name.strip()[:200]
         if not name:
             raise FieldError(f"files[{n}]: the file needs a name", f"files[{n}]", 422)

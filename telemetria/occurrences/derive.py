@@ -129,7 +129,7 @@ def _made_pct(computed: Computed, day: date) -> Decimal | None:
     return next((t.rule.made_min_coverage_pct for lo, hi, t in computed.terms if lo <= day <= hi), None)
 
 
-def _not_made(ln: Line, plan: RunPlan, made_pct: Decimal | None) -> Candidate | None:
+def _not_made(ln: Line, plan: RunPlan, made_pct: Decimal | None, contractor_id: int) -> Candidate | None:
     if ln.vehicle_id is None:
         return None
     return Candidate(
@@ -139,6 +139,7 @@ def _not_made(ln: Line, plan: RunPlan, made_pct: Decimal | None) -> Candidate | 
         place=f"rota {ln.code}",
         facts={"coverage_pct": float(ln.coverage_pct), "made_pct": None if made_pct is None else float(made_pct),
                "declared_km": float(ln.declared_km), "contracted_km": float(ln.contracted_km)},
+        contractor_id=contractor_id,
     )  # fmt: skip
 
 
@@ -159,6 +160,7 @@ def _unauthorized(ln: Line, plan: RunPlan, assigned: Sequence[int], info: dict[i
                "first_fix": rules.iso(ln.first) if ln.first is not None else None,
                "last_fix": rules.iso(ln.last) if ln.last is not None else None},
         completed_ts=datetime.fromtimestamp(ln.last, UTC) if ln.last is not None else None,
+        contractor_id=contractor_id,  # the contract holder answers for who made its run, not the vehicle's owner
     )  # fmt: skip
 
 
@@ -211,7 +213,7 @@ async def run_candidates(
             plan = ended[(ln.route_id, ln.run_no)]
             c: Candidate | None = None
             if ln.status == "not_made" and ln.justification is None:
-                c = _not_made(ln, plan, made_pct)
+                c = _not_made(ln, plan, made_pct, head.contractor_id)
             elif ln in flagged:
                 c = _unauthorized(ln, plan, sorted(set(assigned.get(ln.route_id, []))), info, head.contractor_id)
             if c is not None:

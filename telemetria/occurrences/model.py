@@ -106,3 +106,4 @@ class Candidate:
     place: str | None = None
     facts: Mapping[str, Any] = field(default_factory=dict)  # JSON-able measured facts (speed and limit, m off...)
     completed_ts: datetime | None = None  # fix time of the fix that completed it (late marking compares arrival)
+    contractor_id: int | None = None  # the one answerable, when not the vehicle's (a run: the contract holder's)

@@ -145,7 +145,7 @@ async def deliver_round(pool: asyncpg.Pool, settings: Settings, *, now: datetime
                 if occ is None:
                     raise LookupError(f"ocorrência {row['occurrence_id']} não encontrada")
                 await _send(settings, client, row, occ, now)
-            except (mail.MailError, webhook.DeliveryError, LookupError) as e:
+            except Exception as e:  # any failure of one message (a bad header too) is that row's: retried later
                 retry_at = now + retry_delay(int(row["attempts"]))
                 log.warning("notification %s (%s) failed, retry at %s: %s", row["id"], row["channel"], retry_at, e)
                 async with pool.acquire() as conn:

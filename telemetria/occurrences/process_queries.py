@@ -40,7 +40,16 @@ LEFT JOIN routes r ON r.id = o.route_id
 WHERE o.id = $1"""
 
 # The row a transition works on, locked for the transaction (two reviewers cannot both confirm).
-LOCK = "SELECT id, status, contractor_id, severity, start_ts, defense_due FROM occurrences WHERE id = $1 FOR UPDATE"
+LOCK = """
+SELECT id, status, contractor_id, severity, start_ts, end_ts, defense_due FROM occurrences WHERE id = $1 FOR UPDATE"""
+
+# Decisions of fines of one contractor one at a time, so two decided at once cannot both miss the other as the
+# earlier fine that doubles (EARLIER_FINE). Released at the transaction's end.
+LOCK_CONTRACTOR_FINES = "SELECT pg_advisory_xact_lock(18, $1)"
+
+# What an occurrence already holds in attachments: their count and bytes.
+ATTACHMENTS_HELD = """
+SELECT count(*) AS n, coalesce(sum(size), 0)::bigint AS bytes FROM occurrence_attachments WHERE occurrence_id = $1"""
 
 HISTORY = """
 SELECT id, at, actor, role, host(ip) AS ip, action, from_status, to_status, text, data

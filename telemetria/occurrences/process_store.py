@@ -26,6 +26,10 @@ from telemetria.occurrences.model import KIND_NAMES, Kind, Severity, Status
 from telemetria.occurrences.process import Action
 from telemetria.paging import Page, split_total
 
+TERMO_LIVE = ("id", "status", "notified_at", "defense_due", "evidence_sha256", "penalty", "fine_upfm", "fine_brl")
+MAX_ATTACHMENTS = 30  # per occurrence, all defences together: enough for a process, not a file store
+MAX_BYTES = 64 * 2**20
+
 
 @dataclass(frozen=True, slots=True)
 class Filters:
@@ -96,7 +100,11 @@ async def evidence_of(conn: Conn, occurrence_id: int, who: Principal) -> tuple[d
         raise HttpError(
             409, f"o Termo só existe depois da confirmação (estado atual: {row['status']})", state=row["status"]
         )
-    return row, orjson.loads(ev["content"])
+    frozen = orjson.loads(ev["content"])
+    # Who, what, where and when as frozen at confirmation (a Termo issued again after a registry edit says the same);
+    # only the process's own state is today's.
+    live = {k: row[k] for k in TERMO_LIVE if k in row}
+    return {**row, **frozen.get("occurrence", {}), **live}, frozen
 
 
 async def attachment(conn: Conn, occurrence_id: int, attachment_id: int, who: Principal) -> Mapping[str, Any]:
@@ -166,6 +174,11 @@ async def review(
     async with conn.transaction():
         row = await _lock(conn, occurrence_id, who)
         to = _check(action, row, who, who.can(process.TRANSITIONS[action].perm), now)
+        if confirm and row["end_ts"] is None:  # its evidence is not complete yet: frozen now, it would stay partial
+            raise HttpError(
+                409, "a ocorrência ainda está em andamento (sem fim); confirme-a quando terminar; estado atual: "
+                f"{row['status']}", state=row["status"],
+            )  # fmt: skip
         data: dict[str, Any] = {}
         if confirm:
             current = await conn.fetchrow(q.DETAIL, occurrence_id)
@@ -215,6 +228,12 @@ async def defend(
         row = await _lock(conn, occurrence_id, who)
         allowed = who.role is Role.CONTRACTOR and who.can(process.TRANSITIONS[Action.DEFENSE].perm)
         to = _check(Action.DEFENSE, row, who, allowed, now)
+        held = await conn.fetchrow(q.ATTACHMENTS_HELD, occurrence_id)
+        if held["n"] + len(files) > MAX_ATTACHMENTS or held["bytes"] + sum(len(f.content) for f in files) > MAX_BYTES:
+            raise FieldError(
+                f"files: an occurrence holds at most {MAX_ATTACHMENTS} attachments and {MAX_BYTES // 2**20} MiB; "
+                f"it has {held['n']} ({held['bytes'] // 2**20} MiB)", "files", 413,
+            )  # fmt: skip
         late = row["defense_due"] is not None and deadline.is_late(now, row["defense_due"])
         data = {"late": late, "files": len(files)}
         hid = await _history(conn, occurrence_id, who, ip, "defense", Status(row["status"]), to, text, data)
@@ -251,6 +270,7 @@ async def decide(
         if penalty == "fine":
             if row["contractor_id"] is None:
                 raise HttpError(409, "não é possível multar: a ocorrência não tem contratada", state=row["status"])
+            await conn.execute(q.LOCK_CONTRACTOR_FINES, row["contractor_id"])
             severity = Severity(row["severity"])
             start_local = row["start_ts"].astimezone(LOCAL_TZ)
             first, last = fines.recurrence_window(start_local)

@@ -73,26 +73,27 @@ RECEIVED = """
 SELECT u.v, u.ts, f.received_at FROM unnest($1::int[], $2::timestamptz[]) AS u(v, ts)
 JOIN fixes f ON f.vehicle_id = u.v AND f.ts = u.ts"""
 
-# New occurrences: the contractor is the vehicle's, the driver the one of the fix at or before the start (its
+# New occurrences: the contractor is the candidate's when it names one (a run's: the contract holder), else the
+# vehicle's; the driver the one of the fix at or before the start (its
 # card, else the vehicle's assigned driver then: fix_driver, 0004), article and severity those in force for the
-# kind. $18: the zone of `day`. Each gets its `detected` history row in the same statement.
+# kind. $16: the zone of `day`. Each gets its `detected` history row in the same statement.
 INSERT = """
 WITH c AS (
     SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::timestamptz[],
                          $7::timestamptz[], $8::float8[], $9::float8[], $10::text[], $11::jsonb[],
-                         $12::timestamptz[], $13::timestamptz[], $14::bool[])
+                         $12::timestamptz[], $13::timestamptz[], $14::bool[], $15::int[])
         WITH ORDINALITY AS c(kind, v, route, run_no, key, start_ts, end_ts, lat, lon, place, facts, completed,
-                             received, late, ord)),
+                             received, late, contractor, ord)),
 ins AS (
     INSERT INTO occurrences (kind, vehicle_id, contractor_id, driver_id, route_id, run_no, natural_key, day,
                              start_ts, end_ts, lat, lon, place, facts, article, severity, completed_ts,
                              received_at, late)
-    SELECT c.kind, c.v, v.contractor_id,
+    SELECT c.kind, c.v, coalesce(c.contractor, v.contractor_id),
            fix_driver(c.v, c.start_ts, (SELECT f.driver_id FROM fixes f
                                         WHERE f.vehicle_id = c.v AND f.ts <= c.start_ts
                                           AND f.ts > c.start_ts - interval '1 day'
                                         ORDER BY f.ts DESC LIMIT 1)),
-           c.route, c.run_no, c.key, (c.start_ts AT TIME ZONE $15)::date, c.start_ts, c.end_ts, c.lat, c.lon,
+           c.route, c.run_no, c.key, (c.start_ts AT TIME ZONE $16)::date, c.start_ts, c.end_ts, c.lat, c.lon,
            c.place, c.facts, k.article, k.severity, c.completed, c.received, c.late
     FROM c JOIN occurrence_kinds k ON k.kind = c.kind JOIN vehicles v ON v.id = c.v
     ORDER BY c.ord
@@ -103,7 +104,8 @@ hist AS (
     FROM ins)
 SELECT id FROM ins ORDER BY id"""
 
-# A `detected` occurrence follows its candidate ($2-$10); a withdrawn one ($11 true) is restored. The previous data
+# A `detected` occurrence follows its candidate ($2-$10), `late` judged again ($13: late_after_s); a withdrawn one
+# ($11 true) is restored. The previous data
 # goes into the history row.
 UPDATE = """
 WITH old AS (
@@ -112,6 +114,8 @@ WITH old AS (
 upd AS (
     UPDATE occurrences o SET start_ts = $2, end_ts = $3, route_id = $4, lat = $5, lon = $6, place = $7, facts = $8,
            completed_ts = coalesce($9, o.completed_ts), received_at = coalesce($10, o.received_at),
+           late = coalesce(coalesce($10, o.received_at) - coalesce($9, o.completed_ts)
+                           > make_interval(secs => $13::float8), o.late),
            status = 'detected', updated_at = now()
     FROM old WHERE o.id = old.id
     RETURNING o.id)

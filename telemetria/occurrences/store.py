@@ -121,26 +121,30 @@ async def insert(conn: Conn, candidates: Sequence[Candidate], late_after_s: floa
     if not candidates:
         return []
     arrived = await received(conn, candidates)
-    cols: list[list[Any]] = [[] for _ in range(14)]
+    cols: list[list[Any]] = [[] for _ in range(15)]
     for c in candidates:
         done = completing(c)
         rcv = arrived.get((c.vehicle_id, done)) if done is not None else None
         late = rcv is not None and done is not None and (rcv - done).total_seconds() > late_after_s
         row = (
             c.kind.value, c.vehicle_id, c.route_id, c.run_no, c.key, c.start, c.end, c.lat, c.lon, c.place,
-            dict(c.facts), done, rcv, late,
+            dict(c.facts), done, rcv, late, c.contractor_id,
         )  # fmt: skip
         for col, value in zip(cols, row, strict=True):
             col.append(value)
     return [r["id"] for r in await conn.fetch(q.INSERT, *cols, LOCAL_TZ.key)]
 
 
-async def update(conn: Conn, occurrence_id: int, c: Candidate, *, restore: bool, text: str | None) -> bool:
+async def update(
+    conn: Conn, occurrence_id: int, c: Candidate, *, restore: bool, text: str | None, late_after_s: float
+) -> bool:
+    """Follow a `detected` (or restore a withdrawn) occurrence's candidate; `late` is judged again from the fix
+    that completes it now (a live episode completed by a store-and-forward batch becomes late)."""
     done = completing(c)
     rcv = (await received(conn, [c])).get((c.vehicle_id, done)) if done is not None else None
     row = await conn.fetchval(
         q.UPDATE, occurrence_id, c.start, c.end, c.route_id, c.lat, c.lon, c.place, dict(c.facts), done, rcv,
-        restore, text,
+        restore, text, late_after_s,
     )  # fmt: skip
     return row is not None
 
@@ -159,7 +163,7 @@ async def apply(conn: Conn, plan: Plan, late_after_s: float) -> Applied:
     updated = 0
     for u in plan.updates:
         text = "os dados completos sustentam de novo esta ocorrência" if u.restore else None
-        updated += await update(conn, u.id, u.candidate, restore=u.restore, text=text)
+        updated += await update(conn, u.id, u.candidate, restore=u.restore, text=text, late_after_s=late_after_s)
     withdrawn = 0
     for w in plan.withdrawals:
         withdrawn += await withdraw(conn, w.id, w.reason)

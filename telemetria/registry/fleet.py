@@ -161,6 +161,8 @@ async def move_tracker(conn: Conn, unique_id: str, to_plate: str, at: datetime) 
             moved = _count(await conn.execute(q.REATTRIBUTE_FIXES, tid, current["vehicle_id"], to_vid, at))
             if moved or dropped:
                 await conn.execute(q.REFRESH_LATEST_FIXES, [current["vehicle_id"], to_vid])
+                for vid in sorted({current["vehicle_id"], to_vid}):  # in vehicle order, as the detector locks
+                    await conn.execute(q.MARK_DETECTOR_DIRTY, [vid], span["lo"])
                 # Under LOCK_INSTALLATIONS, like ingest: the closed horizon cannot move before this commits.
                 vids = [current["vehicle_id"], current["vehicle_id"], to_vid, to_vid]
                 await conn.execute(q.MARK_ROLLUPS_STALE, vids, [span["lo"], span["hi"]] * 2, *_STALE_ZONE)

@@ -78,6 +78,13 @@ MARK_ROLLUPS_STALE = "SELECT mark_rollups_stale($1::int[], $2::timestamptz[], $3
 # The vehicles' newest fixes after fixes moved between them (migrations/0009_latest_fix.sql).
 REFRESH_LATEST_FIXES = "SELECT refresh_latest_fixes($1::int[])"
 
+# Both vehicles' occurrences are recomputed from the first moved fix: the detector's dirty mark, as a flush sets
+# it (migrations/0014_detector.sql), set after the refresh (which re-creates the rows it had to drop).
+MARK_DETECTOR_DIRTY = """
+UPDATE latest_fixes SET dirty_from = least(dirty_from, $2), dirty_at = clock_timestamp(),
+       dirty_since = CASE WHEN dirty_from IS NULL THEN clock_timestamp() ELSE dirty_since END
+WHERE vehicle_id = ANY ($1::int[])"""
+
 # --- the registry API (ids, scoped): $1 is always the contractor scope (NULL: everything) ------
 
 CONTRACTOR_COLUMNS = ("name", "cnpj", "contract_number", "active")

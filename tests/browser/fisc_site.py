@@ -20,6 +20,7 @@ from typing import Any
 import asyncpg
 import httpx
 import orjson
+from playwright.async_api import Browser
 
 from telemetria.contracts import store as contract_store
 from telemetria.contracts.calendar import MarkedDay, SchoolYear, holidays_by_day, why_not
@@ -30,7 +31,7 @@ from telemetria.settings import Settings
 from telemetria.sim.demo import ensure_demo_registry
 from telemetria.sim.vehicle import vehicle_route
 from telemetria.sim.wire import body
-from tests.browser.conftest import TILES
+from tests.browser.conftest import TILES, Site, Tab
 from tests.conftest import scratch_database
 from tests.db.conftest import People, make_people, register
 from tests.e2e.conftest import serve
@@ -155,3 +156,17 @@ async def fisc_site(base_settings: Settings, name: str, plates: Sequence[str], *
         finally:
             server.close()
             shutil.rmtree(data, ignore_errors=True)
+
+
+@asynccontextmanager
+async def fisc_tab(browser: Browser, site: FiscSite, *, downloads: bool = False) -> AsyncIterator[Tab]:
+    """A desktop tab in the municipality's locale and zone on `site`; fails the test on any script error."""
+    ctx = await browser.new_context(locale="pt-BR", timezone_id="America/Porto_Velho", accept_downloads=downloads,
+                                    viewport={"width": 1280, "height": 900})  # fmt: skip
+    page = await ctx.new_page()
+    page.set_default_timeout(30_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield Tab(page, Site(site.url, site.dsn, site.people, 0, "", "", {}), errors)
+    await ctx.close()
+    assert not errors, f"script errors on the page: {errors}"

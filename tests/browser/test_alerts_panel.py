@@ -11,8 +11,8 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from telemetria.settings import Settings
-from tests.browser.conftest import Site, Tab
-from tests.browser.fisc_site import DOCS_IMG, FiscSite, fisc_site
+from tests.browser.conftest import Tab
+from tests.browser.fisc_site import DOCS_IMG, FiscSite, fisc_site, fisc_tab
 
 PLATE = "ALE1A11"
 POLL_S = 25  # the panel polls every ~10 s: one poll and a margin
@@ -26,15 +26,8 @@ async def alerts_site(base_settings: Settings) -> AsyncIterator[FiscSite]:
 
 @pytest.fixture
 async def alerts_tab(browser: Browser, alerts_site: FiscSite) -> AsyncIterator[Tab]:
-    ctx = await browser.new_context(locale="pt-BR", timezone_id="America/Porto_Velho",
-                                    viewport={"width": 1280, "height": 900})  # fmt: skip
-    page = await ctx.new_page()
-    page.set_default_timeout(30_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield Tab(page, Site(alerts_site.url, alerts_site.dsn, alerts_site.people, 0, "", "", {}), errors)
-    await ctx.close()
-    assert not errors, f"script errors on the page: {errors}"
+    async with fisc_tab(browser, alerts_site) as tab:
+        yield tab
 
 
 async def test_new_alerts_appear_on_top_with_a_chime_and_the_sound_can_be_turned_off(

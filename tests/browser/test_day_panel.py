@@ -11,8 +11,8 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from telemetria.settings import Settings
-from tests.browser.conftest import Site, Tab
-from tests.browser.fisc_site import DOCS_IMG, FiscSite, drive, fisc_site
+from tests.browser.conftest import Tab
+from tests.browser.fisc_site import DOCS_IMG, FiscSite, drive, fisc_site, fisc_tab
 
 DRIVING, SILENT = "DAY1A11", "DAY1A12"
 
@@ -32,15 +32,8 @@ async def day_site(base_settings: Settings) -> AsyncIterator[FiscSite]:
 
 @pytest.fixture
 async def day_tab(browser: Browser, day_site: FiscSite) -> AsyncIterator[Tab]:
-    ctx = await browser.new_context(locale="pt-BR", timezone_id="America/Porto_Velho",
-                                    viewport={"width": 1280, "height": 900})  # fmt: skip
-    page = await ctx.new_page()
-    page.set_default_timeout(30_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield Tab(page, Site(day_site.url, day_site.dsn, day_site.people, 0, "", "", {}), errors)
-    await ctx.close()
-    assert not errors, f"script errors on the page: {errors}"
+    async with fisc_tab(browser, day_site) as tab:
+        yield tab
 
 
 async def test_the_servidor_lands_on_the_day_panel_and_reads_the_day(day_tab: Tab, day_site: FiscSite) -> None:

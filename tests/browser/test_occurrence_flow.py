@@ -23,8 +23,8 @@ from playwright.async_api import Browser, Page, expect
 from telemetria.fix import Fix
 from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings
-from tests.browser.conftest import Site, Tab
-from tests.browser.fisc_site import DOCS_IMG, FiscSite, drive, fisc_site
+from tests.browser.conftest import Tab
+from tests.browser.fisc_site import DOCS_IMG, FiscSite, drive, fisc_site, fisc_tab
 
 PLATE = "FLO1A11"
 UPFM_BRL = Decimal("4.71")
@@ -41,15 +41,8 @@ async def flow_site(base_settings: Settings) -> AsyncIterator[FiscSite]:
 
 @pytest.fixture
 async def flow_tab(browser: Browser, flow_site: FiscSite) -> AsyncIterator[Tab]:
-    ctx = await browser.new_context(locale="pt-BR", timezone_id="America/Porto_Velho", accept_downloads=True,
-                                    viewport={"width": 1280, "height": 900})  # fmt: skip
-    page = await ctx.new_page()
-    page.set_default_timeout(30_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield Tab(page, Site(flow_site.url, flow_site.dsn, flow_site.people, 0, "", "", {}), errors)
-    await ctx.close()
-    assert not errors, f"script errors on the page: {errors}"
+    async with fisc_tab(browser, flow_site, downloads=True) as tab:
+        yield tab
 
 
 def two_speedings(route: Any, start: datetime) -> list[Fix]:
