@@ -160,6 +160,30 @@ async def test_insert_resolves_contractor_driver_and_classification_and_marks_la
     assert await history(conn, first["id"]) == [("detected", "detected", None)]
 
 
+async def test_a_run_is_the_contract_holders_and_late_is_judged_again_when_a_batch_completes_it(
+    conn: asyncpg.Connection, world: World
+) -> None:
+    v = world["v1"]  # contractor c1's vehicle, making a run of c2's contract (another's vehicle: unauthorized)
+    run = Candidate(Kind.UNAUTHORIZED_VEHICLE, v, T0, T0 + timedelta(hours=1), key="9:2026-03-02:1",
+                    contractor_id=world["c2"])  # fmt: skip
+    await insert_fix(conn, v, T0 + timedelta(minutes=10), T0 + timedelta(minutes=10, seconds=2), None)
+    await insert_fix(conn, v, T0 + timedelta(minutes=12), T0 + timedelta(hours=2), None)  # store-and-forward
+    live = Candidate(Kind.SPEEDING, v, T0 + timedelta(minutes=9), T0 + timedelta(minutes=10),
+                     completed_ts=T0 + timedelta(minutes=10))  # fmt: skip
+    async with conn.transaction():
+        applied = await store.apply(conn, Plan(inserts=[run, live]), late_after_s=300)
+    rows = await conn.fetch("SELECT * FROM occurrences WHERE id = ANY ($1) ORDER BY kind", applied.inserted)
+    by_kind = {r["kind"]: r for r in rows}
+    assert by_kind["unauthorized_vehicle"]["contractor_id"] == world["c2"]  # not the vehicle's owner, c1
+    assert by_kind["speeding"]["contractor_id"] == world["c1"] and not by_kind["speeding"]["late"]
+    # The batch showed the episode went on: the fix that completes it now arrived two hours late.
+    longer = Candidate(Kind.SPEEDING, v, T0 + timedelta(minutes=9), T0 + timedelta(minutes=12),
+                       completed_ts=T0 + timedelta(minutes=12))  # fmt: skip
+    async with conn.transaction():
+        await store.apply(conn, Plan(updates=[Update(by_kind["speeding"]["id"], longer)]), late_after_s=300)
+    assert await conn.fetchval("SELECT late FROM occurrences WHERE id = $1", by_kind["speeding"]["id"])
+
+
 async def test_updates_and_withdrawals_touch_only_detected_ones_and_notes_never_touch_facts(
     conn: asyncpg.Connection, world: World
 ) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 import httpx
 import orjson
+import pypdf
 import pytest
 
 from telemetria.app import create_app
@@ -348,6 +349,7 @@ async def test_bad_input_names_the_field(api: httpx.AsyncClient, conn: asyncpg.C
         ("decision", {"penalty": "fine"}, "motivation"),
         ("decision", {"penalty": "fine", "motivation": ""}, "motivation"),
         ("defense", {"txt": "x"}, "text"),
+        ("review", {"decision": "confirm", "article": "   "}, "article"),
     ]
     for action, body, field in cases:
         role = "contractor" if action == "defense" else "admin"
@@ -357,6 +359,22 @@ async def test_bad_input_names_the_field(api: httpx.AsyncClient, conn: asyncpg.C
     assert 400 <= r.status_code < 500
     r = await post(api, world, "contractor", oid, "defense", content=b"x", headers={"content-type": "text/plain"})
     assert r.status_code == 415
+    for when in ("9999-12-31", "0001-01-01T00:00+14:00"):  # past the calendar's ends, in UTC or as the day after
+        params = {"from": when, "to": "9999-12-31"}
+        r = await api.get("/api/v1/occurrences", params=params, headers=auth(world, "admin"))
+        assert r.status_code == 400 and r.json()["field"] in ("from", "to"), (when, r.text)
+    await to_notified(api, world, oid)
+    files = [("files", ("a.txt", b"x", "text/plain"))]  # multipart, which NulGuard does not read
+    r = await post(api, world, "contractor", oid, "defense", data={"text": "nul\x00"}, files=files)
+    assert r.status_code == 422 and r.json()["field"] == "text", r.text
+
+
+async def test_what_is_still_going_on_cannot_be_confirmed(
+    api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
+) -> None:
+    oid = await occurrence(conn, world, kind="tracker_silent", end_ts=None)
+    r = await post(api, world, "monitor", oid, "review", json={"decision": "confirm"})
+    assert r.status_code == 409 and "em andamento" in r.json()["detail"] and r.json()["state"] == "detected"
 
 
 async def test_a_late_defence_is_accepted_and_recorded_late(
@@ -456,9 +474,16 @@ async def test_the_termo(api: httpx.AsyncClient, conn: asyncpg.Connection, world
     r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "monitor"))
     assert r.status_code == 409 and "estado atual: detected" in r.json()["detail"]
     await to_notified(api, world, oid)
-    try:
-        import telemetria.occurrences.termo  # noqa: F401
-    except ImportError:
-        pytest.skip("the termo renderer (telemetria/occurrences/termo.py) is on the termo branch")
     r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "contractor"))
     assert r.status_code == 200 and r.headers["content-type"] == "application/pdf" and r.content.startswith(b"%PDF")
+    plate = await conn.fetchval("SELECT plate FROM vehicles WHERE id = $1", world["v1"])
+    assert plate in pdf_text(r.content)
+    # The registry edited after the confirmation: the Termo still says what the process rests on.
+    await conn.execute("UPDATE vehicles SET plate = 'ZZZ9Z99' WHERE id = $1", world["v1"])
+    again = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "contractor"))
+    text = pdf_text(again.content)
+    assert plate in text and "ZZZ9Z99" not in text
+
+
+def pdf_text(content: bytes) -> str:
+    return "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(content)).pages)
