@@ -12,6 +12,7 @@ import asyncpg
 import pytest
 
 from telemetria.db import create_pool, migrate
+from telemetria.occurrences.model import DEFAULT_CLASSIFICATION
 from telemetria.settings import Settings
 
 
@@ -100,4 +101,17 @@ async def clean(pool: asyncpg.Pool) -> None:
         " registry_versions"
         " RESTART IDENTITY CASCADE;"
         " UPDATE rollup_horizon SET closed_through = NULL, swept_through = NULL"
+    )
+    await reset_classification(pool)
+
+
+async def reset_classification(db: asyncpg.Pool | asyncpg.Connection) -> None:
+    """The occurrence kinds' classification back to the law's defaults (a test, or the fuzzer as an admin, may edit
+    it; the table outlives TRUNCATE since it is the installation's setting, not data)."""
+    await db.execute(
+        "UPDATE occurrence_kinds k SET article = d.article, severity = d.severity, updated_by = NULL"
+        " FROM unnest($1::text[], $2::text[], $3::text[]) AS d(kind, article, severity) WHERE k.kind = d.kind",
+        [k.value for k in DEFAULT_CLASSIFICATION],
+        [c.article for c in DEFAULT_CLASSIFICATION.values()],
+        [c.severity.value for c in DEFAULT_CLASSIFICATION.values()],
     )

@@ -170,7 +170,7 @@ async def panel(conn: Connection, scope: int | None, now: datetime) -> dict[str,
     runs, notes = await today_runs(conn, scope, day, now.timestamp())
     in_service, silent = _fleet_now(await q.fleet(conn, scope), runs, now)
     # A contractor sees occurrences only once notified: the ones waiting for review are the Secretaria's.
-    waiting = await q.open_alerts(conn, day) if scope is None else {}
+    waiting = await q.open_alerts(conn, now) if scope is None else {}
     by_kind = [{"kind": k.value, "name": KIND_NAMES[k], "count": waiting.get(k.value, 0)} for k in Kind]
     counts = {s: sum(1 for r in runs if r.state == s) for s in STATES}
     return {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 
 from telemetria.db import Conn
 
@@ -18,11 +18,12 @@ LEFT JOIN latest_fixes f ON f.vehicle_id = v.id
 WHERE v.active AND ($1::int IS NULL OR v.contractor_id = $1)
 ORDER BY v.plate"""
 
-# Occurrences found on local day $1 that nobody has reviewed yet (status detected), per kind.
+# Occurrences of the 24 h before $1 that nobody has reviewed yet (status detected), per kind: not "today's", so
+# that just after midnight the alerts of the evening before still wait on the panel.
 OPEN_ALERTS = """
 SELECT kind, count(*)::int AS n
 FROM occurrences
-WHERE day = $1 AND status = 'detected'
+WHERE start_ts > $1::timestamptz - interval '24 hours' AND status = 'detected'
 GROUP BY kind
 ORDER BY kind"""
 
@@ -48,6 +49,6 @@ async def fleet(conn: Conn, scope: int | None) -> list[FleetRow]:
     ]  # fmt: skip
 
 
-async def open_alerts(conn: Conn, day: date) -> dict[str, int]:
-    """Kind → how many of `day`'s occurrences still wait for review."""
-    return {r["kind"]: r["n"] for r in await conn.fetch(OPEN_ALERTS, day)}
+async def open_alerts(conn: Conn, now: datetime) -> dict[str, int]:
+    """Kind → how many occurrences of the 24 h before `now` still wait for review."""
+    return {r["kind"]: r["n"] for r in await conn.fetch(OPEN_ALERTS, now)}

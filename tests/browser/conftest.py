@@ -76,6 +76,7 @@ async def site(web_db: ScratchDb) -> AsyncIterator[Site]:
         "TELEMETRIA_MAP_LAYERS": f'[{{"name": "Mapa de ruas", "tiles": ["{TILES}"], "attribution": "teste"}}]',
         "TELEMETRIA_LIVE_POLL_S": "1",
         "TELEMETRIA_ROLLUP_INTERVAL_S": "0",
+        "TELEMETRIA_DETECTOR_INTERVAL_S": "0",  # the pages here need no detection; its process would only load CPU
         "TELEMETRIA_LOGIN_ATTEMPTS_PER_MIN": "1000",
     }
     conn = await asyncpg.connect(web_db.dsn)

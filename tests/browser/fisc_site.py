@@ -38,9 +38,9 @@ from tests.e2e.conftest import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 # The screenshots docs/fiscalizacao.md shows, saved by these tests: into docs/img/ when asked
-# (TELEMETRIA_DOCS_SCREENSHOTS=1 ./dev test, then commit them), else beside the other artifacts, so an ordinary
+# (DOCS_SCREENSHOTS=1 ./dev test, then commit them), else beside the other artifacts, so an ordinary
 # run leaves the committed images alone.
-DOCS_IMG = ROOT / "docs" / "img" if os.environ.get("TELEMETRIA_DOCS_SCREENSHOTS") else ROOT / "test-artifacts" / "docs"
+DOCS_IMG = ROOT / "docs" / "img" if os.environ.get("DOCS_SCREENSHOTS") else ROOT / "test-artifacts" / "docs"
 SEED = 1
 
 

@@ -49,7 +49,8 @@ def fresh_cluster_env() -> Iterator[dict[str, str]]:
 
 @pytest.fixture(scope="session")
 def db_env(test_db: ScratchDb) -> dict[str, str]:
-    return {**os.environ, "TELEMETRIA_DATABASE_URL": test_db.dsn}
+    # The detector's process only where a test asks for it (TELEMETRIA_DETECTOR_INTERVAL_S): elsewhere it is load.
+    return {**os.environ, "TELEMETRIA_DATABASE_URL": test_db.dsn, "TELEMETRIA_DETECTOR_INTERVAL_S": "0"}
 
 
 @pytest.fixture

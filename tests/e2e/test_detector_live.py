@@ -21,7 +21,7 @@ LINE = {"type": "LineString", "coordinates": [[-62.4700, -10.4400], [-62.4500, -
 
 
 async def test_a_speeding_episode_is_stored_within_60_s_of_the_fix_that_ends_it(
-    db_env: dict[str, str], conn: asyncpg.Connection
+    db_env: dict[str, str], conn: asyncpg.Connection, clean: None
 ) -> None:
     vehicle = await fleet.add_vehicle(conn, "DET1E23")
     tracker = await fleet.add_tracker(conn, "detector-e2e-1", "DET1E23")

@@ -31,7 +31,7 @@ export function alertsPanel(map, root) {
   const count = el("span", { class: "badge", id: "alerts-count" }, "0");
   root.replaceChildren(
     el("details", { class: "alerts", open: true },
-      el("summary", {}, "Alertas de hoje ", count),
+      el("summary", {}, "Alertas (últimas 24 h) ", count),
       el("div", { class: "alerts-controls" },
         el("label", { class: "inline", for: "alerts-sound" }, sound, " Som para novos alertas"),
         el("label", { for: "alerts-kind", class: "sr-only" }, "Tipo de alerta"), kind),
@@ -84,7 +84,11 @@ export function alertsPanel(map, root) {
 
   async function poll() {
     try {
-      const data = await api(`/api/v1/occurrences?status=${SHOWN.join(",")}`);
+      // The last 24 h, not "today": at 00:05 the alerts of 23:50 are still the servidor's to see.
+      const since = new Date(Date.now() - 24 * 3600e3).toISOString();
+      const until = new Date(Date.now() + 3600e3).toISOString();
+      const period = `from=${encodeURIComponent(since)}&to=${encodeURIComponent(until)}`;
+      const data = await api(`/api/v1/occurrences?status=${SHOWN.join(",")}&${period}`);
       const fresh = [];
       for (const o of data.items) {
         if (!seen.has(o.id)) {
