@@ -118,6 +118,24 @@ async def _run_day(
     stats.days += 1
 
 
+_FIRST_FIX_DAY: dict[str, date] = {}  # first chunk → the local day of the first fix ever stored (per database)
+
+
+async def _first_fix_day(conn: Conn) -> date | None:
+    """The local day of the first fix the service ever stored (None: none yet); one catalog read a round, the
+    minimum itself once per first chunk (a chunk's name is never reused: a new first chunk is looked at anew)."""
+    chunk = await store.first_chunk(conn)
+    if chunk is None:
+        return None
+    key, end = chunk
+    if key not in _FIRST_FIX_DAY:
+        first = await store.first_fix(conn, end)
+        if first is None:
+            return None
+        _FIRST_FIX_DAY[key] = _day(first)
+    return _FIRST_FIX_DAY[key]
+
+
 def _judged(first: date, today: date) -> list[date]:
     """The days whose runs a change from `first` on may decide: every day from it to today (a week's
     store-and-forward batch arriving at once judges each of its days, as live rounds would have), at most
@@ -161,6 +179,10 @@ async def _locked_round(conn: Conn, now: datetime, params: DetectParams) -> Roun
             failed.add(vehicle_id)
     batch = await store.rescans(conn, RESCANS_PER_ROUND)
     days = {_day(now)} | {d for m in marks for d in _judged(_day(m.dirty_from), _day(now))} | {d for _, d in batch}
+    # A run is judged not made from the absence of fixes: only on days the service was receiving them, so that its
+    # first start does not find every run of the days before it not made.
+    first = await _first_fix_day(conn)
+    days = {d for d in days if first is not None and d >= first}
     failed_days = set()
     for day in sorted(days):
         if not await _guard(stats, _run_day(conn, day, now, params, stats), None, day):

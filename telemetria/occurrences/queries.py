@@ -144,6 +144,14 @@ RETURNING occurrence_id"""
 
 # Day close: the horizon the rollups keep, and how far the detector queued complete rescans.
 HORIZON = "SELECT closed_through FROM rollup_horizon"
+
+# The fixes hypertable's first chunk (its name is never reused, so it keys a cache) and, in it, the first fix ever
+# stored (fixes has no index on ts alone: the minimum is looked for in that chunk only).
+FIRST_CHUNK = """
+SELECT current_database() || '/' || chunk_schema || '.' || chunk_name AS key, range_end
+FROM timescaledb_information.chunks WHERE hypertable_schema = 'public' AND hypertable_name = 'fixes'
+ORDER BY range_start LIMIT 1"""
+FIRST_FIX = "SELECT min(ts) FROM fixes WHERE ts < $1"
 RESCANNED_THROUGH = "SELECT rescanned_through FROM detector_state"
 SET_RESCANNED_THROUGH = "UPDATE detector_state SET rescanned_through = $1"
 ROUND_DONE = "UPDATE detector_state SET last_round_at = now(), last_round_s = $1, last_round_windows = $2"

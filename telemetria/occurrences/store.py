@@ -177,6 +177,18 @@ async def round_done(conn: Conn, elapsed_s: float, windows: int) -> None:
     await conn.execute(q.ROUND_DONE, elapsed_s, windows)
 
 
+async def first_chunk(conn: Conn) -> tuple[str, datetime] | None:
+    """(a key naming the fixes' first chunk, its end), or None while no fix is stored."""
+    row = await conn.fetchrow(q.FIRST_CHUNK)
+    return None if row is None else (row["key"], row["range_end"])
+
+
+async def first_fix(conn: Conn, chunk_end: datetime) -> datetime | None:
+    """When the first fix ever stored was taken, looked for in the first chunk (ending at `chunk_end`)."""
+    value: datetime | None = await conn.fetchval(q.FIRST_FIX, chunk_end)
+    return value
+
+
 async def closed_through(conn: Conn) -> date | None:
     value: date | None = await conn.fetchval(q.RESCANNED_THROUGH)
     return value
