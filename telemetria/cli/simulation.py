@@ -15,7 +15,13 @@ def cmd_simulate(settings: Settings, args: argparse.Namespace) -> None:
     creds = run_db(settings, lambda conn: ensure_fleet(conn, settings, args.vehicles, prefix=args.fleet))
     asyncio.run(
         run_simulator(
-            args.url, creds, interval_s=args.interval, seed=args.seed, speedup=args.speedup, duration_s=args.duration
+            args.url,
+            creds,
+            interval_s=args.interval,
+            seed=args.seed,
+            speedup=args.speedup,
+            duration_s=args.duration,
+            loss_per_hour=args.signal_loss_per_hour,
         )
     )
 
@@ -47,6 +53,11 @@ def add_commands(sub: Subparsers) -> None:
     sim.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per wall-clock second")
     sim.add_argument("--duration", type=float, help="wall-clock seconds to run (default: until Ctrl-C)")
     sim.add_argument("--fleet", default="SIM", help="three-letter plate prefix of the simulated fleet")
+    sim.add_argument(
+        "--signal-loss-per-hour",
+        type=float,
+        help="how often a tracker loses its signal and stores fixes until it returns (default 1; 0: never)",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     demo = sub.add_parser("demo", help="the service plus a simulated demo fleet, in one process")

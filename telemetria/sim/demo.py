@@ -261,6 +261,7 @@ async def run_simulator(
     duration_s: float | None = None,
     stop: asyncio.Event | None = None,
     plan: RunSetup | None = None,
+    loss_per_hour: float | None = None,
 ) -> None:
     from telemetria.sim.runner import run_fleet
 
@@ -273,6 +274,7 @@ async def run_simulator(
         duration_s=duration_s,
         stop=stop,
         plan=plan,
+        tracker=None if loss_per_hour is None else replace(DEFAULT_TRACKER, loss_per_hour=loss_per_hour),
     )
     print(stats.summary(), flush=True)
 

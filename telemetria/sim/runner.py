@@ -138,6 +138,7 @@ async def run_fleet(
     drain_s: float = 0.0,
     ledger: KeyLedger | None = None,
     plan: RunSetup | None = None,
+    tracker: TrackerParams | None = None,
 ) -> FleetStats:
     """Drive one simulated vehicle per (unique_id, token) and post its fixes to {url}/api/v1/fixes.
 
@@ -145,7 +146,7 @@ async def run_fleet(
     now, or early enough that a sped-up run of known duration ends now) and runs `speedup` times faster.
     Once stopped, each tracker keeps posting what it has buffered for up to `drain_s` wall seconds (retrying
     as usual); `ledger`, if given, records every fix key sent and what became of it; `plan`, if given, says how
-    each run is driven and tracked (RunSetup).
+    each run is driven and tracked (RunSetup); `tracker` is how the runs the plan leaves alone are tracked.
     """
     if speedup <= 0:
         raise ValueError("speedup must be positive")
@@ -175,6 +176,7 @@ async def run_fleet(
             ledger=ledger,
             drain_s=drain_s,
             plan=plan,
+            tracker=tracker or TrackerParams(),
         )
         reporter = asyncio.create_task(_report(fleet))
         try:
