@@ -327,6 +327,14 @@ class Settings(BaseSettings):
     """the contractor's defence term: business days after the Termo's notification (weekends and national holidays
     skipped), ending 23:59:59 local"""
 
+    # Records (issue 19): the public area, off by default (docs/publication.md).
+    public_enabled: bool = False
+    """publish, without login, the school year's itineraries (Art. 13), each route's monthly service figures and
+    the daily seal roots under `/publico` and `/public/...`; off: those addresses answer 404"""
+    public_boarding_precision_m: int = Field(default=100, ge=0, le=5000)
+    """boarding places are published rounded to a grid of this many metres, since a boarding point near a home
+    identifies a child (LGPD Art. 14); `0`: as registered"""
+
     @classmethod
     def settings_customise_sources(
         cls,

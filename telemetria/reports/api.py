@@ -1,4 +1,5 @@
-"""Reports API (`GET /api/v1/reports/<kind>`): JSON for screens and scripts, CSV and GIS files for auditors."""
+"""Reports API (`GET /api/v1/reports/<kind>`): JSON for screens and scripts; CSV, XLSX, PDF and GIS files for
+auditors."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from telemetria.http import FieldError
 from telemetria.reports.kinds import events, km, reporting, schedule, summary, track
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, ReportError, Selection, Window
+from telemetria.reports.output import files
 from telemetria.reports.output import report as output
 from telemetria.reports.request import common, report_params
 from telemetria.reports.store.context import load, require_some
@@ -28,7 +30,8 @@ READ = Depends(require(Perm.READ))
 COMMON = Depends(common)
 KNOBS = Depends(report_params)
 Build = Callable[[Conn, Context, Window], Awaitable[output.Report]]
-TableFormat = Literal["json", "csv"]
+TableFormat = Literal["json", "csv", "xlsx", "pdf"]
+DOCUMENT_FORMATS = ("xlsx", "pdf")
 GIS_FORMATS = ("geojson", "gpx", "kml")
 GIS_MAX_SPAN = timedelta(days=31)
 NOT_FOUND = 404  # what a ReportError means over HTTP: the request names something the caller cannot see
@@ -78,6 +81,8 @@ async def serve(
     await _audit(request, conn, who, kind, detail)
     if fmt == "csv":
         return output.csv_stream(report)
+    if fmt in DOCUMENT_FORMATS:
+        return files.respond(files.document_of(report, ctx, sel, who), fmt)
     return output.gis_stream(report, fmt)
 
 
@@ -139,7 +144,7 @@ async def stops_report(
 @router.get("/track")
 async def track_report(
     request: Request, scope: tuple[Window, Selection] = COMMON, params: ReportParams = KNOBS,
-    format: Literal["json", "csv", "geojson", "gpx", "kml"] = Query("json"), who: Principal = READ,
+    format: Literal["json", "csv", "xlsx", "pdf", "geojson", "gpx", "kml"] = Query("json"), who: Principal = READ,
     *, conn: ReportsConn,
 ) -> Response:  # fmt: skip
     """The trajectory: positions with time and speed, places passed, totals; also GeoJSON, GPX and KML."""

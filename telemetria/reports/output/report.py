@@ -15,6 +15,8 @@ from telemetria.period import last_included
 from telemetria.reports.model import Window
 from telemetria.reports.output import csv, gis
 from telemetria.reports.output.csv import Column, as_async
+from telemetria.reports.output.document import Drawing, Table
+from telemetria.seals.model import SealRef
 
 # The codes JSON carries (for scripts), as a pt-BR CSV shows them (for people).
 WORDS = {
@@ -50,6 +52,9 @@ class Report:
     footer: Callable[[], dict[str, Any]] | None = None
     gis: Callable[[], Awaitable[tuple[Any, Any]]] | None = None  # (segments, places) for GeoJSON/GPX/KML
     totals: Callable[[], list[dict[str, Any]]] | None = None  # closing rows of the CSV (the group's total)
+    extra: Callable[[], list[Table]] | None = None  # XLSX sheets / PDF sections known once the rows ran
+    drawing: Drawing | None = None  # the PDF's map, when the report has one (defaults to `gis`)
+    seals: Callable[[], Awaitable[list[SealRef]]] | None = None  # the daily seals a track is cut from
 
     def head(self) -> dict[str, Any]:
         w = self.window
@@ -89,6 +94,14 @@ FILE_STEMS = {
     "km": "km_rodados", "summary": "resumo_por_veiculo", "trips": "trechos", "speeding": "excesso_de_velocidade",
     "stops": "paradas", "route_deviation": "desvios_de_rota", "track": "trajetoria", "runs": "cumprimento_de_horarios",
     "reporting": "regularidade_de_transmissao",
+}  # fmt: skip
+
+
+# What each report is, for people: the XLSX's and PDF's title.
+TITLES = {
+    "km": "Km rodados", "summary": "Resumo por veículo", "trips": "Trechos", "speeding": "Excesso de velocidade",
+    "stops": "Paradas", "route_deviation": "Desvios de rota", "track": "Trajetória",
+    "runs": "Cumprimento de horários", "reporting": "Regularidade de transmissão",
 }  # fmt: skip
 
 
