@@ -274,5 +274,7 @@ async def test_public_roots_only_when_publication_is_on(
             }]  # fmt: skip
             assert canonical.merkle_root([x["leaf_sha256"] for x in body["leaves"]]) == root["root_sha256"]
             assert (await public.get(f"/public/seals/{(DAY + timedelta(days=1)).isoformat()}")).status_code == 404
+            again = await public.get(f"/public/seals/{DAY.isoformat()}", headers={"If-None-Match": r.headers["etag"]})
+            assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == r.headers["etag"]
             r = await public.get("/public/seals/2026-02-30")
             assert r.status_code == 400 and r.json()["field"] == "day"
