@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -216,3 +217,64 @@ def test_clip_and_whole_day() -> None:
     assert table.clip(DAY, D0 - timedelta(days=3), D1 + timedelta(days=3)) == (D0, D1)
     assert table.whole_day(DAY, D0, D1) and not table.whole_day(DAY, D0, D1 - timedelta(seconds=1))
     assert table.iso(D0) == "2026-03-02T04:00:00Z" and D0.astimezone(UTC).hour == 4
+
+
+def _workbook(fixes: list[Any], refs: list[SealRef], tz: ZoneInfo = LOCAL_TZ) -> bytes:
+    """A workbook laid out as the XLSX export is (rec-spec: "Consulta", the data sheet, "Selos"), typed cells."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    query = wb.active
+    assert query is not None
+    query.title = "Consulta"
+    query.append(["Trajetória"])
+    query.append(["Período", "02/03/2026 a 02/03/2026"])
+    data = wb.create_sheet("Trajetória")
+    data.append([f"{c.header} ({tz.key})" if c.kind.zoned else c.header for c in COLUMNS])
+    for f in fixes:
+        r = _row(f, tz)
+        data.append([r["vehicle_id"], r["plate"], r["time"].replace(tzinfo=None), r["lat"], r["lon"], r["speed_kmh"],
+                     r["heading_deg"], r["ignition"], r["step_km"], r["km"], None, "Sim",
+                     r["received"].replace(tzinfo=None), r["delay_s"]])  # fmt: skip
+    seals = wb.create_sheet("Selos")
+    seals.append(list(table.COLUMNS))
+    for ref in refs:
+        c = table.cells(ref)
+        seals.append([c["vehicle_id"], c["plate"], datetime(ref.day.year, ref.day.month, ref.day.day), c["version"],
+                      c["fixes"], c["sha256"], c["from"], c["to"]])  # fmt: skip
+    out = io.BytesIO()
+    wb.save(out)
+    return out.getvalue()
+
+
+def test_a_workbook_is_read_by_its_typed_cells_and_a_changed_cell_names_its_row() -> None:
+    fixes = _fixes()
+    sealed = _version(fixes)
+    data = _workbook(fixes, [_ref(sealed)])
+    p = v.parse(data)
+    assert p.kind == "xlsx" and p.zone == "America/Porto_Velho" and list(p.named) == [(7, DAY)]
+    [day] = _judge(data, [sealed])
+    assert day.valid and day.rows == 6
+
+    import openpyxl
+
+    wb = openpyxl.load_workbook(io.BytesIO(data))
+    wb["Trajetória"]["E4"] = -62.466931  # the longitude of the third position, one digit changed
+    out = io.BytesIO()
+    wb.save(out)
+    [day] = _judge(out.getvalue(), [sealed])
+    assert not day.valid and day.first_difference is not None and day.first_difference.row == 4
+    assert day.first_difference.expected == canonical.line(*fixes[2])
+
+
+def test_a_workbook_with_no_track_sheet_is_not_an_export() -> None:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    sheet = wb.active
+    assert sheet is not None
+    sheet.append(["Placa", "Km"])
+    out = io.BytesIO()
+    wb.save(out)
+    with pytest.raises(v.NotAnExport, match=r"^file: not a track export"):
+        v.parse(out.getvalue())
