@@ -252,3 +252,36 @@ async def _in_thread(cmd: Any, settings: Any, path: Path) -> None:
     import asyncio
 
     await asyncio.to_thread(cmd, settings, argparse.Namespace(file=path, json=False))
+
+
+async def test_an_xlsx_export_verifies_and_a_changed_cell_is_found(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
+) -> None:
+    import openpyxl
+
+    t = await register(conn, "SEL6A23", "seal-tamper-6")
+    fixes = _fixes(12)
+    await _post(client, t, fixes)
+    await _seal(pool)
+    [(_, sha)] = await _versions(conn, t.vehicle_id)
+    book = await _export(client, people, t.vehicle_id, "xlsx")
+    wb = openpyxl.load_workbook(io.BytesIO(book))
+    assert wb.sheetnames[0] == "Consulta" and "Selos" in wb.sheetnames
+    selos = list(wb["Selos"].iter_rows(values_only=True))
+    assert selos[1][5] == sha and selos[1][3] == 1
+    answer = await _verify(client, people, book)
+    assert answer["valid"] is True and answer["days"][0]["rows"] == 12 and answer["days"][0]["sha256"] == sha
+
+    data = wb.worksheets[1]
+    head = [c.value for c in data[1]]
+    col = head.index("Latitude") + 1
+    cell = data.cell(row=7, column=col)  # the sixth position
+    assert isinstance(cell.value, float)
+    cell.value = cell.value + 1e-6  # one digit of the sixth decimal
+    out = io.BytesIO()
+    wb.save(out)
+    answer = await _verify(client, people, out.getvalue())
+    diff = answer["days"][0]["first_difference"]
+    assert answer["valid"] is False and diff["row"] == 7
+    ts = datetime.fromisoformat(fixes[5]["ts"])
+    assert diff["expected"] == canonical.line(ts, fixes[5]["lat"], fixes[5]["lon"], fixes[5]["speed_kmh"]).strip()
