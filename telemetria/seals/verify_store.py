@@ -17,15 +17,17 @@ from telemetria.seals import store
 from telemetria.seals import verify as v
 
 
-async def versions(conn: Conn, vehicle_id: int, day: date, only: int | None) -> list[v.Version]:
-    """The stored versions of a vehicle-day's seal (or just version `only`) with their lines, oldest first."""
+async def versions(conn: Conn, vehicle_id: int, day: date, named: int | None) -> list[v.Version]:
+    """Every stored version of a vehicle-day's seal with its lines, oldest first.
+
+    The named version's lines are rebuilt first: that seals a change the refresher has not reached yet, so a file
+    cut from fixes newer than their seal is told which version it matches. Lines are None when the day's fixes
+    are no longer kept (retention): judged as nothing to compare with.
+    """
+    known = {named: await store.version_lines(conn, vehicle_id, day, named)} if named is not None else {}
     out = []
     for s in await store.seals(conn, None, vehicle_id, day, day):
-        if only is not None and s.version != only:
-            out.append(v.Version(s.version, s.fixes, s.sha256, None))  # its existence is enough to say so
-            continue
-        # None when the day's fixes are no longer kept (retention): judged as nothing to compare with.
-        lines = await store.version_lines(conn, vehicle_id, day, s.version)
+        lines = known[s.version] if s.version in known else await store.version_lines(conn, vehicle_id, day, s.version)
         out.append(v.Version(s.version, s.fixes, s.sha256, lines))
     return out
 

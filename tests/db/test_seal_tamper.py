@@ -285,3 +285,19 @@ async def test_an_xlsx_export_verifies_and_a_changed_cell_is_found(
     assert answer["valid"] is False and diff["row"] == 7
     ts = datetime.fromisoformat(fixes[5]["ts"])
     assert diff["expected"] == canonical.line(ts, fixes[5]["lat"], fixes[5]["lon"], fixes[5]["speed_kmh"]).strip()
+
+
+async def test_a_file_cut_before_a_late_fix_was_sealed_is_told_which_version_it_matches(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
+) -> None:
+    t = await register(conn, "SEL7A23", "seal-tamper-7")
+    await _post(client, t, _fixes(10))
+    await _seal(pool)
+    await _post(client, t, [_fix(datetime.combine(DAY, time(7), LOCAL_TZ) + timedelta(seconds=15), 50)])
+    data = await _export(client, people, t.vehicle_id)  # the late fix is a row; the refresher has not sealed it
+    assert _rows(data)[-1][4] == "1"  # so the file names version 1, whose lines it does not have
+    answer = await _verify(client, people, data)
+    [day] = answer["days"]
+    assert day["valid"] is False and day["version"] == 1 and day["first_difference"]["row"] == 3
+    assert "conferem com a versão 2" in day["reason"]  # verifying sealed the pending change
+    assert [v for v, _ in await _versions(conn, t.vehicle_id)] == [1, 2]
