@@ -4,10 +4,12 @@ root printed in a process is checked against (docs/verification.md)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import date, timedelta
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
@@ -66,8 +68,13 @@ def _published(request: Request) -> None:
         raise FieldError("not found", None, 404)  # the public area is off: as if it did not exist
 
 
-def _public(content: Any) -> Response:
-    return json_response(content, headers=PUBLIC_CACHE)
+def _public(request: Request, content: Any) -> Response:
+    """A public answer, cacheable, with an ETag: a client that has it gets 304 without the body."""
+    body = orjson.dumps(content)
+    headers = {**PUBLIC_CACHE, "ETag": f'"{hashlib.sha256(body).hexdigest()[:32]}"'}
+    if headers["ETag"] in (t.strip() for t in request.headers.get("if-none-match", "").split(",")):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 @public_router.get("")
@@ -75,7 +82,7 @@ async def public_roots(request: Request, *, conn: Conn) -> Response:
     """The days with a fleet root, newest first, each with its latest root (no login; publication on)."""
     _published(request)
     roots = await store.latest_roots(conn, PUBLIC_DAYS)
-    return _public({"items": [{"date": r.day, **r.as_json()} for r in roots]})
+    return _public(request, {"items": [{"date": r.day, **r.as_json()} for r in roots]})
 
 
 @public_router.get("/{day}")
@@ -86,4 +93,4 @@ async def public_day(day: str, request: Request, *, conn: Conn) -> Response:
     roots, leaves = await store.day_roots(conn, when)
     if not roots:
         raise FieldError(f"day: no fleet root for {when.isoformat()}", "day", 404)
-    return _public({"date": when, "roots": [r.as_json() for r in roots], "leaves": leaves})
+    return _public(request, {"date": when, "roots": [r.as_json() for r in roots], "leaves": leaves})

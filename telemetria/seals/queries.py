@@ -5,12 +5,13 @@ from __future__ import annotations
 # Every stored fix of a vehicle in [$2, $3), in fix-time order: what a vehicle-day's seal is computed from.
 DAY_FIXES = """
 SELECT ts, lat, lon, speed_kmh FROM fixes WHERE vehicle_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts"""
-# Where the stored fixes begin: retention drops whole chunks, so a day before the oldest chunk is no longer kept
-# (NULL: no chunk at all, nothing dropped yet).
+# Where the stored fixes begin: retention drops whole chunks before its cutoff, so a day before the oldest chunk
+# left, or with no chunk left before the latest cutoff, is no longer kept whole (NULL: nothing was ever dropped).
 FIXES_KEPT_FROM = """
-SELECT min(range_start) FROM timescaledb_information.chunks
-WHERE hypertable_schema = 'public' AND hypertable_name = 'fixes'"""
-CLOSED_THROUGH = "SELECT closed_through FROM rollup_horizon"
+SELECT coalesce(
+    (SELECT min(range_start) FROM timescaledb_information.chunks
+     WHERE hypertable_schema = 'public' AND hypertable_name = 'fixes'),
+    (SELECT max(cutoff) FROM retention_runs))"""
 
 _SEAL_COLUMNS = """
 s.vehicle_id, v.plate, s.day, s.version, s.fixes, s.sha256, s.previous_sha256, s.leaf_sha256, s.added, s.removed,
@@ -55,7 +56,8 @@ FROM day_seals WHERE day = $1 ORDER BY vehicle_id, version DESC"""
 ROOT_LEAVES = """
 SELECT DISTINCT ON (vehicle_id) vehicle_id, version, fixes, sha256, previous_sha256, leaf_sha256
 FROM day_seals WHERE day = $1 AND sealed_at <= $2 ORDER BY vehicle_id, version DESC"""
-DAY_STALE = "SELECT EXISTS (SELECT 1 FROM rollup_stale WHERE day = $1)"
+# Which of days $1 still have stale marks (one scan for a batch's days: rollup_stale has no index by day alone).
+STALE_DAYS = "SELECT DISTINCT day FROM rollup_stale WHERE day = ANY ($1::date[])"
 LATEST_ROOT = """
 SELECT day, version, vehicles, root_sha256, previous_sha256, computed_at FROM seal_roots
 WHERE day = $1 ORDER BY version DESC LIMIT 1"""

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
 from telemetria.seals import canonical, changes
 from telemetria.seals import queries as q
+from telemetria.settings import MIN_RETENTION_DAYS
 
 log = logging.getLogger(__name__)
+# Retention keeps at least MIN_RETENTION_DAYS; a day younger than that, less a margin, is always whole.
+_ALWAYS_KEPT = timedelta(days=MIN_RETENTION_DAYS - 2)
 
 
 def day_bounds(day: date) -> tuple[datetime, datetime]:
@@ -24,10 +27,13 @@ def day_bounds(day: date) -> tuple[datetime, datetime]:
     return datetime.combine(day, time(), LOCAL_TZ), datetime.combine(day + timedelta(days=1), time(), LOCAL_TZ)
 
 
-async def kept(conn: Conn, day: date) -> bool:
+async def kept(conn: Conn, day: date, now: datetime | None = None) -> bool:
     """Whether the stored fixes still cover the whole local day (retention drops whole chunks of old days)."""
+    start = day_bounds(day)[0]
+    if start >= (now or datetime.now(UTC)) - _ALWAYS_KEPT:
+        return True  # younger than any retention window: no need to look at the chunks
     since: datetime | None = await conn.fetchval(q.FIXES_KEPT_FROM)
-    return since is None or day_bounds(day)[0] >= since
+    return since is None or start >= since
 
 
 async def day_lines(conn: Conn, vehicle_id: int, day: date) -> list[str]:
@@ -71,10 +77,11 @@ async def seal_day(conn: Conn, vehicle_id: int, day: date, lines: list[str] | No
 
 
 async def seal_root(conn: Conn, day: date) -> bool:
-    """The day's fleet root over its latest seals, once nothing of the day is stale; whether a new one was stored."""
+    """The day's fleet root over its latest seals; whether a new one was stored (only when it changed).
+
+    For a day none of whose vehicle-days is stale any more (seal_roots checks).
+    """
     async with conn.transaction():
-        if await conn.fetchval(q.DAY_STALE, day):
-            return False  # a later round recomputes what is left, then the root
         leaves = await conn.fetch(q.DAY_LEAVES, day)
         if not leaves:
             return False
@@ -88,5 +95,8 @@ async def seal_root(conn: Conn, day: date) -> bool:
 
 
 async def seal_roots(conn: Conn, days: Iterable[date]) -> int:
-    """The fleet roots of the days a refresh batch sealed; how many new roots."""
-    return sum([await seal_root(conn, day) for day in sorted(set(days))])
+    """The fleet roots of the days a refresh batch went through, those with no stale marks left; how many new."""
+    todo = sorted(set(days))
+    stale = {r["day"] for r in await conn.fetch(q.STALE_DAYS, todo)}
+    # A day still stale waits: the round that recomputes its last marked vehicle-day computes its root.
+    return sum([await seal_root(conn, day) for day in todo if day not in stale])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -29,12 +30,12 @@ def local_days(start: datetime, end: datetime) -> tuple[date, date] | None:
     return start.astimezone(LOCAL_TZ).date(), (end - timedelta(microseconds=1)).astimezone(LOCAL_TZ).date()
 
 
-async def refs_for(conn: Conn, vehicle_ids: list[int], start: datetime, end: datetime) -> list[SealRef]:
+async def refs_for(conn: Conn, vehicle_ids: Sequence[int], start: datetime, end: datetime) -> list[SealRef]:
     """The latest version of each sealed vehicle-day touching the window [start, end), by vehicle id and day."""
     days = local_days(start, end)
     if days is None or not vehicle_ids:
         return []
-    rows = await conn.fetch(q.LATEST_REFS, vehicle_ids, *days)
+    rows = await conn.fetch(q.LATEST_REFS, list(vehicle_ids), *days)
     return [SealRef(r["vehicle_id"], r["plate"], r["day"], r["version"], r["fixes"], r["sha256"]) for r in rows]
 
 
@@ -49,7 +50,8 @@ async def version_lines(conn: Conn, vehicle_id: int, day: date, version: int) ->
     fixes are no longer kept (retention).
 
     Rebuilt from the current fixes, which are the latest version's lines once a change not sealed yet (a late fix,
-    a tracker move the refresher has not reached) is sealed here, and by undoing the later versions' changes.
+    a tracker move the refresher has not reached) is sealed here, and by undoing the later versions' changes. May
+    write: give it a connection of the main pool, not of a read-only replica.
     """
     last = await latest(conn, vehicle_id, day)
     if last is None or not 1 <= version <= last.version or not await sealer.kept(conn, day):

@@ -70,8 +70,11 @@ async def test_drops_exactly_the_chunks_entirely_older_than_the_window(conn, his
 
     dry = await retention.run(conn, DAYS, dry_run=True, now=now)
     listed = {h.hypertable: {c.name for c in h.chunks} for h in dry.hypertables}
-    # Every hypertable is covered: the report rollups too (empty here).
-    assert listed == {"public.fixes": expect_gone, "public.audit_log": audit_gone, "public.report_rollups": set()}
+    # Every hypertable is covered: the report rollups and the sealer's lines too (empty here).
+    assert listed == {
+        "public.fixes": expect_gone, "public.audit_log": audit_gone, "public.report_rollups": set(),
+        "public.seal_lines": set(),
+    }  # fmt: skip
     assert dry.cutoff == cutoff and await shown(conn) == set(before)  # nothing dropped
     assert await conn.fetchval("SELECT count(*) FROM retention_runs") == 0
 

@@ -13,6 +13,7 @@ import pytest
 
 from telemetria.app import create_app
 from telemetria.localtime import LOCAL_TZ
+from telemetria.ops import retention
 from telemetria.registry import fleet
 from telemetria.reports.store import rollup
 from telemetria.seals import canonical, store
@@ -173,6 +174,30 @@ async def test_no_root_while_a_vehicle_of_the_day_is_stale(
     assert len(await roots_of(conn)) == 2
 
 
+async def test_a_day_retention_dropped_is_not_sealed_again_and_has_no_lines(
+    pool: asyncpg.Pool, conn: asyncpg.Connection, sealed: Tracker
+) -> None:
+    old = DAY - timedelta(days=800)  # older than the retention window: stored as a restore would
+    noon = datetime.combine(old, time(12), LOCAL_TZ)
+    for k in range(3):
+        await conn.execute(
+            "INSERT INTO fixes (vehicle_id, tracker_id, ts, lat, lon) VALUES ($1, $2, $3, -10.44, -62.47)",
+            sealed.vehicle_id, sealed.id, noon + timedelta(minutes=k),
+        )  # fmt: skip
+    await conn.execute("UPDATE rollup_horizon SET swept_through = NULL")
+    await refresh(pool)
+    [seal] = await seals_of(conn, sealed.vehicle_id, old)
+    assert seal["fixes"] == 3 and len(await store.version_lines(conn, sealed.vehicle_id, old, 1) or []) == 3
+
+    dropped = await retention.run(conn, 730)
+    assert any(h.hypertable.endswith("fixes") and h.chunks for h in dropped.hypertables)
+    assert await store.version_lines(conn, sealed.vehicle_id, old, 1) is None
+    await conn.execute("INSERT INTO rollup_stale (vehicle_id, day) VALUES ($1, $2)", sealed.vehicle_id, old)
+    await refresh(pool)
+    assert [s["version"] for s in await seals_of(conn, sealed.vehicle_id, old)] == [1]  # no empty version 2
+    assert len(await store.version_lines(conn, sealed.vehicle_id, DAY, 1) or []) == 10  # the recent day is whole
+
+
 async def test_seals_and_roots_are_append_only(conn: asyncpg.Connection, sealed: Tracker) -> None:
     for sql in (
         "UPDATE day_seals SET fixes = 0", "DELETE FROM day_seals", "UPDATE seal_roots SET vehicles = 0",
@@ -249,5 +274,7 @@ async def test_public_roots_only_when_publication_is_on(
             }]  # fmt: skip
             assert canonical.merkle_root([x["leaf_sha256"] for x in body["leaves"]]) == root["root_sha256"]
             assert (await public.get(f"/public/seals/{(DAY + timedelta(days=1)).isoformat()}")).status_code == 404
+            again = await public.get(f"/public/seals/{DAY.isoformat()}", headers={"If-None-Match": r.headers["etag"]})
+            assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == r.headers["etag"]
             r = await public.get("/public/seals/2026-02-30")
             assert r.status_code == 400 and r.json()["field"] == "day"
