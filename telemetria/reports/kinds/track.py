@@ -3,7 +3,8 @@
 Positions stream (one local day in memory at a time), so a year of a vehicle exports in constant
 memory. Each position carries the speed limit that applies there (zone, route, vehicle or the
 default), which the history's speed chart draws. GeoJSON/GPX/KML draw one line per vehicle and
-day, and the stops and route points passed.
+day, and the stops and route points passed. Every file names the daily seals of the vehicle-days it
+covers (seals/table.py), which `telemetria verify` and POST /api/v1/seals/verify check it against.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ from telemetria.reports.analysis.places import passed_points
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Window
 from telemetria.reports.output import gis as gf
-from telemetria.reports.output.csv import BOOL, COORD, DATETIME, DEG, INT, KM, KM_STEP, KMH, TEXT, Column
-from telemetria.reports.output.report import VEHICLE, Report, local, words
+from telemetria.reports.output.csv import BOOL, COORD, DATETIME, DEG, HMS, INT, KM, KM_STEP, KMH, TEXT, Column
+from telemetria.reports.output.document import Table
+from telemetria.reports.output.report import VEHICLE, WORDS, Report, local, words
 from telemetria.reports.store.fetch import analyses
+from telemetria.seals import store as seal_store
+from telemetria.seals import table as seal_table
+from telemetria.seals.model import SealRef
 
 COLUMNS = [
     *VEHICLE,
@@ -37,6 +42,25 @@ COLUMNS = [
     Column("Usada", "used", BOOL),
     Column("Recebida em", "received", DATETIME),
     Column("Atraso de envio (s)", "delay_s", INT),
+]
+# The footer's lists the CSV has no room for: the XLSX's sheets "Totais" and "Locais", the PDF's sections.
+TOTALS_COLUMNS = [
+    *VEHICLE,
+    Column("Km", "km", KM),
+    Column("Posições", "fixes", INT),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
+    Column("Tempo em movimento", "moving_s", HMS),
+    Column("Velocidade média (km/h)", "avg_kmh", KMH),
+]
+PLACE_COLUMNS = [
+    *VEHICLE,
+    Column("Data e hora", "time", DATETIME),
+    Column("Tipo", lambda r: "parada" if r["kind"] == "stop" else WORDS.get(r["kind"], r["kind"])),
+    Column("Nome", "name", TEXT),
+    Column("Ponto autorizado", "authorized", BOOL),
+    Column("Duração", "duration_s", HMS),
+    Column("Latitude", "lat", COORD),
+    Column("Longitude", "lon", COORD),
 ]
 METHODS = {0: None, 1: "route", 2: "chord"}
 IGNITION = {-1: None, 0: "desligada", 1: "ligada"}
@@ -164,4 +188,12 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) ->
     def footer() -> dict[str, Any]:
         return {"totals": totals.rows(), "places": passed}
 
-    return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing)
+    def extra() -> list[Table]:
+        return [Table("Totais", TOTALS_COLUMNS, totals.rows()), Table("Locais", PLACE_COLUMNS, passed)]
+
+    async def seals() -> list[SealRef]:
+        """The seals of the vehicle-days the window covers, each with the window clipped to its day."""
+        refs = await seal_store.refs_for(conn, [v.id for v in ctx.vehicles], win.start, win.end)
+        return seal_table.clipped(refs, win.start, win.end)
+
+    return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing, extra=extra, seals=seals)

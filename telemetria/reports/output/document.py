@@ -45,3 +45,4 @@ class Document:
     drawing: Drawing | None = None  # the map of the PDF (track, trips, deviations, occurrences)
     seals: Callable[[], Awaitable[list[SealRef]]] | None = None  # the daily seals a track was cut from
     notes: list[str] = field(default_factory=list)  # lines said under the query (how a figure is measured)
+    window: tuple[datetime, datetime] | None = None  # [start, end) asked for, aware: clips the seals' De/Até
