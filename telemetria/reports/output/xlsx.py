@@ -135,8 +135,9 @@ def cell_of(kind: Kind, value: Any, tz: tzinfo) -> Cell:
 
 
 def headers_of(columns: Sequence[Column], tz: tzinfo) -> list[str]:
-    """The CSV's header texts (date-time columns name the zone)."""
-    return [c.strip() for c in csv.CsvFormatter(columns, tz).header().lstrip(csv.BOM).rstrip("\r\n").split(";")]
+    """The CSV's header texts, unquoted (date-time columns name the zone, as csv.CsvFormatter.header says)."""
+    zone = str(getattr(tz, "key", tz))
+    return [f"{c.header} ({zone})" if c.kind.zoned else c.header for c in columns]
 
 
 def sheet_name(title: str, used: set[str]) -> str:
