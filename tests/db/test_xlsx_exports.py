@@ -81,7 +81,7 @@ async def test_every_report_as_xlsx_holds_the_csvs_rows(
         text = await _get(client, path, {**params, "format": "csv"}, people.auth("auditor"))
         counts[kind + str(extra)] = same_rows(got.content, text, columns)
         query = {r[0].value: r[1].value for r in workbook(got.content)["Consulta"].iter_rows() if len(r) > 1}
-        assert query["Veículos (1)"] == "AAA1A11" and query["Gerado por"].startswith("auditor")
+        assert query["Veículos (1)"] == "AAA1A11" and str(query["Gerado por"]).startswith("auditor")
     assert counts["km{}"] == 2  # the vehicle and the total
     assert counts["track{}"] > 100 and counts["trips{}"] >= 1
     audited = await conn.fetch("SELECT action, detail FROM audit_log WHERE detail->>'format' = 'xlsx'")
@@ -137,7 +137,7 @@ async def test_the_occurrence_list_as_xlsx(
     world: World,  # noqa: F811
 ) -> None:
     await occurrence(conn, world)
-    await occurrence(conn, world, 2, kind="unauthorized_stop", place="=HYPERLINK(\"http://x\")")
+    await occurrence(conn, world, 2, kind="unauthorized_stop", place='=HYPERLINK("http://x")')
     params = {"from": "2026-03-02"}
     got = await _get(api, "/api/v1/occurrences", {**params, "format": "xlsx"}, auth(world, "auditor"))
     text = await _get(api, "/api/v1/occurrences", {**params, "format": "csv"}, auth(world, "auditor"))
