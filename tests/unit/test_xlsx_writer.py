@@ -210,7 +210,8 @@ def test_sheet_names_are_unique_ignoring_case() -> None:
     assert names == ["Consulta", "consulta (2)", "X" * 31, "X" * 27 + " (2)"]
 
 
-def test_the_temporary_file_is_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
+def spy_mkdtemp(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The directories the writer makes, as it makes them."""
     made: list[str] = []
     real = tempfile.mkdtemp
 
@@ -219,6 +220,11 @@ def test_the_temporary_file_is_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
         return made[-1]
 
     monkeypatch.setattr(xlsx.tempfile, "mkdtemp", spy)
+    return made
+
+
+def test_the_temporary_file_is_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = spy_mkdtemp(monkeypatch)
     build(doc([row()]))
     assert made and not Path(made[0]).exists()
 
@@ -233,3 +239,15 @@ def test_a_negative_duration_is_the_csvs_text() -> None:
     assert xlsx.cell_of(HMS, -75, TZ) == xlsx.Cell("string", "-00:01:15")
     assert xlsx.cell_of(KM, float("inf"), TZ) is xlsx.BLANK
     assert xlsx.cell_of(DATE, datetime(2026, 3, 2, 2, tzinfo=UTC), TZ).value == datetime(2026, 3, 1)
+
+
+def test_a_failed_export_leaves_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = spy_mkdtemp(monkeypatch)
+
+    def broken() -> Any:
+        yield row()
+        raise RuntimeError("the database went away")
+
+    with pytest.raises(RuntimeError, match="went away"):
+        build(doc(broken()))
+    assert made and not Path(made[0]).exists()
