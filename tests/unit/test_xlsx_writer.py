@@ -251,3 +251,20 @@ def test_a_failed_export_leaves_no_file(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(RuntimeError, match="went away"):
         build(doc(broken()))
     assert made and not Path(made[0]).exists()
+
+
+def test_report_header_keys_read_in_portuguese() -> None:
+    from telemetria.reports.output import files
+
+    assert files.label("by") == "Agrupamento" and files.label("max_gap_s") == "max gap s"
+    assert files.VALUES[("by", "day")] == "por veículo e dia"
+
+
+def test_the_schedules_points_table_names_each_runs_vehicle_day_and_route() -> None:
+    from telemetria.reports.kinds import schedule
+
+    runs = [{"vehicle_id": 1, "plate": "A", "date": date(2026, 3, 2), "route_code": "R1", "made": True,
+             "points": [{"seq": 1, "name": "Escola"}, {"seq": 2, "name": "Garagem"}]}]  # fmt: skip
+    got = schedule.points(runs)
+    assert [(p["plate"], p["route_code"], p["seq"]) for p in got] == [("A", "R1", 1), ("A", "R1", 2)]
+    assert "made" not in got[0]
