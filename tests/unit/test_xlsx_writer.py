@@ -210,7 +210,8 @@ def test_sheet_names_are_unique_ignoring_case() -> None:
     assert names == ["Consulta", "consulta (2)", "X" * 31, "X" * 27 + " (2)"]
 
 
-def test_the_temporary_file_is_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
+def spy_mkdtemp(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The directories the writer makes, as it makes them."""
     made: list[str] = []
     real = tempfile.mkdtemp
 
@@ -219,6 +220,11 @@ def test_the_temporary_file_is_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
         return made[-1]
 
     monkeypatch.setattr(xlsx.tempfile, "mkdtemp", spy)
+    return made
+
+
+def test_the_temporary_file_is_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = spy_mkdtemp(monkeypatch)
     build(doc([row()]))
     assert made and not Path(made[0]).exists()
 
@@ -233,3 +239,32 @@ def test_a_negative_duration_is_the_csvs_text() -> None:
     assert xlsx.cell_of(HMS, -75, TZ) == xlsx.Cell("string", "-00:01:15")
     assert xlsx.cell_of(KM, float("inf"), TZ) is xlsx.BLANK
     assert xlsx.cell_of(DATE, datetime(2026, 3, 2, 2, tzinfo=UTC), TZ).value == datetime(2026, 3, 1)
+
+
+def test_a_failed_export_leaves_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = spy_mkdtemp(monkeypatch)
+
+    def broken() -> Any:
+        yield row()
+        raise RuntimeError("the database went away")
+
+    with pytest.raises(RuntimeError, match="went away"):
+        build(doc(broken()))
+    assert made and not Path(made[0]).exists()
+
+
+def test_report_header_keys_read_in_portuguese() -> None:
+    from telemetria.reports.output import files
+
+    assert files.label("by") == "Agrupamento" and files.label("max_gap_s") == "max gap s"
+    assert files.VALUES[("by", "day")] == "por veículo e dia"
+
+
+def test_the_schedules_points_table_names_each_runs_vehicle_day_and_route() -> None:
+    from telemetria.reports.kinds import schedule
+
+    runs = [{"vehicle_id": 1, "plate": "A", "date": date(2026, 3, 2), "route_code": "R1", "made": True,
+             "points": [{"seq": 1, "name": "Escola"}, {"seq": 2, "name": "Garagem"}]}]  # fmt: skip
+    got = schedule.points(runs)
+    assert [(p["plate"], p["route_code"], p["seq"]) for p in got] == [("A", "R1", 1), ("A", "R1", 2)]
+    assert "made" not in got[0]

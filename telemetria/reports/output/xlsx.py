@@ -135,8 +135,9 @@ def cell_of(kind: Kind, value: Any, tz: tzinfo) -> Cell:
 
 
 def headers_of(columns: Sequence[Column], tz: tzinfo) -> list[str]:
-    """The CSV's header texts (date-time columns name the zone)."""
-    return [c.strip() for c in csv.CsvFormatter(columns, tz).header().lstrip(csv.BOM).rstrip("\r\n").split(";")]
+    """The CSV's header texts, unquoted (date-time columns name the zone, as csv.CsvFormatter.header says)."""
+    zone = str(getattr(tz, "key", tz))
+    return [f"{c.header} ({zone})" if c.kind.zoned else c.header for c in columns]
 
 
 def sheet_name(title: str, used: set[str]) -> str:
@@ -362,26 +363,28 @@ async def _table(book: Book, table: Table, tz: tzinfo, totals: Callable[[], list
 
 
 async def write(doc: Document, path: Path) -> None:
-    """Write the document's workbook to `path` (its scratch files beside it); rows are consumed as they come."""
+    """Write the document's workbook to `path` (its scratch files beside it); rows are consumed as they come.
+
+    A write that fails or is cancelled (the client went away) leaves the book unclosed: chunks() removes the
+    directory, scratch files and all.
+    """
     book = Book(path, path.parent)
-    try:
-        query = Query(book, doc)
-        for table in doc.tables:
-            await _table(book, table, doc.tz, table.totals)
-        for table in doc.extra() if doc.extra else []:
-            await _table(book, table, doc.tz, table.totals)
-        refs = await doc.seals() if doc.seals else []
-        if refs:
-            rows = seal_rows(refs, doc.window)
-            query.seals(rows)
-            _selos(book, rows)
-    finally:
-        await asyncio.to_thread(book.close)
+    query = Query(book, doc)
+    for table in doc.tables:
+        await _table(book, table, doc.tz, table.totals)
+    for table in doc.extra() if doc.extra else []:
+        await _table(book, table, doc.tz, table.totals)
+    refs = await doc.seals() if doc.seals else []
+    if refs:
+        rows = seal_rows(refs, doc.window)
+        query.seals(rows)
+        _selos(book, rows)
+    await asyncio.to_thread(book.close)
 
 
 async def chunks(doc: Document, chunk_bytes: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
     """The workbook's bytes: written whole to a temporary directory first, then read back and deleted."""
-    tmp = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="telemetria-xlsx-"))
+    tmp = Path(tempfile.mkdtemp(prefix="telemetria-xlsx-"))
     try:
         path = tmp / "book.xlsx"
         await write(doc, path)
@@ -389,7 +392,7 @@ async def chunks(doc: Document, chunk_bytes: int = CHUNK_BYTES) -> AsyncIterator
             while data := await asyncio.to_thread(f.read, chunk_bytes):
                 yield data
     finally:
-        await asyncio.to_thread(shutil.rmtree, tmp, True)
+        shutil.rmtree(tmp, ignore_errors=True)  # not awaited: it must run when the stream is cancelled too
 
 
 def response(doc: Document) -> StreamingResponse:
