@@ -41,6 +41,7 @@ HEADER_PT = 1.5 * cm  # the municipality's header band at the top of every page
 FOOTER_PT = 0.8 * cm
 SPOOL_BYTES = 8 * 1024 * 1024  # a written PDF larger than this waits on disk, not in memory, while it is sent
 CHUNK_BYTES = 64 * 1024
+MAP_MIN_PT = 220.0  # a map left less room than this under the query goes on a page of its own
 GREY = colors.HexColor("#555555")
 HEAD_FILL = colors.HexColor("#e3e6ea")
 TOTAL_FILL = colors.HexColor("#f1f2f4")
@@ -228,11 +229,14 @@ class _Writer:
     async def map(self, chart: pdf_map.Chart) -> None:
         if chart.empty():
             return
-        height = min(self.width * 0.55, self.pager.top - self.pager.bottom - 40)
-        self._text("Mapa", lay.BOLD, 9, 13)
-        top = self._room(height, 14)
+        room = self.pager.y - self.pager.bottom - 13 - 14 if self.pager.page else 0.0
+        page = self.pager.top - self.pager.bottom - 40
+        height = min(self.width * 0.55, room if room >= MAP_MIN_PT else page)  # below the query when it fits
+        top = self._room(13 + height, 14)  # the heading with its map, and a line of legend under it
+        self.c.setFont(lay.BOLD, 9)
+        self.c.drawString(MARGIN, top - 10, "Mapa")
         drawing = await asyncio.to_thread(pdf_map.chart, chart, self.width, height)
-        renderPDF.draw(drawing, self.c, MARGIN, top - height)
+        renderPDF.draw(drawing, self.c, MARGIN, top - 13 - height)
         self._text(pdf_map.legend(chart), lay.FONT, 7, 9, GREY)
         self.pager.y -= 8
 

@@ -49,7 +49,7 @@ def headers(columns: Sequence[Column], tz: tzinfo) -> list[str]:
 
 def cells(columns: Sequence[Column], tz: tzinfo) -> Callable[[Any], list[str]]:
     """A row → its cells' text, each as the CSV writes it (None: empty)."""
-    parts = [(getter(c.get), c.kind.fmt) for c in columns]
+    parts = [(getter(c.get), _as_text if c.kind.text else c.kind.fmt) for c in columns]
 
     def texts(row: Any) -> list[str]:
         out = []
@@ -59,6 +59,10 @@ def cells(columns: Sequence[Column], tz: tzinfo) -> Callable[[Any], list[str]]:
         return out
 
     return texts
+
+
+def _as_text(value: Any, _tz: tzinfo) -> str:
+    return value if isinstance(value, str) else str(value)
 
 
 def _flat(text: str) -> str:
