@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import asyncpg
@@ -11,6 +12,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import AfterValidator, Field
 
+from telemetria import __version__
 from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
@@ -21,10 +23,11 @@ from telemetria.ids import Id, IdPath, IdQuery
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement import document, sheet, store
 from telemetria.measurement import queries as q
-from telemetria.measurement.document import ContractHead
+from telemetria.measurement.document import Computed, ContractHead
 from telemetria.registry.errors import Conflict, NotFound
 from telemetria.registry.schemas import Name, Strict
-from telemetria.reports.output import csv
+from telemetria.reports.output import csv, files
+from telemetria.reports.output.document import Document, Table
 
 router = APIRouter(prefix="/api/v1", tags=["measurement"])
 READ = Depends(require(Perm.READ))
@@ -88,12 +91,31 @@ async def _one(conn: DbConn, who: Principal, contract_id: int) -> ContractHead:
     return found[0]
 
 
+def boletim_document(computed: list[Computed], first: date, last: date, who: Principal) -> Document:
+    """The boletim as a Document (XLSX, PDF): the CSV's one table, the query naming the period and contracts."""
+    numbers = [c.head.number for c in computed]
+    query = [
+        ("Período", f"{first:%d/%m/%Y} a {last:%d/%m/%Y}"),
+        ("Fuso horário", LOCAL_TZ.key),
+        (f"Contratos ({len(numbers)})", ", ".join(numbers) or "nenhum"),
+        ("Versão", f"Telemetria {__version__}"),
+    ]
+    stem = csv.export_filename("boletim_de_medicao", first, last).removesuffix(".csv")
+    return Document(
+        kind="measurement", title="Boletim de medição", filename=stem, tz=LOCAL_TZ, query=query,
+        generated_by=files.who_line(who), generated_at=datetime.now(UTC),
+        tables=[Table("Boletim de medição", sheet.COLUMNS, list(sheet.rows(computed)))],
+        window=(datetime.combine(first, datetime.min.time(), LOCAL_TZ),
+                datetime.combine(last + timedelta(days=1), datetime.min.time(), LOCAL_TZ)),
+    )  # fmt: skip
+
+
 @router.get("/reports/measurement")
 async def measurement_report(
     request: Request,
     start: str = Query(..., alias="from", max_length=40, description="first day, e.g. 2026-03-01"),
     end: str = Query(..., alias="to", max_length=40, description="last day included, e.g. 2026-03-31"),
-    contract_id: IdQuery = None, format: Literal["json", "csv"] = Query("json"), who: Principal = READ,
+    contract_id: IdQuery = None, format: Literal["json", "csv", "xlsx", "pdf"] = Query("json"), who: Principal = READ,
     *, conn: Conn,
 ) -> Response:  # fmt: skip
     """The boletim de medição per contract: runs due, made, partial, not made, justified; km and R$ to pay."""
@@ -119,6 +141,9 @@ async def measurement_report(
     await record(conn, "export.measurement", who, client_ip(request), None,
                  {"format": format, "from": first.isoformat(), "to": last.isoformat(),
                   "contracts": [h.id for h, _, _ in spans][:100]})  # fmt: skip
+    if format != "csv":
+        doc = boletim_document(computed, first, last, who)
+        return files.respond(replace(doc, **files.letterhead(request.app.state.settings)), format)
     body = csv.csv_chunks(sheet.COLUMNS, sheet.rows(computed), LOCAL_TZ)
     name = csv.export_filename("boletim_de_medicao", first, last)
     headers = {"Content-Disposition": csv.content_disposition(name)}

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,12 +31,14 @@ from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline, termo
+from telemetria.occurrences import deadline, pdfmap, termo
 from telemetria.occurrences import process_store as store
 from telemetria.occurrences.listing import CSV_COLUMNS, filters
-from telemetria.occurrences.model import Kind, Severity
+from telemetria.occurrences.model import KIND_NAMES, Kind, Severity
 from telemetria.paging import Page, page
+from telemetria.reports.output import files
 from telemetria.reports.output.csv import CSV_MEDIA_TYPE, content_disposition, csv_chunks, export_filename
+from telemetria.reports.output.document import Document, Table
 
 router = APIRouter(prefix="/api/v1", tags=["occurrences"])
 READ = Depends(require(Perm.READ))
@@ -115,6 +118,28 @@ async def _detail(conn: Any, occurrence_id: int, who: Principal) -> Response:
     return _answer(await store.detail(conn, occurrence_id, who))
 
 
+def list_document(f: store.Filters, items: list[dict[str, Any]], who: Principal) -> Document:
+    """The occurrence list as a Document (XLSX, PDF): the CSV's table, the query naming the filters."""
+    last = f.end - timedelta(seconds=1)
+    query = [("Período", f"{f.start.astimezone(LOCAL_TZ):%d/%m/%Y %H:%M:%S} a "
+                         f"{last.astimezone(LOCAL_TZ):%d/%m/%Y %H:%M:%S}"), ("Fuso horário", LOCAL_TZ.key)]  # fmt: skip
+    if f.vehicle_id is not None:
+        query.append(("Veículo (id)", str(f.vehicle_id)))
+    if f.contractor_id is not None:
+        query.append(("Contratada (id)", str(f.contractor_id)))
+    if f.kinds:
+        query.append(("Tipos", ", ".join(KIND_NAMES[Kind(k)] for k in f.kinds)))
+    if f.statuses:
+        query.append(("Situações", ", ".join(f.statuses)))
+    query.append(("Ocorrências", str(len(items))))
+    stem = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date()).removesuffix(".csv")
+    return Document(
+        kind="occurrences", title="Ocorrências", filename=stem, tz=LOCAL_TZ, query=query,
+        generated_by=files.who_line(who), generated_at=_now(), tables=[Table("Ocorrências", CSV_COLUMNS, items)],
+        window=(f.start, f.end),
+    )  # fmt: skip
+
+
 @router.get("/occurrences")
 async def list_occurrences(
     request: Request,
@@ -124,7 +149,7 @@ async def list_occurrences(
     contractor_id: IdQuery = None,
     kind: list[str] | None = Query(None, description="repeated or comma-separated"),
     status: list[str] | None = Query(None, description="repeated or comma-separated"),
-    format: Literal["json", "csv"] = Query("json"),
+    format: Literal["json", "csv", "xlsx", "pdf"] = Query("json"),
     pg: Page = Depends(page),
     who: Principal = READ,
     *,
@@ -132,11 +157,15 @@ async def list_occurrences(
 ) -> Response:
     """Occurrences whose start lies in the period, by start; a contractor sees its own, from notified on."""
     f = filters(from_, to, vehicle_id, contractor_id, kind, status)
-    if format == "csv":
+    if format != "json":
         if not who.can(Perm.EXPORT):
             raise FieldError(f"format: role {who.role.value!r} may not export files", "format", 403)
         items, _ = await store.list_items(conn, f, who, Page(1_000_000, 0))
-        await store.record_export(conn, who, client_ip(request), len(items))
+        await store.record_export(conn, who, client_ip(request), len(items), format)
+        if format != "csv":
+            doc = list_document(f, items, who)
+            doc.drawing = pdfmap.drawing(items)  # the PDF's map: each occurrence where it happened
+            return files.respond(replace(doc, **files.letterhead(request.app.state.settings)), format)
         name = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date())
         return StreamingResponse(
             csv_chunks(CSV_COLUMNS, items, LOCAL_TZ),

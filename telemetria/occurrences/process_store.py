@@ -305,8 +305,8 @@ async def close(
         await _history(conn, occurrence_id, who, ip, "closed", Status(row["status"]), to, text)
 
 
-async def record_export(conn: Conn, who: Principal, ip: str | None, rows: int) -> None:
-    await record(conn, "export.occurrences", who, ip, None, {"format": "csv", "rows": rows})
+async def record_export(conn: Conn, who: Principal, ip: str | None, rows: int, fmt: str = "csv") -> None:
+    await record(conn, "export.occurrences", who, ip, None, {"format": fmt, "rows": rows})
 
 
 async def kinds(conn: Conn) -> list[dict[str, Any]]:

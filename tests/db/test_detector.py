@@ -15,7 +15,8 @@ import orjson
 import pytest
 
 from telemetria.ingest.writer import SMALL_FLUSH_ROWS
-from telemetria.occurrences import store
+from telemetria.occurrences import detector, store
+from telemetria.occurrences.detector import RoundStats
 from telemetria.occurrences.model import Candidate, Kind, Status
 from telemetria.occurrences.reconcile import NOTE_CHANGED, SILENCE_FILLED, Plan, Update, Withdrawal, reconcile
 from tests.db.conftest import People, Tracker
@@ -276,19 +277,24 @@ async def occurrences(conn: asyncpg.Connection, vehicle_id: int, kind: Kind | No
     )
 
 
+async def _silent_since_0710(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> tuple[str, int, RoundStats, asyncpg.Record]:
+    """Vehicle 1 serves its route from 06:50 and falls silent at 07:10; the round of 07:20 finds it live."""
+    await schedule(conn, world["r1"])
+    token = await token_of(conn, world, 1)
+    await post(client, token, track(local(6, 50), local(7, 10)))
+    stats = await detector.run_round(pool, now=local(7, 20))
+    [live] = await occurrences(conn, world["v1"], Kind.TRACKER_SILENT)
+    return token, world["v1"], stats, live
+
+
 async def test_a_silence_found_live_is_withdrawn_when_a_late_batch_fills_it(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
 ) -> None:
-    from telemetria.occurrences import detector
-
-    await schedule(conn, world["r1"])
-    token = await token_of(conn, world, 1)
-    v = world["v1"]
-    await post(client, token, track(local(6, 50), local(7, 10)))
-    stats = await detector.run_round(pool, now=local(7, 20))
+    token, v, stats, live = await _silent_since_0710(client, conn, pool, world)
     assert stats.windows >= 1 and stats.failed == 0
     assert stats.lag_s is not None and 0 < stats.lag_s < 60 and stats.inserted == 1
-    [live] = await occurrences(conn, v, Kind.TRACKER_SILENT)
     assert (live["status"], live["start_ts"], live["end_ts"]) == ("detected", local(7, 10), None)
     assert live["facts"] == {"since": local(7, 10).isoformat()} and live["route_id"] == world["r1"]
     assert not live["late"]
@@ -311,14 +317,7 @@ async def test_a_silence_found_live_is_withdrawn_when_a_late_batch_fills_it(
 async def test_a_silence_still_there_when_data_resumes_is_the_same_row_with_its_end(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
 ) -> None:
-    from telemetria.occurrences import detector
-
-    await schedule(conn, world["r1"])
-    token = await token_of(conn, world, 1)
-    v = world["v1"]
-    await post(client, token, track(local(6, 50), local(7, 10)))
-    await detector.run_round(pool, now=local(7, 20))
-    [live] = await occurrences(conn, v, Kind.TRACKER_SILENT)
+    token, v, _, live = await _silent_since_0710(client, conn, pool, world)
     await post(client, token, track(local(7, 25), local(7, 45)))  # it resumes at 07:25: 15 min were never sent
     await detector.run_round(pool, now=local(7, 46))
     [gap] = await occurrences(conn, v, Kind.TRACKER_SILENT)
@@ -379,8 +378,6 @@ async def test_the_same_occurrences_whatever_the_arrival_order(
 async def test_late_marks_what_a_late_fix_completed_and_not_what_arrived_in_time(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
 ) -> None:
-    from telemetria.occurrences import detector
-
     token = await token_of(conn, world, 1)
     v = world["v1"]
     real = datetime.now(UTC).replace(microsecond=0)

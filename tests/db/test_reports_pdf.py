@@ -15,7 +15,11 @@ from pypdf import PdfReader
 
 from telemetria.formats import fmt
 from tests.db import test_reports_api as reports_api
+from tests.db.test_measurement_api import FIRST, LAST
+from tests.db.test_measurement_api import _setup as measurement_setup
+from tests.db.test_occurrences_api import api, auth, occurrence, world  # noqa: F401  (fixtures)
 from tests.db.test_reports_accuracy import DAY
+from tests.db.world import World
 
 people = reports_api.people  # the fixtures: the users of every role, one simulated run posted
 posted = reports_api.posted
@@ -111,3 +115,34 @@ async def test_a_track_pdf_covers_at_most_a_month(client: httpx.AsyncClient, peo
     params = {"from": "2026-09-01", "to": "2026-11-23", "format": "pdf"}
     r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))
     assert r.status_code == 400 and orjson.loads(r.content)["field"] == "to"
+
+
+async def test_the_occurrence_list_as_pdf_maps_each_occurrence(
+    api: httpx.AsyncClient,  # noqa: F811
+    conn: asyncpg.Connection,
+    world: World,  # noqa: F811
+) -> None:
+    await occurrence(conn, world)
+    await occurrence(conn, world, 2, kind="unauthorized_stop", place='=HYPERLINK("http://x")')
+    r = await api.get(
+        "/api/v1/occurrences", params={"from": "2026-03-02", "format": "pdf"}, headers=auth(world, "auditor")
+    )
+    assert r.status_code == 200 and r.headers["content-type"] == "application/pdf"
+    _, text = _text(r.content)
+    assert "Ocorrências" in text and "AAA1A11" in text and "Av. Brasil" in text
+    assert "=HYPERLINK" in text  # set as text, as written: a PDF computes nothing
+    assert "Mapa" in text and "2 local(is) marcado(s)" in text
+    audited = "SELECT count(*) FROM audit_log WHERE action = 'export.occurrences' AND detail->>'format' = 'pdf'"
+    assert await conn.fetchval(audited) == 1
+
+
+async def test_the_boletim_as_pdf(client: httpx.AsyncClient, conn: asyncpg.Connection, people: Any) -> None:
+    w = await measurement_setup(client, conn, people)
+    params = {"contract_id": w["k"], "from": FIRST, "to": LAST}
+    r = await client.get(
+        "/api/v1/reports/measurement", params={**params, "format": "pdf"}, headers=people.auth("auditor")
+    )
+    assert r.status_code == 200 and r.headers["content-type"] == "application/pdf"
+    _, text = _text(r.content)
+    assert "Boletim de medição" in text and "Período: 02/03/2026 a 06/03/2026" in text
+    assert "Prefeitura Municipal de Jaru" in text and "Página 1 de" in text

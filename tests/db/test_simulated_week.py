@@ -15,10 +15,11 @@ own. The matrix is printed (pytest -s) and written to test-artifacts/simulated-w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, partial
@@ -179,35 +180,34 @@ class Outcome:
     text: str
 
 
-async def _live(base_settings: Settings, w: Week) -> tuple[list[asyncpg.Record], Ids, int, float]:
-    t0 = time.perf_counter()
-    async with scratch_database(base_settings, "telemetria_week_a") as db, app_client(
-        db, detector_interval_s=0
-    ) as client:  # fmt: skip
+@contextlib.asynccontextmanager
+async def _fed_world(base_settings: Settings, name: str, w: Week) -> AsyncIterator[tuple[asyncpg.Pool, Feeder, Ids]]:
+    """A database of its own with the week's registry, a service on it (no detector of its own), a feeder whose
+    writer runs until the caller stops it (stopping twice is harmless) or the block ends."""
+    async with scratch_database(base_settings, name) as db, app_client(db, detector_interval_s=0) as client:
         ids = await registry(db, client, w)
         pool = client.app.state.pool  # type: ignore[attr-defined]
         feed = Feeder(db, db.settings(), pool, ids)
         feed.writer.start()
         try:
-            rounds = await feed_live(feed, pool, w)
+            yield pool, feed, ids
         finally:
             await feed.writer.stop()
+
+
+async def _live(base_settings: Settings, w: Week) -> tuple[list[asyncpg.Record], Ids, int, float]:
+    t0 = time.perf_counter()
+    async with _fed_world(base_settings, "telemetria_week_a", w) as (pool, feed, ids):
+        rounds = await feed_live(feed, pool, w)
+        await feed.writer.stop()
         assert feed.fixes == len({(a.vehicle, a.fix.ts) for a in w.arrivals})
         return await occurrences(pool), ids, rounds, time.perf_counter() - t0
 
 
 async def _at_once(base_settings: Settings, w: Week) -> tuple[list[asyncpg.Record], Ids]:
-    async with scratch_database(base_settings, "telemetria_week_b") as db, app_client(
-        db, detector_interval_s=0
-    ) as client:  # fmt: skip
-        ids = await registry(db, client, w)
-        pool = client.app.state.pool  # type: ignore[attr-defined]
-        feed = Feeder(db, db.settings(), pool, ids)
-        feed.writer.start()
-        try:
-            await feed(w.arrivals)
-        finally:
-            await feed.writer.stop()
+    async with _fed_world(base_settings, "telemetria_week_b", w) as (pool, feed, ids):
+        await feed(w.arrivals)
+        await feed.writer.stop()
         for _ in range(3):  # the first round queues the closed days, the next ones work through them
             stats = await run_round(pool, now=w.end)
             assert not stats.failed, stats

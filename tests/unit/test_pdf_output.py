@@ -16,7 +16,6 @@ from PIL import Image
 from pypdf import PdfReader
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
-from telemetria.reports.model import Window
 from telemetria.reports.output import gis, pdf, pdf_map
 from telemetria.reports.output import pdf_layout as lay
 from telemetria.reports.output.csv import DATETIME, INT, KM, TEXT, Column
@@ -139,7 +138,7 @@ def test_the_seals_table_names_each_day_clipped_to_the_window() -> None:
     async def refs() -> list[SealRef]:
         return seals
 
-    window = Window(datetime(2026, 3, 2, 12, tzinfo=UTC), datetime(2026, 3, 3, 12, tzinfo=UTC), TZ)
+    window = (datetime(2026, 3, 2, 12, tzinfo=UTC), datetime(2026, 3, 3, 12, tzinfo=UTC))
     _, _, pages = _render(_doc([_row(1)], seals=refs, window=window))
     every = " ".join(pages)
     assert "Selos diários" in every

@@ -17,7 +17,8 @@ from telemetria.reports.analysis.schedule import PASSED, PENDING, SERVED, SKIPPE
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Route, Vehicle, Window
 from telemetria.reports.output.csv import DATE, DATETIME, INT, MIN, TEXT, Column
-from telemetria.reports.output.report import VEHICLE, Report, local
+from telemetria.reports.output.document import Table
+from telemetria.reports.output.report import VEHICLE, Report, local, words
 from telemetria.reports.store.fetch import analyze_piece
 
 
@@ -93,6 +94,34 @@ COLUMNS = [
     Column("Nomes dos pontos pulados", lambda r: ", ".join(r["skipped"]) or None, TEXT),
 ]
 
+# What the CSV has no room for (the XLSX's sheets, the PDF's sections): each run's points, and the footer's counts.
+POINT_COLUMNS = [
+    *VEHICLE,
+    Column("Data", "date", DATE),
+    Column("Código da rota", "route_code", TEXT),
+    Column("Ordem", "seq", INT),
+    Column("Ponto", "name", TEXT),
+    Column("Tipo do ponto", words("kind")),
+    Column("Situação", words("status")),
+    Column("Horário previsto", "scheduled", DATETIME),
+    Column("Chegada", "arrival", DATETIME),
+    Column("Saída", "departure", DATETIME),
+    Column("Atraso (min)", "delay_min", MIN),
+    Column("Distância ao ponto (m)", "distance_m", INT),
+]
+COUNT_COLUMNS = [
+    Column("Execuções previstas", "scheduled", INT),
+    Column("Realizadas", "made", INT),
+    Column("Não realizadas", "not_made", INT),
+    Column("Pendentes", "pending", INT),
+]
+
+
+def points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every run's points, one row each, after the run's vehicle, day and route."""
+    keep = ("vehicle_id", "plate", "date", "route_code")
+    return [{**{k: r[k] for k in keep}, **p} for r in rows for p in r["points"]]
+
 
 async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
     """Every run assigned to the context's vehicles on the local days the window touches, up to today."""
@@ -120,4 +149,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
             "pending": made.count(None),
         }
 
-    return Report("runs", win, "runs", rows, COLUMNS, {}, footer)
+    def extra() -> list[Table]:
+        return [Table("Pontos", POINT_COLUMNS, points(rows)), Table("Resumo", COUNT_COLUMNS, [footer()])]
+
+    return Report("runs", win, "runs", rows, COLUMNS, {}, footer, extra=extra)

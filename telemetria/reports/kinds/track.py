@@ -19,8 +19,9 @@ from telemetria.reports.analysis.places import passed_points
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Window
 from telemetria.reports.output import gis as gf
-from telemetria.reports.output.csv import BOOL, COORD, DATETIME, DEG, INT, KM, KM_STEP, KMH, TEXT, Column
-from telemetria.reports.output.report import VEHICLE, Report, local, words
+from telemetria.reports.output.csv import BOOL, COORD, DATETIME, DEG, HMS, INT, KM, KM_STEP, KMH, TEXT, Column
+from telemetria.reports.output.document import Table
+from telemetria.reports.output.report import VEHICLE, WORDS, Report, local, words
 from telemetria.reports.store.fetch import analyses
 
 COLUMNS = [
@@ -37,6 +38,25 @@ COLUMNS = [
     Column("Usada", "used", BOOL),
     Column("Recebida em", "received", DATETIME),
     Column("Atraso de envio (s)", "delay_s", INT),
+]
+# The footer's lists the CSV has no room for: the XLSX's sheets "Totais" and "Locais", the PDF's sections.
+TOTALS_COLUMNS = [
+    *VEHICLE,
+    Column("Km", "km", KM),
+    Column("Posições", "fixes", INT),
+    Column("Velocidade máxima (km/h)", "max_kmh", KMH),
+    Column("Tempo em movimento", "moving_s", HMS),
+    Column("Velocidade média (km/h)", "avg_kmh", KMH),
+]
+PLACE_COLUMNS = [
+    *VEHICLE,
+    Column("Data e hora", "time", DATETIME),
+    Column("Tipo", lambda r: "parada" if r["kind"] == "stop" else WORDS.get(r["kind"], r["kind"])),
+    Column("Nome", "name", TEXT),
+    Column("Ponto autorizado", "authorized", BOOL),
+    Column("Duração", "duration_s", HMS),
+    Column("Latitude", "lat", COORD),
+    Column("Longitude", "lon", COORD),
 ]
 METHODS = {0: None, 1: "route", 2: "chord"}
 IGNITION = {-1: None, 0: "desligada", 1: "ligada"}
@@ -164,4 +184,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) ->
     def footer() -> dict[str, Any]:
         return {"totals": totals.rows(), "places": passed}
 
-    return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing)
+    def extra() -> list[Table]:
+        return [Table("Totais", TOTALS_COLUMNS, totals.rows()), Table("Locais", PLACE_COLUMNS, passed)]
+
+    return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing, extra=extra)

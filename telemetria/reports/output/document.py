@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from telemetria.reports.model import Window
 from telemetria.reports.output.csv import Column
 from telemetria.reports.output.gis import Place, Segment
 from telemetria.seals.model import SealRef
@@ -47,7 +46,7 @@ class Document:
     drawing: Drawing | None = None  # the map of the PDF (track, trips, deviations, occurrences)
     seals: Callable[[], Awaitable[list[SealRef]]] | None = None  # the daily seals a track was cut from
     notes: list[str] = field(default_factory=list)  # lines said under the query (how a figure is measured)
+    window: tuple[datetime, datetime] | None = None  # [start, end) asked for, aware: clips the seals' De/Até
     # The PDF's letterhead (settings municipality_name and coat_of_arms_path: files.letterhead()).
     municipality: str = ""
     coat_of_arms_path: Path | None = None
-    window: Window | None = None  # the period asked for (the seals table clips each day to it)

@@ -24,6 +24,16 @@ METHOD = (
 )
 
 
+# The report header's keys (Report.header) and their values as the "Consulta" sheet shows them.
+LABELS = {"by": "Agrupamento", "unauthorized_only": "Somente paradas fora de pontos autorizados"}
+VALUES = {("by", "vehicle"): "por veículo", ("by", "day"): "por veículo e dia"}
+
+
+def label(key: str) -> str:
+    """A header key in Portuguese; an unknown one readable as it is (`max_gap_s` → `max gap s`)."""
+    return LABELS.get(key, key.replace("_", " "))
+
+
 def _when(t: datetime, tz: Any) -> str:
     d = t.astimezone(tz)
     return f"{d:%d/%m/%Y %H:%M:%S}"
@@ -65,7 +75,8 @@ def query_lines(
         lines.append(("Rota (id)", str(sel.route_id)))
     for key, value in header.items():
         if isinstance(value, str | int | float | bool | datetime):
-            lines.append((key, _value(value)))
+            shown = VALUES.get((key, value), None) if isinstance(value, str) else None
+            lines.append((label(key), shown or _value(value)))
     lines.append(("Método", METHOD))
     lines.append(("Versão", f"Telemetria {__version__}; cadastro na geração {generation or ctx.generation}"))
     return lines
@@ -101,7 +112,7 @@ def document_of(
         extra=report.extra,
         drawing=report.drawing or report.gis,
         seals=report.seals,
-        window=report.window,
+        window=(report.window.start, report.window.end),
         **letterhead(settings),
     )
 

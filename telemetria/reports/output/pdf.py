@@ -69,7 +69,7 @@ def seal_rows(seals: Sequence[SealRef], doc: Document) -> list[dict[str, Any]]:
     for s in seals:
         start, end = day_bounds(s.day)
         if doc.window is not None:
-            start, end = max(start, doc.window.start), min(end, doc.window.end)
+            start, end = max(start, doc.window[0]), min(end, doc.window[1])
         out.append({**{k: getattr(s, k) for k in ("vehicle_id", "plate", "day", "version", "fixes", "sha256")},
                     "from": start, "to": end})  # fmt: skip
     return out

@@ -25,6 +25,8 @@ CELL_PT = 6.5  # the tables' type size
 LEADING = 7.8  # a table line's height
 PAD = 2.0  # space around a cell's text
 WIDE = 8  # a first table with more columns than this is laid out on a landscape page
+MAX_WORD_PT = 60.0  # a longer word (a digest, a JSON value) may be broken rather than widen its column
+MAX_HEAD_WORD_PT = 36.0  # a header's longer word ("(America/Porto_Velho)") is broken before a cell's word is
 MAX_CELL_PT = 170.0  # the widest a column asks for before the page is shared out (longer text wraps)
 SAMPLE_ROWS = 100  # rows measured to share the page's width among the columns
 
@@ -71,15 +73,31 @@ def _flat(text: str) -> str:
 
 
 def widths(heads: Sequence[str], sample: Sequence[Sequence[str]], avail: float) -> list[float]:
-    """Column widths (points) summing to `avail`: each column's share follows what it needs to show its header's
-    longest word and its sampled cells unwrapped (at most MAX_CELL_PT)."""
-    want = []
+    """Column widths (points) summing to `avail`. Each column first gets what its longest word needs (a sampled
+    cell's, at most MAX_WORD_PT, then its header's, at most MAX_HEAD_WORD_PT), so that words are not broken;
+    what is left goes to the columns whose cells are longer than that, as far as they need (MAX_CELL_PT)."""
+    cells, floor, want = [], [], []
     for i, head in enumerate(heads):
-        word = max((stringWidth(w, BOLD, CELL_PT) for w in head.split()), default=0.0)
-        cell = max((stringWidth(r[i], FONT, CELL_PT) for r in sample if i < len(r)), default=0.0)
-        want.append(max(word, min(cell, MAX_CELL_PT), 8.0) + 2 * PAD)
-    total = sum(want)
-    return [w * avail / total for w in want] if total > 0 else []
+        column = [r[i] for r in sample if i < len(r)]
+        # A header's word may be broken when the page is short of room (its column's cells are what matter).
+        head_word = min(max((stringWidth(w, BOLD, CELL_PT) for w in head.split()), default=0.0), MAX_HEAD_WORD_PT)
+        word = max((min(stringWidth(w, FONT, CELL_PT), MAX_WORD_PT) for c in column for w in c.split()), default=0.0)
+        cell = max((stringWidth(c, FONT, CELL_PT) for c in column), default=0.0)
+        cells.append(max(word, 8.0) + 2 * PAD + 0.5)  # + 0.5: the word fits whatever the rounding
+        floor.append(max(cells[-1], head_word + 2 * PAD + 0.5))
+        want.append(max(floor[-1], min(cell, MAX_CELL_PT) + 2 * PAD))
+    if not heads:
+        return []
+    if sum(cells) >= avail:
+        return [f * avail / sum(cells) for f in cells]
+    if sum(floor) >= avail:  # the cells' words whole, the headers' words broken where they must
+        spare = [f - c for f, c in zip(floor, cells, strict=True)]
+        return [c + (avail - sum(cells)) * x / sum(spare) for c, x in zip(cells, spare, strict=True)]
+    extra = [w - f for w, f in zip(want, floor, strict=True)]
+    room = avail - sum(floor)
+    if sum(extra) <= room:  # everything fits unwrapped: the rest shared out alike
+        return [w + (room - sum(extra)) * w / sum(want) for w in want]
+    return [f + room * e / sum(extra) for f, e in zip(floor, extra, strict=True)]
 
 
 def wrap(text: str, width: float, font: str = FONT, size: float = CELL_PT) -> list[str]:
