@@ -2,7 +2,7 @@
 the tables, their header row repeated on every page they run onto, their totals, and the seals table.
 
 Drawn straight on a reportlab canvas page by page as the rows arrive (no flowables kept for them), yielding to
-the event loop between pages. Each finished page's content is compressed at once (`_Canvas`), so what a long
+the event loop every few rows. Each finished page's content is compressed at once (`_Canvas`), so what a long
 report holds until the file is written is its pages compressed (a few kB per page), never its rows; the
 file is then written to a spooled temporary file (on disk beyond SPOOL_BYTES) and streamed from it.
 "Página N de M" names the page count before it is known: M is a form XObject drawn on every page and defined
@@ -46,6 +46,7 @@ GREY = colors.HexColor("#555555")
 HEAD_FILL = colors.HexColor("#e3e6ea")
 TOTAL_FILL = colors.HexColor("#f1f2f4")
 RULE = colors.HexColor("#b0b4ba")
+YIELD_ROWS = 8  # rows drawn between two turns of the event loop (a few ms)
 PAGES_FORM = "pagecount"
 HEADER_FORM = "letterhead"
 
@@ -294,13 +295,14 @@ class _Grid:
         began, top = w.pager.place(h)
         if began:
             w.begin_page()
-            await asyncio.sleep(0)  # a page done: let the event loop serve others
             w.pager.y = top
             self._head_row()
             top = w.pager.y
             w.pager.y -= h
         self._draw(lines, top, h, font, TOTAL_FILL if total else None)
         self.count += 0 if total else 1
+        if self.count % YIELD_ROWS == 0:
+            await asyncio.sleep(0)  # drawing is CPU work on the event loop: let it serve others between rows
 
     def _draw(self, lines: list[list[str]], top: float, h: float, font: str, fill: Any) -> None:
         c = self.w.c
