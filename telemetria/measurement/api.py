@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -141,7 +142,8 @@ async def measurement_report(
                  {"format": format, "from": first.isoformat(), "to": last.isoformat(),
                   "contracts": [h.id for h, _, _ in spans][:100]})  # fmt: skip
     if format != "csv":
-        return files.respond(boletim_document(computed, first, last, who), format)
+        doc = boletim_document(computed, first, last, who)
+        return files.respond(replace(doc, **files.letterhead(request.app.state.settings)), format)
     body = csv.csv_chunks(sheet.COLUMNS, sheet.rows(computed), LOCAL_TZ)
     name = csv.export_filename("boletim_de_medicao", first, last)
     headers = {"Content-Disposition": csv.content_disposition(name)}

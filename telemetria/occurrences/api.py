@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -30,7 +31,7 @@ from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline, termo
+from telemetria.occurrences import deadline, pdfmap, termo
 from telemetria.occurrences import process_store as store
 from telemetria.occurrences.listing import CSV_COLUMNS, filters
 from telemetria.occurrences.model import KIND_NAMES, Kind, Severity
@@ -162,7 +163,9 @@ async def list_occurrences(
         items, _ = await store.list_items(conn, f, who, Page(1_000_000, 0))
         await store.record_export(conn, who, client_ip(request), len(items), format)
         if format != "csv":
-            return files.respond(list_document(f, items, who), format)
+            doc = list_document(f, items, who)
+            doc.drawing = pdfmap.drawing(items)  # the PDF's map: each occurrence where it happened
+            return files.respond(replace(doc, **files.letterhead(request.app.state.settings)), format)
         name = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date())
         return StreamingResponse(
             csv_chunks(CSV_COLUMNS, items, LOCAL_TZ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -46,3 +47,6 @@ class Document:
     seals: Callable[[], Awaitable[list[SealRef]]] | None = None  # the daily seals a track was cut from
     notes: list[str] = field(default_factory=list)  # lines said under the query (how a figure is measured)
     window: tuple[datetime, datetime] | None = None  # [start, end) asked for, aware: clips the seals' De/Até
+    # The PDF's letterhead (settings municipality_name and coat_of_arms_path: files.letterhead()).
+    municipality: str = ""
+    coat_of_arms_path: Path | None = None

@@ -1,0 +1,148 @@
+"""Every report as PDF (issue 19): application/pdf, A4, the text extractable with the plate and the totals, a
+map for the track, trips and deviations, the track's span limited, audited like the CSV."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+from pypdf import PdfReader
+
+from telemetria.formats import fmt
+from tests.db import test_reports_api as reports_api
+from tests.db.test_measurement_api import FIRST, LAST
+from tests.db.test_measurement_api import _setup as measurement_setup
+from tests.db.test_occurrences_api import api, auth, occurrence, world  # noqa: F401  (fixtures)
+from tests.db.test_reports_accuracy import DAY
+from tests.db.world import World
+
+people = reports_api.people  # the fixtures: the users of every role, one simulated run posted
+posted = reports_api.posted
+_km = reports_api._km
+
+KINDS = ["km", "summary", "trips", "speeding", "stops", "route-deviation", "track", "reporting", "schedule"]
+
+
+def _text(pdf: bytes) -> tuple[PdfReader, str]:
+    reader = PdfReader(io.BytesIO(pdf))
+    return reader, re.sub(r"\s+", " ", "\n".join(p.extract_text() for p in reader.pages))
+
+
+async def _pdf(client: httpx.AsyncClient, people: Any, kind: str, **params: str) -> httpx.Response:
+    r = await client.get(
+        f"/api/v1/reports/{kind}", params={"from": DAY, "to": DAY, "format": "pdf", **params},
+        headers=people.auth("auditor"),
+    )  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"] == "application/pdf"
+    assert r.headers["content-disposition"].endswith('.pdf"')
+    return r
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_every_report_as_pdf_names_the_vehicle_on_a4_pages(
+    client: httpx.AsyncClient, people: Any, posted: tuple[Any, Any], kind: str
+) -> None:
+    t, _ = posted
+    r = await _pdf(client, people, kind, vehicle_id=str(t.vehicle_id))
+    reader, text = _text(r.content)
+    assert r.content.startswith(b"%PDF-")
+    assert "AAA1A11" in text  # the query names the vehicle, the table's rows too
+    assert "Prefeitura Municipal de Jaru" in text  # settings.municipality_name, on every page
+    pages = len(reader.pages)
+    for n, page in enumerate(reader.pages, 1):
+        box = page.mediabox
+        assert sorted((round(float(box.width)), round(float(box.height)))) == [595, 842]  # A4, either way up
+        assert f"Página {n} de {pages}" in re.sub(r"\s+", " ", page.extract_text())
+    assert re.search(r"Gerado por auditor \(auditor\) em \d\d/\d\d/\d{4} \d\d:\d\d:\d\d", text)
+
+
+async def test_the_km_pdf_holds_the_csv_rows_and_the_group_total(
+    client: httpx.AsyncClient, people: Any, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    total = (await _km(client, people, t.vehicle_id))["total_km"]
+    _, text = _text((await _pdf(client, people, "km")).content)
+    assert "TOTAL" in text and fmt("km", total) in text  # written as the CSV writes it: decimal comma
+    assert "Km rodados" in text and "Período: 23/11/2026 a 23/11/2026" in text
+
+
+async def test_the_track_pdf_has_a_map_and_its_positions(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: Any, posted: tuple[Any, Any]
+) -> None:
+    t, _ = posted
+    r = await _pdf(client, people, "track", vehicle_id=str(t.vehicle_id))
+    reader, text = _text(r.content)
+    assert "Mapa" in text and "1 linha(s): AAA1A11 23/11/2026" in text
+    assert re.search(r"\d+(,\d+)? k?m", text)  # the scale bar
+    assert reader.pages[0].mediabox.width > reader.pages[0].mediabox.height  # 14 columns: landscape
+    doc = orjson.loads((await client.get(
+        "/api/v1/reports/track", params={"vehicle_id": str(t.vehicle_id), "from": DAY, "to": DAY},
+        headers=people.auth("auditor"),
+    )).content)  # fmt: skip
+    first, last = doc["positions"][0], doc["positions"][-1]
+    assert fmt("coord", first["lat"]) in text and fmt("km", last["km"]) in text
+    for page in reader.pages:  # the header row on every page the positions run onto
+        shown = page.extract_text()
+        assert "AAA1A11 23/11/2026 " not in shown or "Veículo (id) Placa Data e hora" in shown
+    mapped = [p.extract_text() for p in reader.pages if "Mapa" in p.extract_text()]
+    assert len(mapped) == 1 and "km\nN\n" in mapped[0]  # the heading, its scale bar and north arrow together
+    entry = await conn.fetchrow("SELECT action, detail FROM audit_log WHERE action = 'export.track'")
+    assert entry["detail"]["format"] == "pdf"
+
+
+@pytest.mark.parametrize("kind", ["trips", "route-deviation"])
+async def test_trips_and_deviations_are_mapped(
+    client: httpx.AsyncClient, people: Any, posted: tuple[Any, Any], kind: str
+) -> None:
+    t, _ = posted
+    rows = orjson.loads((await client.get(
+        f"/api/v1/reports/{kind}", params={"vehicle_id": str(t.vehicle_id), "from": DAY, "to": DAY},
+        headers=people.auth("auditor"),
+    )).content)  # fmt: skip
+    _, text = _text((await _pdf(client, people, kind, vehicle_id=str(t.vehicle_id))).content)
+    assert "Mapa" in text and "linha(s): rota" in text  # the assigned route's line
+    marked = sum(2 for _ in rows["trips" if kind == "trips" else "episodes"])
+    assert f"{marked} local(is) marcado(s)" in text or marked == 0
+
+
+async def test_a_track_pdf_covers_at_most_a_month(client: httpx.AsyncClient, people: Any) -> None:
+    params = {"from": "2026-09-01", "to": "2026-11-23", "format": "pdf"}
+    r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 400 and orjson.loads(r.content)["field"] == "to"
+
+
+async def test_the_occurrence_list_as_pdf_maps_each_occurrence(
+    api: httpx.AsyncClient,  # noqa: F811
+    conn: asyncpg.Connection,
+    world: World,  # noqa: F811
+) -> None:
+    await occurrence(conn, world)
+    await occurrence(conn, world, 2, kind="unauthorized_stop", place='=HYPERLINK("http://x")')
+    r = await api.get(
+        "/api/v1/occurrences", params={"from": "2026-03-02", "format": "pdf"}, headers=auth(world, "auditor")
+    )
+    assert r.status_code == 200 and r.headers["content-type"] == "application/pdf"
+    _, text = _text(r.content)
+    assert "Ocorrências" in text and "AAA1A11" in text and "Av. Brasil" in text
+    assert "=HYPERLINK" in text  # set as text, as written: a PDF computes nothing
+    assert "Mapa" in text and "2 local(is) marcado(s)" in text
+    audited = "SELECT count(*) FROM audit_log WHERE action = 'export.occurrences' AND detail->>'format' = 'pdf'"
+    assert await conn.fetchval(audited) == 1
+
+
+async def test_the_boletim_as_pdf(client: httpx.AsyncClient, conn: asyncpg.Connection, people: Any) -> None:
+    w = await measurement_setup(client, conn, people)
+    params = {"contract_id": w["k"], "from": FIRST, "to": LAST}
+    r = await client.get(
+        "/api/v1/reports/measurement", params={**params, "format": "pdf"}, headers=people.auth("auditor")
+    )
+    assert r.status_code == 200 and r.headers["content-type"] == "application/pdf"
+    _, text = _text(r.content)
+    assert "Boletim de medição" in text and "Período: 02/03/2026 a 06/03/2026" in text
+    assert "Prefeitura Municipal de Jaru" in text and "Página 1 de" in text
