@@ -31,7 +31,8 @@ def _page(request: Request, path: str) -> Response:
         return render(request, "error.html", None, 404, title="Página não encontrada",
                       message="Esta página não existe.")  # fmt: skip
     title, template = next((t, tpl) for p, t, tpl in PAGES if p == path)
-    ctx: dict[str, Any] = {"municipality": settings.municipality_name, "public_pages": PAGES}
+    ctx: dict[str, Any] = {"municipality": settings.municipality_name, "public_pages": PAGES,
+                           "precision_m": settings.public_boarding_precision_m}  # fmt: skip
     resp = render(request, template, None, 200, title=title, **ctx)
     resp.headers["Cache-Control"] = CACHE_CONTROL
     return resp

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
+import asyncpg
 import pytest
 from playwright.async_api import Browser, expect
 
@@ -80,6 +81,26 @@ async def test_on_the_months_service_and_the_seals_page(on_tab: Tab) -> None:
     await expect(page.locator("h1")).to_have_text("Selos diários dos registros")
     await expect(page.locator("#z-how summary")).to_have_text("Como verificar")
     await expect(page.locator("#z-status")).not_to_have_text("Carregando…")
+
+
+async def test_on_names_with_markup_are_shown_as_text(browser: Browser, on_site: FiscSite) -> None:
+    """A route's and a school's name typed with markup: the table, the map's tooltip show it, nothing runs."""
+    bad = '<img src=x id=injected-route><meta http-equiv="refresh" content="0;url=/entrar">'
+    conn = await asyncpg.connect(on_site.dsn)
+    try:
+        await conn.execute("UPDATE routes SET name = $1 WHERE code = 'DEMO-02'", f"Linha {bad}")
+        await conn.execute("UPDATE route_stops SET name = $1 WHERE kind = 'school'", f"Escola {bad}")
+    finally:
+        await conn.close()
+    async with fisc_tab(browser, on_site) as tab:
+        page = tab.page
+        await tab.open("/publico")
+        route = page.locator("[data-testid=route][data-code=DEMO-02]")
+        await expect(route.locator("h2")).to_contain_text(bad)
+        await expect(route.locator("tbody")).to_contain_text(f"Escola {bad}")
+        await page.locator("#p-map .leaflet-overlay-pane path").first.hover(force=True)
+        assert await page.locator("#injected-route").count() == 0
+        assert page.url.endswith("/publico")
 
 
 async def test_on_a_phone_the_itineraries_fit_the_screen(browser: Browser, on_site: FiscSite) -> None:
