@@ -49,6 +49,7 @@ from telemetria.reports import api as reports_api
 from telemetria.reports import knobs as report_knobs
 from telemetria.reports.store import rollup
 from telemetria.reports.store.queries import last_fixes
+from telemetria.seals import api as seals_api
 from telemetria.settings import Settings
 from telemetria.web import pages, public_pages
 
@@ -59,7 +60,7 @@ _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, api_versions.router, audit_api.router,
     reports_api.router, live_api.router, contracts_api.router, measurement_api.router, occurrences_api.router,
-    day_api.router,
+    day_api.router, seals_api.router,
 )  # fmt: skip
 
 
@@ -199,6 +200,7 @@ def _add_routers(app: FastAPI) -> None:
     # The public area (no login; 404 while public_enabled is off): not in API_ROUTERS, whose routes all need a login.
     app.include_router(publication_api.router)
     app.include_router(public_pages.router)
+    app.include_router(seals_api.public_router)  # no login: 404 unless publication is on
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
     app.mount("/static", pages.Static(directory=pages.HERE / "static"), name="static")
     app.include_router(apidocs.router)
