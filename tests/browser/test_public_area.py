@@ -77,10 +77,29 @@ async def test_on_the_months_service_and_the_seals_page(on_tab: Tab) -> None:
     body = await page.locator("body").inner_text()
     assert not any(p in body for p in PLATES)
     await on_tab.shot("public-service")
+    # A sealed day (rows as the sealer stores them): the list shows its root, the day opened its leaves.
+    leaf, root = "a" * 64, "b" * 64
+    conn = await asyncpg.connect(on_tab.site.dsn)
+    try:
+        vid = await conn.fetchval("SELECT id FROM vehicles WHERE plate = $1", PLATES[0])
+        await conn.execute("INSERT INTO day_seals (vehicle_id, day, version, fixes, sha256, leaf_sha256)"
+                           " VALUES ($1, '2026-03-02', 1, 42, $2, $3)", vid, "c" * 64, leaf)  # fmt: skip
+        await conn.execute(
+            "INSERT INTO seal_roots (day, version, vehicles, root_sha256) VALUES ('2026-03-02', 1, 1, $1)", root
+        )
+    finally:
+        await conn.close()
     await on_tab.open("/publico/selos")
     await expect(page.locator("h1")).to_have_text("Selos diários dos registros")
     await expect(page.locator("#z-how summary")).to_have_text("Como verificar")
-    await expect(page.locator("#z-status")).not_to_have_text("Carregando…")
+    days = page.locator("#z-list tbody tr")
+    await expect(days).to_have_count(1)
+    await expect(days.first).to_contain_text(root)
+    await days.first.get_by_role("button", name="02/03/2026").click()
+    await expect(page.locator("#z-day h2").first).to_have_text("Dia 02/03/2026")
+    await expect(page.locator("#z-day")).to_contain_text(leaf)
+    assert PLATES[0] not in await page.locator("body").inner_text()
+    await on_tab.shot("public-seals")
 
 
 async def test_on_names_with_markup_are_shown_as_text(browser: Browser, on_site: FiscSite) -> None:

@@ -23,7 +23,7 @@ async function openDay(day) {
     dayBox.replaceChildren(
       el("h2", {}, `Dia ${date(data.date || day)}`),
       table("Versões da raiz do dia", [["Versão", "n"], "Raiz (SHA-256)", "Raiz anterior", ["Veículos", "n"],
-        "Calculada em"], roots),
+        "Calculada em (UTC)"], roots),
       el("h2", {}, "Folhas da raiz mais recente"),
       table("Folhas", [["Veículo (id)", "n"], ["Versão", "n"], ["Posições", "n"], "SHA-256 do dia", "Folha"], leaves));
     dayBox.scrollIntoView({ block: "start" });
@@ -47,7 +47,7 @@ async function load() {
     [String(s.version), "n"], mono(s.root_sha256), [String(s.vehicles), "n"], fmt.time(s.computed_at)]);
   if (rows.length) {
     list.replaceChildren(table("Raízes diárias", ["Dia", ["Versão", "n"], "Raiz (SHA-256)", ["Veículos", "n"],
-      "Calculada em"], rows));
+      "Calculada em (UTC)"], rows));
   }
 }
 
