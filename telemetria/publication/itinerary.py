@@ -61,12 +61,11 @@ def public_route(data: Mapping[str, Any], cell_m: int) -> PublicRoute:
         (s for s in data.get("stops") or () if s.get("kind") in PUBLISHED_KINDS), key=lambda s: int(s["seq"])
     )
     boarding = [s for s in stops if s["kind"] == "boarding"]
-    snapped = snap([s["lat"] for s in boarding], [s["lon"] for s in boarding], cell_m)
-    places = dict(zip((id(s) for s in boarding), snapped, strict=True))
+    places = iter(snap([s["lat"] for s in boarding], [s["lon"] for s in boarding], cell_m))  # in boarding order
     out = []
     for i, s in enumerate(stops, 1):
         if s["kind"] == "boarding":
-            lat, lon = places[id(s)]
+            lat, lon = next(places)
             name = s.get("name") if cell_m <= 0 else None
         else:
             lat, lon, name = round(float(s["lat"]), 6), round(float(s["lon"]), 6), s.get("name")
