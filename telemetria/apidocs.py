@@ -93,6 +93,8 @@ SUMMARIES: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/measurements/{contract_id}/{month}/reopen"): "Reabrir um mês fechado (administrador, com motivo)",
     ("GET", "/api/v1/live"): "Mapa ao vivo: última posição de cada veículo visível",
     ("GET", "/api/v1/day"): "Painel do dia: em serviço, execuções do dia, alertas, rastreadores mudos, regra dos 30 s",
+    ("GET", "/public/itineraries"): "Itinerários do ano letivo em vigor (público, sem login)",
+    ("GET", "/public/service"): "Serviço prestado por rota num mês: execuções devidas, feitas e km (público)",
     ("GET", "/healthz"): "Saúde do processo (responde enquanto o serviço está de pé)",
     ("GET", "/readyz"): "Prontidão: banco de dados alcançável e migrações aplicadas",
     ("GET", "/metrics"): "Métricas no formato Prometheus",

@@ -43,6 +43,7 @@ from telemetria.occurrences import api as occurrences_api
 from telemetria.occurrences import day as day_api
 from telemetria.occurrences import detector, notify
 from telemetria.ops import retention
+from telemetria.publication import api as publication_api
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
 from telemetria.reports import api as reports_api
 from telemetria.reports import knobs as report_knobs
@@ -51,7 +52,7 @@ from telemetria.reports.store.queries import last_fixes
 from telemetria.seals import api as seals_api
 from telemetria.seals import verify_api as seals_verify_api
 from telemetria.settings import Settings
-from telemetria.web import pages
+from telemetria.web import pages, public_pages
 
 log = logging.getLogger(__name__)
 _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
@@ -197,6 +198,9 @@ def _add_routers(app: FastAPI) -> None:
     app.router.routes.extend(ingest_api.ROUTES)
     for router in API_ROUTERS:
         app.include_router(router)
+    # The public area (no login; 404 while public_enabled is off): not in API_ROUTERS, whose routes all need a login.
+    app.include_router(publication_api.router)
+    app.include_router(public_pages.router)
     app.include_router(seals_api.public_router)  # no login: 404 unless publication is on
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
     app.mount("/static", pages.Static(directory=pages.HERE / "static"), name="static")

@@ -1,0 +1,88 @@
+"""The public area's API (no login): the itineraries (Art. 13) and each route's monthly service.
+
+Every route here answers 404 while `public_enabled` is off, before reading anything, as if the area did not
+exist. Nothing here names a vehicle, a plate, a driver or a live position; answers are cacheable (cache.py).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+import orjson
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from telemetria.deps import Conn
+from telemetria.http import FieldError, HttpError
+from telemetria.localtime import LOCAL_TZ
+from telemetria.publication import store, tables
+from telemetria.publication.cache import cached
+from telemetria.publication.itinerary import route_json
+from telemetria.publication.service import answer, month_span
+from telemetria.reports.output.csv import CSV_MEDIA_TYPE, content_disposition, export_filename
+from telemetria.settings import Settings
+
+
+async def enabled(request: Request) -> None:
+    """A dependency of every public route: 404 while the public area is off."""
+    settings: Settings = request.app.state.settings
+    if not settings.public_enabled:
+        raise HttpError(404, "Not Found")
+
+
+router = APIRouter(prefix="/public", tags=["public"], dependencies=[Depends(enabled)])
+Format = Literal["json", "csv"]
+
+
+def local_today() -> date:
+    return datetime.now(LOCAL_TZ).date()
+
+
+def _json(request: Request, content: object) -> Response:
+    return cached(request, orjson.dumps(content), "application/json")
+
+
+@router.get("/itineraries")
+async def itineraries(request: Request, format: Format = Query("json"), *, conn: Conn) -> Response:
+    """The itineraries of the school year in force: routes, km, schools, boarding places on the grid, times, line."""
+    cell_m = request.app.state.settings.public_boarding_precision_m
+    today = local_today()
+    got = await store.itineraries(conn, today, cell_m)
+    if format == "csv":
+        body = tables.csv_bytes(tables.ITINERARY_COLUMNS, tables.itinerary_rows(got.year, got.routes), LOCAL_TZ)
+        name = export_filename(f"itinerarios_{got.year}")
+        return cached(request, body, CSV_MEDIA_TYPE, {"Content-Disposition": content_disposition(name)})
+    return _json(request, {
+        "school_year": got.year, "start": got.start, "end": got.end, "as_of": today.isoformat(),
+        "boarding_precision_m": cell_m, "routes": [route_json(r) for r in got.routes],
+    })  # fmt: skip
+
+
+@router.get("/service")
+async def service(
+    request: Request,
+    month: str = Query(..., max_length=7, description="yyyy-mm, e.g. 2026-03"),
+    format: Format = Query("json"),
+    *, conn: Conn,
+) -> Response:  # fmt: skip
+    """Each route's service in a month: runs due, runs made, km made (a month in progress: up to yesterday)."""
+    if not re.fullmatch(r"\d{4}-\d{2}", month):
+        raise FieldError(f"month: {month!r} is not a month (yyyy-mm)", "month")
+    try:
+        first = date.fromisoformat(month + "-01")
+    except ValueError:
+        raise FieldError(f"month: {month!r} is not a month (yyyy-mm)", "month") from None
+    today = local_today()
+    span = month_span(first, today)
+    if span is None:
+        raise FieldError(f"month: no day of {month} is over yet (a month is counted up to yesterday)", "month")
+    lo, hi = span
+    routes = await store.service(conn, lo, hi)
+    complete = (hi + timedelta(days=1)).month != hi.month  # else a month in progress, counted up to yesterday
+    if format == "csv":
+        body = tables.csv_bytes(tables.SERVICE_COLUMNS, tables.service_rows(month, hi, routes), LOCAL_TZ)
+        name = export_filename(f"servico_{month}")
+        return cached(request, body, CSV_MEDIA_TYPE, {"Content-Disposition": content_disposition(name)})
+    return _json(request, answer(month, lo, hi, complete, routes))
