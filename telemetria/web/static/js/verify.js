@@ -17,21 +17,8 @@ const LABELS = { file: "Arquivo", vehicle_id: "Veículo", from: "De", to: "Até"
 
 document.getElementById("v-public").hidden = !config.public_enabled;
 
-// The verifier's reasons, as people read them (the API's own words are kept beside, for whoever asks why).
-const REASONS = [
-  [/not sealed|no seal|unsealed|sem selo/i, "Este dia não tem selo: ainda não foi fechado, ou o veículo não tinha posições nele."],
-  [/unknown version|no version|version \d+ (?:does not|not)/i, "A versão do selo que o arquivo cita não existe."],
-  [/digest|sha-?256|hash/i, "O código (SHA-256) das posições do arquivo não é o do selo."],
-  [/missing|fewer|not in the file/i, "Faltam no arquivo posições que foram seladas."],
-  [/extra|not in the seal|more rows|unexpected/i, "O arquivo tem posições que não estão no selo."],
-  [/differ|mismatch|changed|altered/i, "Uma posição do arquivo é diferente da que foi selada."],
-];
-
-function reasonText(reason) {
-  if (!reason) return null;
-  const hit = REASONS.find(([re]) => re.test(reason));
-  return hit ? hit[1] : String(reason);
-}
+// The verifier writes its reasons in Portuguese ("a linha 12 difere da versão 1 do selo"): shown as they come.
+const sentenceCase = (text) => (text ? text[0].toUpperCase() + text.slice(1) : text);
 
 function say(box, text, kind = "") {
   box.textContent = text;
@@ -65,7 +52,8 @@ function verdict(answer) {
     : days.length === 0 ? "O arquivo não confere: não há nele nenhum dia de trajetória para verificar."
       : `O arquivo NÃO confere com os selos: ${bad} de ${days.length} ${days.length === 1 ? "dia" : "dias"} com problema.`;
   return el("p", { class: `verdict ${answer.valid ? "ok" : "bad"}`, id: "v-verdict", "data-valid": String(Boolean(answer.valid)) },
-    el("strong", {}, answer.valid ? "Válido. " : "Não válido. "), text);
+    el("strong", {}, answer.valid ? "Válido. " : "Não válido. "), text,
+    answer.reason ? ` ${sentenceCase(answer.reason)}.` : null);
 }
 
 function daysTable(days) {
@@ -74,15 +62,13 @@ function daysTable(days) {
     el("caption", { class: "sr-only" }, "Resultado por dia"),
     el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, days.map((d) => {
-      const reason = reasonText(d.reason);
       return el("tr", { "data-date": d.date, "data-valid": String(Boolean(d.valid)) },
         el("td", { class: "nw" }, day(d.date)),
         el("td", {}, vehicleName(d)),
         el("td", { class: "n" }, d.version === null || d.version === undefined ? "—" : String(d.version)),
         el("td", { class: "n" }, d.rows === null || d.rows === undefined ? "—" : String(d.rows)),
         el("td", {}, el("span", { class: `badge ${d.valid ? "ok" : "bad"}` }, d.valid ? "confere" : "não confere")),
-        el("td", {}, reason || (d.valid ? "—" : ""),
-          reason && reason !== d.reason ? el("span", { class: "meta" }, ` (${d.reason})`) : null),
+        el("td", {}, d.reason ? `${sentenceCase(d.reason)}.` : "—"),
         el("td", {}, difference(d.first_difference)));
     }))));
 }
@@ -118,10 +104,16 @@ async function verify() {
   }
 }
 
+// The API refuses a file that is no track export with 400 naming `file` (its reason in English, for scripts).
 function fileProblem(err) {
-  if (err instanceof ApiError && err.status === 400 && /kind|format|not a track|unknown|unrecogni/i.test(err.message)) {
-    return `Não é um arquivo de trajetória exportado por este sistema (CSV ou XLSX do relatório Trajetória). (${err.message})`;
+  if (err instanceof ApiError && err.status === 400 && fieldName(err.field) === "file") {
+    if (/not a track export/i.test(err.message)) {
+      return "Não é um arquivo de trajetória exportado por este sistema: envie o CSV ou o XLSX do relatório "
+        + "Trajetória, sem alterar o cabeçalho.";
+    }
+    return `O arquivo não pôde ser lido como uma trajetória exportada (${err.message.replace(/^file:\s*/, "")}).`;
   }
+  if (err instanceof ApiError && err.status === 413) return "O arquivo é grande demais para verificar aqui.";
   return sentence(err, LABELS);
 }
 
