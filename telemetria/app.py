@@ -48,6 +48,7 @@ from telemetria.reports import api as reports_api
 from telemetria.reports import knobs as report_knobs
 from telemetria.reports.store import rollup
 from telemetria.reports.store.queries import last_fixes
+from telemetria.seals import api as seals_api
 from telemetria.settings import Settings
 from telemetria.web import pages
 
@@ -58,7 +59,7 @@ _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, api_versions.router, audit_api.router,
     reports_api.router, live_api.router, contracts_api.router, measurement_api.router, occurrences_api.router,
-    day_api.router,
+    day_api.router, seals_api.router,
 )  # fmt: skip
 
 
@@ -195,6 +196,7 @@ def _add_routers(app: FastAPI) -> None:
     app.router.routes.extend(ingest_api.ROUTES)
     for router in API_ROUTERS:
         app.include_router(router)
+    app.include_router(seals_api.public_router)  # no login: 404 unless publication is on
     app.include_router(pages.router)  # the web system's HTML pages (telemetria/web)
     app.mount("/static", pages.Static(directory=pages.HERE / "static"), name="static")
     app.include_router(apidocs.router)

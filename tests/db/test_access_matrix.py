@@ -370,6 +370,7 @@ CASES = [
         {"kind": same_kind},
         lambda w: {"article": "Art. 37, X", "severity": "media"},
     ),
+    Case("GET", "/api/v1/seals", R, query={"from": "2026-03-02", "to": "2026-03-02"}),
     *(
         Case("GET", f"/api/v1/reports/{kind}", R, query={"from": "2026-03-02", "to": "2026-03-02"})
         for kind in ("km", "summary", "speeding", "trips", "route-deviation", "stops", "track", "reporting", "schedule")

@@ -26,6 +26,7 @@ from telemetria.reports.model import Context, NotFound, Selection, Window
 from telemetria.reports.store import queries as q
 from telemetria.reports.store.context import load
 from telemetria.reports.store.fetch import analyze_piece
+from telemetria.seals import sealer
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +49,17 @@ async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, di
     return facts(a), neutral(a), ctx.basis(ctx.vehicles[0], day)
 
 
-async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> None:
-    """Recompute one rollup and delete the day's marks, in one REPEATABLE READ snapshot."""
+async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> bool:
+    """Recompute one rollup of a closed day, seal the vehicle-day's fixes (telemetria/seals) and delete the day's
+    marks, in one REPEATABLE READ snapshot; whether a new seal version was stored."""
+    sealed = False
     async with conn.transaction(isolation="repeatable_read"):
         if await conn.fetchval(q.VEHICLE_EXISTS, vehicle_id):
             f, rows, key = await compute_day(conn, vehicle_id, day)
             await conn.execute(q.UPSERT_ROLLUP, vehicle_id, day, key, *f.values(), rows)
+            sealed = await sealer.seal_day(conn, vehicle_id, day)
         await conn.execute(q.DELETE_MARKS, vehicle_id, day)
+    return sealed
 
 
 async def close_days(conn: Conn, now: datetime) -> date | None:
@@ -97,7 +102,8 @@ async def check_bases(conn: Conn) -> None:
 
 
 async def refresh(pool: Pool, limit: int = BATCH, now: datetime | None = None) -> int:
-    """Close days, check bases, then recompute up to `limit` stale rollups, one process at a time; how many."""
+    """Close days, check bases, then recompute (and seal) up to `limit` stale vehicle-days of closed days, then the
+    fleet roots of their days; one process at a time; how many vehicle-days."""
     async with pool.acquire() as conn:
         if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", REFRESH_LOCK):
             return 0
@@ -105,8 +111,9 @@ async def refresh(pool: Pool, limit: int = BATCH, now: datetime | None = None) -
             await close_days(conn, now or datetime.now(UTC))
             await check_bases(conn)
             todo = [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.STALE_MARKS, limit)]
-            for vehicle_id, day in todo:
+            for vehicle_id, day in todo:  # STALE_MARKS: closed days only
                 await refresh_one(conn, vehicle_id, day)
+            await sealer.seal_roots(conn, (day for _, day in todo))
             return len(todo)
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", REFRESH_LOCK)

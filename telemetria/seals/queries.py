@@ -1,0 +1,71 @@
+"""SQL of the seals: the fixes a vehicle-day is sealed from, the append-only seals and fleet roots, their reads."""
+
+from __future__ import annotations
+
+# Every stored fix of a vehicle in [$2, $3), in fix-time order: what a vehicle-day's seal is computed from.
+DAY_FIXES = """
+SELECT ts, lat, lon, speed_kmh FROM fixes WHERE vehicle_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts"""
+# Where the stored fixes begin: retention drops whole chunks, so a day before the oldest chunk is no longer kept
+# (NULL: no chunk at all, nothing dropped yet).
+FIXES_KEPT_FROM = """
+SELECT min(range_start) FROM timescaledb_information.chunks
+WHERE hypertable_schema = 'public' AND hypertable_name = 'fixes'"""
+CLOSED_THROUGH = "SELECT closed_through FROM rollup_horizon"
+
+_SEAL_COLUMNS = """
+s.vehicle_id, v.plate, s.day, s.version, s.fixes, s.sha256, s.previous_sha256, s.leaf_sha256, s.added, s.removed,
+s.sealed_at"""
+LATEST_SEAL = f"""
+SELECT {_SEAL_COLUMNS} FROM day_seals s JOIN vehicles v ON v.id = s.vehicle_id
+WHERE s.vehicle_id = $1 AND s.day = $2 ORDER BY s.version DESC LIMIT 1"""
+# Version 1 of a day chains to the vehicle's latest seal of its latest earlier sealed day.
+PREVIOUS_DAY_SHA256 = """
+SELECT sha256 FROM day_seals WHERE vehicle_id = $1 AND day < $2 ORDER BY day DESC, version DESC LIMIT 1"""
+INSERT_SEAL = """
+INSERT INTO day_seals (vehicle_id, day, version, fixes, sha256, previous_sha256, leaf_sha256, added, removed, changes)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"""
+WORKING_LINES = "SELECT version, lines FROM seal_lines WHERE vehicle_id = $1 AND day = $2"
+PUT_WORKING_LINES = """
+INSERT INTO seal_lines (vehicle_id, day, version, lines) VALUES ($1, $2, $3, $4)
+ON CONFLICT (vehicle_id, day) DO UPDATE SET version = EXCLUDED.version, lines = EXCLUDED.lines"""
+# The changes of versions > $3 of a vehicle-day, newest first: undone one by one, they give version $3's lines.
+LATER_CHANGES = """
+SELECT version, changes FROM day_seals WHERE vehicle_id = $1 AND day = $2 AND version > $3 ORDER BY version DESC"""
+
+# The latest version of each sealed vehicle-day of vehicles $1 on local days [$2, $3].
+LATEST_REFS = """
+SELECT DISTINCT ON (s.vehicle_id, s.day) s.vehicle_id, v.plate, s.day, s.version, s.fixes, s.sha256
+FROM day_seals s JOIN vehicles v ON v.id = s.vehicle_id
+WHERE s.vehicle_id = ANY ($1::int[]) AND s.day BETWEEN $2 AND $3
+ORDER BY s.vehicle_id, s.day, s.version DESC"""
+# GET /api/v1/seals: every version of the vehicles the caller may see ($1 contractor scope, NULL: all), by vehicle,
+# day and version.
+LIST_SEALS = f"""
+SELECT {_SEAL_COLUMNS} FROM day_seals s JOIN vehicles v ON v.id = s.vehicle_id
+WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR s.vehicle_id = $2)
+  AND s.day BETWEEN $3 AND $4
+ORDER BY s.vehicle_id, s.day, s.version"""
+VISIBLE_VEHICLE = "SELECT EXISTS (SELECT 1 FROM vehicles WHERE id = $2 AND ($1::int IS NULL OR contractor_id = $1))"
+
+# Fleet roots: a day's leaves are the latest version of each vehicle's seal, by vehicle id.
+DAY_LEAVES = """
+SELECT DISTINCT ON (vehicle_id) vehicle_id, version, fixes, sha256, previous_sha256, leaf_sha256
+FROM day_seals WHERE day = $1 ORDER BY vehicle_id, version DESC"""
+# The leaves a stored root was computed from: the latest version of each vehicle's seal sealed by then.
+ROOT_LEAVES = """
+SELECT DISTINCT ON (vehicle_id) vehicle_id, version, fixes, sha256, previous_sha256, leaf_sha256
+FROM day_seals WHERE day = $1 AND sealed_at <= $2 ORDER BY vehicle_id, version DESC"""
+DAY_STALE = "SELECT EXISTS (SELECT 1 FROM rollup_stale WHERE day = $1)"
+LATEST_ROOT = """
+SELECT day, version, vehicles, root_sha256, previous_sha256, computed_at FROM seal_roots
+WHERE day = $1 ORDER BY version DESC LIMIT 1"""
+INSERT_ROOT = """
+INSERT INTO seal_roots (day, version, vehicles, root_sha256, previous_sha256) VALUES ($1, $2, $3, $4, $5)"""
+DAY_ROOTS = """
+SELECT day, version, vehicles, root_sha256, previous_sha256, computed_at FROM seal_roots
+WHERE day = $1 ORDER BY version"""
+# GET /public/seals: each day with its latest root, newest day first.
+LATEST_ROOTS = """
+SELECT DISTINCT ON (day) day, version, vehicles, root_sha256, previous_sha256, computed_at FROM seal_roots
+ORDER BY day DESC, version DESC
+LIMIT $1"""
