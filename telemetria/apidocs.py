@@ -110,6 +110,7 @@ SUMMARIES: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/occurrences/{occurrence_id}/close"): "Encerrar o processo da ocorrência decidida",
     ("GET", "/api/v1/occurrence-kinds"): "Classificação de cada tipo de ocorrência (artigo e gravidade)",
     ("PUT", "/api/v1/occurrence-kinds/{kind}"): "Alterar o artigo e a gravidade de um tipo de ocorrência",
+    ("POST", "/api/v1/seals/verify"): "Verificar um arquivo de trajetória exportado (CSV ou XLSX) contra os selos",
 }
 
 

@@ -16,6 +16,9 @@ class SealRef:
     version: int
     fixes: int
     sha256: str
+    # The export's window clipped to the day (aware; the table writes UTC): set by seals/table.clipped().
+    start: datetime | None = None
+    end: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,6 +169,11 @@ class Case:
 GPX = b"""<?xml version="1.0"?><gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
 <trk><trkseg><trkpt lat="-10.44" lon="-62.47"/><trkpt lat="-10.44" lon="-62.465"/></trkseg></trk></gpx>"""
 
+# A track export with no positions (what verifying answers is the tamper test's, tests/db/test_seal_tamper.py).
+TRACK_CSV = (
+    "\ufeffVeículo (id);Placa;Data e hora (America/Porto_Velho);Latitude;Longitude;Velocidade (km/h)\r\n".encode()
+)
+
 R, W = Perm.READ, Perm.WRITE_REGISTRY
 CASES = [
     Case("GET", "/api/v1/auth/me", R),
@@ -363,6 +368,7 @@ CASES = [
         contractor=409,
     ),
     Case("GET", "/api/v1/occurrence-kinds", R),
+    Case("POST", "/api/v1/seals/verify", None, files=lambda: {"file": ("trajetoria.csv", TRACK_CSV)}),
     Case(
         "PUT",
         "/api/v1/occurrence-kinds/{kind}",

@@ -3,7 +3,8 @@
 Positions stream (one local day in memory at a time), so a year of a vehicle exports in constant
 memory. Each position carries the speed limit that applies there (zone, route, vehicle or the
 default), which the history's speed chart draws. GeoJSON/GPX/KML draw one line per vehicle and
-day, and the stops and route points passed.
+day, and the stops and route points passed. Every file names the daily seals of the vehicle-days it
+covers (seals/table.py), which `telemetria verify` and POST /api/v1/seals/verify check it against.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from telemetria.reports.output import gis as gf
 from telemetria.reports.output.csv import BOOL, COORD, DATETIME, DEG, INT, KM, KM_STEP, KMH, TEXT, Column
 from telemetria.reports.output.report import VEHICLE, Report, local, words
 from telemetria.reports.store.fetch import analyses
+from telemetria.seals import store as seal_store
+from telemetria.seals import table as seal_table
+from telemetria.seals.model import SealRef
 
 COLUMNS = [
     *VEHICLE,
@@ -164,4 +168,9 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) ->
     def footer() -> dict[str, Any]:
         return {"totals": totals.rows(), "places": passed}
 
-    return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing)
+    async def seals() -> list[SealRef]:
+        """The seals of the vehicle-days the window covers, each with the window clipped to its day."""
+        refs = await seal_store.refs_for(conn, [v.id for v in ctx.vehicles], win.start, win.end)
+        return seal_table.clipped(refs, win.start, win.end)
+
+    return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing, seals=seals)

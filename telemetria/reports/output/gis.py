@@ -13,13 +13,16 @@ left out; a position whose lat/lon is not finite is skipped (it cannot be drawn)
 - KML 2.2: a Placemark per place and a LineString Placemark per segment, or with `points=True` a time-stamped
   Point Placemark per position (Google Earth's time slider). gx:Track is left out: its schema wants every
   `<when>` before every `<gx:coord>`, which cannot be streamed.
+
+A track names the daily seals it was cut from (seals/table.py), when given: GeoJSON in a top-level `"seals"`
+list, GPX in `<metadata><desc>` (one seal a line), KML in the Document's `<ExtendedData>` (a `Data` per seal).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar, overload
@@ -27,6 +30,8 @@ from typing import TypeVar, overload
 import orjson
 
 from telemetria.reports.output.csv import CHUNK_CHARS, Chunker, as_async
+from telemetria.seals import table as seal_table
+from telemetria.seals.model import SealRef
 
 GEOJSON_MEDIA_TYPE = "application/geo+json"
 GPX_MEDIA_TYPE = "application/gpx+xml"
@@ -136,8 +141,15 @@ def _point_feature(lon: float, lat: float, props: Mapping[str, object]) -> str:
     return f'{{"type":"Feature","geometry":{point},"properties":{_json(props)}}}'
 
 
-async def _geojson(segments: Segments, places: Places, points: bool, title: str | None) -> AsyncIterator[str]:
-    yield '{"type":"FeatureCollection",' + (f'"name":{_json(title)},' if title is not None else "") + '"features":['
+Seals = Sequence[SealRef] | None
+
+
+async def _geojson(
+    segments: Segments, places: Places, points: bool, title: str | None, seals: Seals
+) -> AsyncIterator[str]:
+    named = f'"seals":{_json(seal_table.as_json(seals))},' if seals is not None else ""
+    yield '{"type":"FeatureCollection",' + (f'"name":{_json(title)},' if title is not None else "") + named
+    yield '"features":['
     sep = ""
     async for pl in _drawn(places):
         yield sep + _point_feature(pl.lon, pl.lat, {"nome": pl.name, "tipo": pl.kind, "hora": _utc(pl.t)})
@@ -178,22 +190,30 @@ def geojson_chunks(
     *,
     points: bool = False,
     title: str | None = None,
+    seals: Seals = None,
     chunk_chars: int = CHUNK_CHARS,
 ) -> AsyncIterator[bytes]:
     """A GeoJSON FeatureCollection as UTF-8 chunks of ~64 KiB; speeds in km/h, times UTC ISO 8601 Z."""
-    return _encoded(_geojson(segments, places, points, title), chunk_chars)
+    return _encoded(_geojson(segments, places, points, title, seals), chunk_chars)
 
 
 # GPX 1.1
 
 
-async def _gpx(segments: Segments, places: Places, title: str | None) -> AsyncIterator[str]:
+def _seals_text(seals: Sequence[SealRef]) -> str:
+    head = f"{seal_table.CSV_TITLE} (veículo placa dia versão posições SHA-256 de/até UTC):"
+    return "\n".join([head, *(seal_table.as_text(r) for r in seals)])
+
+
+async def _gpx(segments: Segments, places: Places, title: str | None, seals: Seals) -> AsyncIterator[str]:
     yield (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<gpx version="1.1" creator="Telemetria" xmlns="{GPX_NS}" xmlns:gpxtpx="{GPXTPX_NS}">\n'
     )
-    if title is not None:
-        yield f"<metadata><name>{_xml(title)}</name></metadata>\n"
+    if title is not None or seals is not None:
+        name = f"<name>{_xml(title)}</name>" if title is not None else ""
+        desc = f"<desc>{_xml(_seals_text(seals))}</desc>" if seals is not None else ""
+        yield f"<metadata>{name}{desc}</metadata>\n"
     async for pl in _drawn(places):
         time = f"<time>{_utc(pl.t)}</time>" if pl.t else ""
         yield (
@@ -221,10 +241,11 @@ async def _gpx(segments: Segments, places: Places, title: str | None) -> AsyncIt
 
 
 def gpx_chunks(
-    segments: Segments, places: Places = (), *, title: str | None = None, chunk_chars: int = CHUNK_CHARS
-) -> AsyncIterator[bytes]:
+    segments: Segments, places: Places = (), *, title: str | None = None, seals: Seals = None,
+    chunk_chars: int = CHUNK_CHARS,
+) -> AsyncIterator[bytes]:  # fmt: skip
     """A GPX 1.1 file as UTF-8 chunks of ~64 KiB; speeds in m/s, times UTC ISO 8601 Z."""
-    return _encoded(_gpx(segments, places, title), chunk_chars)
+    return _encoded(_gpx(segments, places, title, seals), chunk_chars)
 
 
 # KML 2.2
@@ -241,10 +262,17 @@ def _when(t: datetime | None) -> str:
     return "" if t is None else f"<TimeStamp><when>{_utc(t)}</when></TimeStamp>"
 
 
-async def _kml(segments: Segments, places: Places, points: bool, title: str | None) -> AsyncIterator[str]:
+async def _kml(segments: Segments, places: Places, points: bool, title: str | None, seals: Seals) -> AsyncIterator[str]:
     yield f'<?xml version="1.0" encoding="UTF-8"?>\n<kml xmlns="{KML_NS}"><Document>\n'
     if title is not None:
         yield f"<name>{_xml(title)}</name>\n"
+    if seals is not None:
+        cells = "".join(
+            f'<Data name="selo_{r.vehicle_id}_{r.day.isoformat()}"><value>{_xml(seal_table.as_text(r))}</value></Data>'
+            for r in seals
+        )
+        head = f'<Data name="selos"><value>{_xml(_seals_text([]))}</value></Data>'
+        yield f"<ExtendedData>{head}{cells}</ExtendedData>\n"
     async for pl in _drawn(places):
         yield (
             f"<Placemark><name>{_xml(pl.name)}</name>{_when(pl.t)}{_data(tipo=pl.kind)}"
@@ -281,7 +309,8 @@ def kml_chunks(
     *,
     points: bool = False,
     title: str | None = None,
+    seals: Seals = None,
     chunk_chars: int = CHUNK_CHARS,
 ) -> AsyncIterator[bytes]:
     """A KML 2.2 document as UTF-8 chunks of ~64 KiB; times UTC ISO 8601 Z, speeds (points=True) in km/h."""
-    return _encoded(_kml(segments, places, points, title), chunk_chars)
+    return _encoded(_kml(segments, places, points, title, seals), chunk_chars)

@@ -16,6 +16,7 @@ from telemetria.reports.model import Window
 from telemetria.reports.output import csv, gis
 from telemetria.reports.output.csv import Column, as_async
 from telemetria.reports.output.document import Drawing, Table
+from telemetria.seals import table as seal_table
 from telemetria.seals.model import SealRef
 
 # The codes JSON carries (for scripts), as a pt-BR CSV shows them (for people).
@@ -35,6 +36,16 @@ def words(key: str) -> Callable[[dict[str, Any]], str | None]:
 
 # The first columns of every report's CSV: which vehicle a row is about.
 VEHICLE = [Column("Veículo (id)", "vehicle_id", csv.INT), Column("Placa", "plate")]
+
+# The seals table a track export ends with (seals/table.py): in the CSV after an empty line, its first column
+# marking the rows (`selo`); the XLSX's "Selos" sheet and the PDF's section take SEAL_COLUMNS[1:] over
+# seal_table.cells(ref) of each ref.
+SEAL_COLUMNS = [
+    Column(seal_table.CSV_TITLE, lambda _row: seal_table.CSV_MARK),
+    Column("Veículo (id)", "vehicle_id", csv.INT), Column("Placa", "plate"), Column("Dia", "day", csv.DATE),
+    Column("Versão", "version", csv.INT), Column("Posições", "fixes", csv.INT), Column("SHA-256", "sha256"),
+    Column("De (UTC)", "from"), Column("Até (UTC)", "to"),
+]  # fmt: skip
 
 Rows = AsyncIterable[dict[str, Any]] | Iterable[dict[str, Any]]
 
@@ -119,8 +130,21 @@ async def _with_totals(report: Report) -> AsyncIterator[dict[str, Any]]:
         yield row
 
 
+def seals_csv(refs: Sequence[SealRef], tz: ZoneInfo) -> str:
+    """The CSV's seals table: an empty line, its header, a `selo` row per sealed vehicle-day (CRLF)."""
+    fmt = csv.CsvFormatter(SEAL_COLUMNS, tz)
+    return "\r\n" + fmt.header() + "".join(fmt.line(seal_table.cells(r)) for r in refs)
+
+
+async def _csv_body(report: Report) -> AsyncIterator[bytes]:
+    async for chunk in csv.csv_chunks(report.columns, _with_totals(report), report.window.tz):
+        yield chunk
+    if report.seals is not None:  # known once the rows ran: the seals of the days they were cut from
+        yield seals_csv(await report.seals(), report.window.tz).encode("utf-8")
+
+
 def csv_stream(report: Report) -> StreamingResponse:
-    body = csv.csv_chunks(report.columns, _with_totals(report), report.window.tz)
+    body = _csv_body(report)
     headers = {"Content-Disposition": csv.content_disposition(filename(report, "csv"))}
     return StreamingResponse(body, media_type=csv.CSV_MEDIA_TYPE, headers=headers)
 
@@ -136,8 +160,9 @@ def gis_stream(report: Report, fmt: str) -> StreamingResponse:
     async def body() -> AsyncIterator[bytes]:
         assert report.gis is not None
         segments, marks = await report.gis()
+        seals = await report.seals() if report.seals is not None else None
         make = {"geojson": gis.geojson_chunks, "gpx": gis.gpx_chunks, "kml": gis.kml_chunks}[fmt]
-        async for chunk in make(segments, marks, title=f"Telemetria: {report.kind}"):
+        async for chunk in make(segments, marks, title=f"Telemetria: {report.kind}", seals=seals):
             yield chunk
 
     media = {"geojson": gis.GEOJSON_MEDIA_TYPE, "gpx": gis.GPX_MEDIA_TYPE, "kml": gis.KML_MEDIA_TYPE}[fmt]

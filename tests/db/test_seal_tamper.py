@@ -1,0 +1,254 @@
+"""THE tamper test (issue 19): a sealed day exported and verified; one digit changed is found, naming its row; a
+late fix gives version 2 and the old export still verifies against version 1; partial days, XLSX, the CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+from defusedxml import ElementTree
+
+from telemetria.cli import verify as cli_verify
+from telemetria.localtime import LOCAL_TZ
+from telemetria.reports.store import rollup
+from telemetria.seals import canonical, verify_api
+from tests.conftest import ScratchDb
+from tests.db.conftest import People, Tracker, make_people, register
+
+DAY = date(2026, 10, 20)
+LATER = datetime.combine(DAY + timedelta(days=3), time(12), LOCAL_TZ)  # the refresher's `now`: the day is closed
+
+
+@pytest.fixture
+async def people(conn: asyncpg.Connection, clean: None) -> People:
+    return await make_people(conn)
+
+
+def _fix(at: datetime, i: int) -> dict[str, Any]:
+    speed = None if i % 7 == 3 else 30 + i * 0.35  # some fixes without a speed; speeds with a decimal to round
+    return {
+        "ts": at.isoformat(),
+        "lat": -10.4401234 + i * 1.37e-4,
+        "lon": -62.4701234 - i * 0.91e-4,
+        "speed_kmh": speed,
+    }
+
+
+def _fixes(n: int = 30, hour: int = 7) -> list[dict[str, Any]]:
+    start = datetime.combine(DAY, time(hour), LOCAL_TZ)
+    return [_fix(start + timedelta(seconds=30 * i), i) for i in range(n)]
+
+
+async def _post(client: httpx.AsyncClient, t: Tracker, fixes: list[dict[str, Any]]) -> None:
+    r = await client.post("/api/v1/fixes", json={"fixes": fixes}, headers=t.auth)
+    assert r.status_code == 200 and not r.json()["rejected"], r.text
+
+
+async def _seal(pool: asyncpg.Pool) -> None:
+    while await rollup.refresh(pool, now=LATER):
+        pass
+
+
+async def _export(client: httpx.AsyncClient, people: People, vid: int, fmt: str = "csv", **window: str) -> bytes:
+    params = {"vehicle_id": str(vid), "from": DAY.isoformat(), "to": DAY.isoformat(), "format": fmt, **window}
+    r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 200, r.text
+    return r.content
+
+
+async def _verify(client: httpx.AsyncClient, people: People, data: bytes, role: str = "contractor") -> dict[str, Any]:
+    r = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=people.auth(role))
+    assert r.status_code == 200, r.text
+    return dict(orjson.loads(r.content))
+
+
+def _rows(data: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""), delimiter=";"))
+
+
+def _retouch(data: bytes, row: int, column: str) -> bytes:
+    """The file with the last digit of one cell changed (row as a spreadsheet numbers it), as a person would."""
+    text = data.decode("utf-8-sig")
+    lines = text.split("\r\n")
+    cells = lines[row - 1].split(";")
+    at = lines[0].split(";").index(column)
+    last = cells[at][-1]
+    cells[at] = cells[at][:-1] + ("1" if last != "1" else "2")
+    lines[row - 1] = ";".join(cells)
+    return ("\ufeff" + "\r\n".join(lines)).encode()
+
+
+async def _versions(conn: asyncpg.Connection, vid: int) -> list[tuple[int, str]]:
+    rows = await conn.fetch("SELECT version, sha256 FROM day_seals WHERE vehicle_id = $1 AND day = $2", vid, DAY)
+    return sorted((r["version"], r["sha256"]) for r in rows)
+
+
+async def test_a_sealed_day_exported_tampered_and_sealed_again(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
+) -> None:
+    t = await register(conn, "SEL1A23", "seal-tamper-1")
+    fixes = _fixes()
+    await _post(client, t, fixes)
+    await _seal(pool)
+    [(version, sha)] = await _versions(conn, t.vehicle_id)
+    assert version == 1
+
+    old = await _export(client, people, t.vehicle_id)
+    rows = _rows(old)
+    blank = rows.index([])
+    assert blank == len(fixes) + 1  # the header, the positions, then the empty line that ends them
+    assert rows[blank + 1] == [
+        "Selos diários", "Veículo (id)", "Placa", "Dia", "Versão", "Posições", "SHA-256", "De (UTC)", "Até (UTC)"
+    ]  # fmt: skip
+    assert rows[blank + 2] == [
+        "selo", str(t.vehicle_id), "SEL1A23", "20/10/2026", "1", str(len(fixes)), sha, "2026-10-20T04:00:00Z",
+        "2026-10-21T04:00:00Z",
+    ]  # fmt: skip
+
+    answer = await _verify(client, people, old)
+    assert answer["valid"] is True
+    [day] = answer["days"]
+    assert day == {
+        "date": DAY.isoformat(), "vehicle_id": t.vehicle_id, "plate": "SEL1A23", "version": 1, "sha256": sha,
+        "rows": len(fixes), "valid": True, "first_difference": None, "reason": None,
+    }  # fmt: skip
+
+    # One digit of one coordinate changed: invalid, naming that row with the line expected and the line found.
+    tampered = _retouch(old, 12, "Longitude")
+    answer = await _verify(client, people, tampered)
+    assert answer["valid"] is False
+    diff = answer["days"][0]["first_difference"]
+    assert diff["row"] == 12
+    sealed_fix = fixes[10]  # row 12: the 11th position
+    ts = datetime.fromisoformat(sealed_fix["ts"])
+    assert diff["expected"] == canonical.line(ts, sealed_fix["lat"], sealed_fix["lon"], sealed_fix["speed_kmh"]).strip()
+    assert diff["found"] != diff["expected"] and diff["found"].split(";")[1] == diff["expected"].split(";")[1]
+    assert "linha 12" in answer["days"][0]["reason"]
+
+    # A late fix into the sealed day: the refresh seals version 2; the old export still verifies, against 1.
+    late = _fix(datetime.combine(DAY, time(7), LOCAL_TZ) + timedelta(seconds=45), 99)
+    await _post(client, t, [late])
+    await _seal(pool)
+    versions = await _versions(conn, t.vehicle_id)
+    assert [v for v, _ in versions] == [1, 2] and versions[0][1] == sha and versions[1][1] != sha
+    answer = await _verify(client, people, old)
+    assert answer["valid"] is True and answer["days"][0]["version"] == 1
+
+    # A new export names version 2 and verifies against it; it does not pass for version 1's file.
+    new = await _export(client, people, t.vehicle_id)
+    named = _rows(new)[-1]
+    assert named[0] == "selo" and named[4] == "2" and named[6] == versions[1][1] and named[5] == str(len(fixes) + 1)
+    answer = await _verify(client, people, new, role="auditor")
+    assert answer["valid"] is True and answer["days"][0]["version"] == 2 and answer["days"][0]["rows"] == 31
+    assert new != old
+
+
+async def test_a_partial_day_verifies_inside_its_window(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
+) -> None:
+    t = await register(conn, "SEL2A23", "seal-tamper-2")
+    await _post(client, t, _fixes(120))  # 07:00 to 07:59:30
+    await _seal(pool)
+    window = {"from": f"{DAY}T07:20", "to": f"{DAY}T07:29"}  # to the minute, its last minute included
+    part = await _export(client, people, t.vehicle_id, **window)
+    rows = _rows(part)
+    assert rows[-1][7:] == ["2026-10-20T11:20:00Z", "2026-10-20T11:30:00Z"]  # the window, clipped to the day
+    answer = await _verify(client, people, part)
+    assert answer["valid"] is True and answer["days"][0]["rows"] == 20
+    # The window's last position cut: the line the seal has there is missing.
+    lines = part.decode("utf-8-sig").split("\r\n")
+    cut = ("\ufeff" + "\r\n".join(lines[:20] + lines[21:])).encode()  # rows 2..21 are the positions
+    answer = await _verify(client, people, cut)
+    diff = answer["days"][0]["first_difference"]
+    assert answer["valid"] is False and diff["row"] == 21 and diff["found"] is None
+    assert diff["expected"].startswith("2026-10-20T11:29:30Z;")
+
+
+async def test_a_day_not_sealed_and_files_that_are_not_track_exports(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = await register(conn, "SEL3A23", "seal-tamper-3")
+    await _post(client, t, _fixes(10))
+    data = await _export(client, people, t.vehicle_id)  # the day is not closed: nothing sealed, no seal named
+    assert _rows(data)[-1][0] == "Selos diários"
+    answer = await _verify(client, people, data)
+    assert answer["valid"] is False and answer["days"][0]["valid"] is False
+    assert "não selado" in answer["days"][0]["reason"]
+
+    km = await client.get(
+        "/api/v1/reports/km", params={"from": str(DAY), "to": str(DAY), "format": "csv"}, headers=people.auth("auditor")
+    )
+    for body in (km.content, b"\x00\x01binary", b"PK\x03\x04broken zip"):
+        r = await client.post("/api/v1/seals/verify", files={"file": ("x.csv", body)}, headers=people.auth("monitor"))
+        assert r.status_code == 400 and r.json()["field"] == "file", r.text
+    r = await client.post("/api/v1/seals/verify", files={"other": ("x.csv", data)}, headers=people.auth("monitor"))
+    assert r.status_code == 400 and r.json()["field"] == "file"
+    r = await client.post("/api/v1/seals/verify", content=data, headers=people.auth("monitor"))
+    assert r.status_code == 415 and r.json()["field"] == "file"
+    monkeypatch.setattr(verify_api, "MAX_FILE_BYTES", 1024)
+    r = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=people.auth("monitor"))
+    assert r.status_code == 413 and r.json()["field"] == "file"
+    assert (await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)})).status_code == 401
+
+
+async def test_the_gis_files_name_their_seals(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
+) -> None:
+    t = await register(conn, "SEL4A23", "seal-tamper-4")
+    await _post(client, t, _fixes(10))
+    await _seal(pool)
+    [(_, sha)] = await _versions(conn, t.vehicle_id)
+    doc = orjson.loads(await _export(client, people, t.vehicle_id, "geojson"))
+    assert doc["seals"] == [
+        {"vehicle_id": t.vehicle_id, "plate": "SEL4A23", "date": "2026-10-20", "version": 1, "fixes": 10,
+         "sha256": sha, "from": "2026-10-20T04:00:00Z", "to": "2026-10-21T04:00:00Z"},
+    ]  # fmt: skip
+    gpx = ElementTree.fromstring(await _export(client, people, t.vehicle_id, "gpx"))
+    desc = gpx.find("{http://www.topografix.com/GPX/1/1}metadata/{http://www.topografix.com/GPX/1/1}desc")
+    assert desc is not None and f"SEL4A23 2026-10-20 v1 10 {sha}" in (desc.text or "")
+    kml = ElementTree.fromstring(await _export(client, people, t.vehicle_id, "kml"))
+    values = [e.text or "" for e in kml.iter("{http://www.opengis.net/kml/2.2}value")]
+    assert any(sha in v for v in values)
+
+
+async def test_the_cli_says_so_and_exits_by_the_answer(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People, test_db: ScratchDb,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    t = await register(conn, "SEL5A23", "seal-tamper-5")
+    await _post(client, t, _fixes(10))
+    await _seal(pool)
+    good = tmp_path / "trajetoria.csv"
+    good.write_bytes(await _export(client, people, t.vehicle_id))
+    bad = tmp_path / "alterado.csv"
+    bad.write_bytes(_retouch(good.read_bytes(), 5, "Latitude"))
+    foreign = tmp_path / "outro.csv"
+    foreign.write_bytes(b"Placa;Km\r\n")
+    settings = test_db.settings()
+    said = {}
+    for path, status in ((good, 0), (bad, 1), (foreign, 2), (tmp_path / "nenhum.csv", 2)):
+        with pytest.raises(SystemExit) as exited:
+            # The command runs its own event loop: off this test's loop, as a terminal would.
+            await _in_thread(cli_verify.cmd_verify, settings, path)
+        said[path.name] = capsys.readouterr()
+        assert exited.value.code == status, (path, said[path.name])
+    assert said["trajetoria.csv"].out.splitlines()[-1] == "VÁLIDO"
+    assert ": confere" in said["trajetoria.csv"].out
+    bad_out = said["alterado.csv"].out
+    assert "NÃO confere" in bad_out and "    linha 5: esperado" in bad_out and bad_out.splitlines()[-1] == "INVÁLIDO"
+    assert said["outro.csv"].err.startswith("telemetria: file: not a track export")
+    assert "cannot read" in said["nenhum.csv"].err
+
+
+async def _in_thread(cmd: Any, settings: Any, path: Path) -> None:
+    import argparse
+    import asyncio
+
+    await asyncio.to_thread(cmd, settings, argparse.Namespace(file=path, json=False))

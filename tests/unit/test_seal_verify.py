@@ -1,0 +1,218 @@
+"""Reading a track export back and judging it against a seal's lines (pure: the seals are given)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from telemetria.localtime import LOCAL_TZ
+from telemetria.reports.kinds.track import COLUMNS
+from telemetria.reports.output import csv
+from telemetria.reports.output.report import seals_csv
+from telemetria.seals import canonical, table
+from telemetria.seals import verify as v
+from telemetria.seals.model import SealRef
+
+DAY = date(2026, 3, 2)
+D0, D1 = table.day_bounds(DAY)  # 04:00Z to 04:00Z next day
+
+
+def _fixes(n: int = 6, start: datetime | None = None) -> list[tuple[datetime, float, float, float | None]]:
+    t0 = start or D0 + timedelta(hours=7)
+    return [(t0 + timedelta(seconds=30 * i), -10.437512 + i * 1e-4, -62.46683 - i * 1e-4, 40.0 + i / 3 if i != 2
+             else None) for i in range(n)]  # fmt: skip
+
+
+def _row(fix: tuple[datetime, float, float, float | None], tz: ZoneInfo, vid: int = 7) -> dict[str, Any]:
+    t, lat, lon, speed = fix
+    return {
+        "vehicle_id": vid, "plate": "ABC1D23", "time": t.astimezone(tz), "lat": lat, "lon": lon,
+        "speed_kmh": None if speed is None else round(speed, 1), "heading_deg": 90, "ignition": "ligada",
+        "step_km": 0.01, "km": 0.1, "method": None, "used": True, "received": t.astimezone(tz), "delay_s": 3,
+    }  # fmt: skip
+
+
+def _version(fixes: list[Any], number: int = 1) -> v.Version:
+    lines = [canonical.line(*f) for f in fixes]
+    return v.Version(number, len(lines), canonical.digest(lines), lines)
+
+
+def _csv(fixes: list[Any], refs: list[SealRef] | None, tz: ZoneInfo = LOCAL_TZ, vid: int = 7) -> bytes:
+    async def body() -> bytes:
+        chunks = [c async for c in csv.csv_chunks(COLUMNS, [_row(f, tz, vid) for f in fixes], tz)]
+        text = b"".join(chunks)
+        return text + (seals_csv(refs, tz).encode() if refs is not None else b"")
+
+    return asyncio.run(body())
+
+
+def _ref(version: v.Version, start: datetime = D0, end: datetime = D1) -> SealRef:
+    ref = SealRef(7, "ABC1D23", DAY, version.number, version.fixes, version.sha256)
+    return table.clipped([ref], start, end)[0]
+
+
+def _judge(data: bytes, versions: list[v.Version]) -> list[v.DayResult]:
+    p = v.parse(data)
+    return [v.judge(k, p.groups.get(k), p.named.get(k), versions, "") for k in p.keys()]
+
+
+def test_the_seals_table_is_written_as_the_spec_says() -> None:
+    sealed = _version(_fixes())
+    text = _csv(_fixes(), [_ref(sealed)]).decode("utf-8-sig")
+    lines = text.split("\r\n")
+    at = lines.index("")
+    assert lines[at + 1] == "Selos diários;Veículo (id);Placa;Dia;Versão;Posições;SHA-256;De (UTC);Até (UTC)"
+    assert lines[at + 2] == f"selo;7;ABC1D23;02/03/2026;1;6;{sealed.sha256};2026-03-02T04:00:00Z;2026-03-03T04:00:00Z"
+    assert lines[at + 3 :] == [""] and at == 7  # header, six positions, the empty line
+
+
+def test_an_unaltered_export_is_valid_and_one_changed_digit_names_its_row() -> None:
+    fixes = _fixes()
+    sealed = _version(fixes)
+    data = _csv(fixes, [_ref(sealed)])
+    [day] = _judge(data, [sealed])
+    assert day.valid and day.version == 1 and day.rows == 6 and day.first_difference is None and day.reason is None
+
+    text = data.decode("utf-8-sig")
+    lines = text.split("\r\n")
+    assert "-10,437212" in lines[4]  # the fourth position: row 5 as a spreadsheet shows it (the header is row 1)
+    tampered = text.replace("-10,437212", "-10,437213", 1)
+    [day] = _judge(("\ufeff" + tampered).encode(), [sealed])
+    assert not day.valid and day.first_difference is not None
+    assert day.first_difference.row == 5
+    assert day.first_difference.expected == canonical.line(*fixes[3])
+    assert day.first_difference.found == canonical.line(fixes[3][0], -10.437213, *fixes[3][2:])
+    assert "linha 5" in (day.reason or "")
+
+
+def test_a_removed_or_added_row_is_a_difference() -> None:
+    fixes = _fixes()
+    sealed = _version(fixes)
+    lines = _csv(fixes, [_ref(sealed)]).decode("utf-8-sig").split("\r\n")
+    cut = "\r\n".join(lines[:6] + lines[7:]).encode()  # the last position gone
+    [day] = _judge(cut, [sealed])
+    assert not day.valid and day.first_difference == v.Difference(7, canonical.line(*fixes[5]), None)
+    doubled = "\r\n".join(lines[:3] + lines[2:]).encode()  # the second position twice
+    [day] = _judge(doubled, [sealed])
+    assert day.first_difference is not None and day.first_difference.row == 4
+    assert day.first_difference.expected == canonical.line(*fixes[2])
+
+
+def test_an_inserted_blank_line_changes_nothing() -> None:
+    fixes = _fixes()
+    sealed = _version(fixes)
+    lines = _csv(fixes, [_ref(sealed)]).decode("utf-8-sig").split("\r\n")
+    [day] = _judge("\r\n".join([*lines[:3], "", *lines[3:]]).encode(), [sealed])
+    assert day.valid
+
+
+def test_a_partial_day_is_compared_inside_its_window_only() -> None:
+    fixes = _fixes(10)
+    sealed = _version(fixes)
+    start, end = fixes[3][0], fixes[7][0]  # [4th, 8th): four positions
+    data = _csv(fixes[3:7], [_ref(sealed, start, end)])
+    [day] = _judge(data, [sealed])
+    assert day.valid and day.rows == 4
+    [day] = _judge(_csv(fixes[3:6], [_ref(sealed, start, end)]), [sealed])  # one cut at the window's end
+    assert not day.valid and day.first_difference == v.Difference(5, canonical.line(*fixes[6]), None)
+
+
+def test_a_day_not_sealed_or_a_version_that_does_not_exist() -> None:
+    fixes = _fixes()
+    [day] = _judge(_csv(fixes, []), [])
+    assert not day.valid and "não selado" in (day.reason or "") and day.version is None
+    sealed = _version(fixes)
+    other = v.Version(3, sealed.fixes, sealed.sha256, sealed.lines)
+    [day] = _judge(_csv(fixes, [_ref(sealed)]), [other])
+    assert not day.valid and "versão 1" in (day.reason or "") and "não existe" in (day.reason or "")
+
+
+def test_an_old_export_verifies_against_its_version_and_says_which_matches_when_not() -> None:
+    fixes = _fixes()
+    v1 = _version(fixes)
+    v2 = _version(sorted([*fixes, (fixes[0][0] + timedelta(seconds=10), -10.43, -62.46, 10.0)]), 2)
+    [day] = _judge(_csv(fixes, [_ref(v1)]), [v1, v2])
+    assert day.valid and day.version == 1
+    # Cut while the seal was behind: rows of version 1, named version 2.
+    [day] = _judge(_csv(fixes, [_ref(v2)]), [v1, v2])
+    assert not day.valid and "conferem com a versão 1" in (day.reason or "")
+
+
+def test_without_a_seals_table_any_version_over_the_rows_span() -> None:
+    fixes = _fixes(10)
+    sealed = _version(fixes)
+    [day] = _judge(_csv(fixes[2:8], None), [sealed])
+    assert day.valid and day.version == 1 and "não nomeia" in (day.reason or "")
+
+
+def test_times_in_another_zone_are_converted_by_the_header() -> None:
+    fixes = _fixes()
+    sealed = _version(fixes)
+    zone = ZoneInfo("America/Sao_Paulo")
+    data = _csv(fixes, [_ref(sealed)], tz=zone)
+    assert "Data e hora (America/Sao_Paulo)" in data.decode("utf-8-sig")
+    [day] = _judge(data, [sealed])
+    assert day.valid
+
+
+def test_rows_are_grouped_by_vehicle_and_local_day() -> None:
+    late = D1 - timedelta(minutes=1)  # 23:59 local: the next row is the next local day
+    fixes = _fixes(4, start=late)
+    p = v.parse(_csv(fixes, []))
+    assert sorted(p.groups) == [(7, DAY), (7, DAY + timedelta(days=1))]
+    assert [n for n, _ in p.groups[(7, DAY)].rows] == [2, 3]
+
+
+def test_a_whole_day_also_compares_the_digest() -> None:
+    fixes = _fixes()
+    sealed = _version(fixes)
+    lying = v.Version(1, sealed.fixes, "0" * 64, sealed.lines)  # stored lines that do not give the stored digest
+    [day] = _judge(_csv(fixes, [_ref(lying)]), [lying])
+    assert not day.valid and "não dão o SHA-256" in (day.reason or "")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\xff\xfe",
+        b"Placa;Km\r\nABC;1,0\r\n",
+        b"PK\x03\x04 not a zip",
+        "Veículo (id);Data e hora (Marte/Olimpo);Latitude;Longitude;Velocidade (km/h)\r\n".encode(),
+    ],
+)
+def test_what_is_not_a_track_export_names_file(data: bytes) -> None:
+    with pytest.raises(v.NotAnExport, match=r"^file: "):
+        v.parse(data)
+
+
+def test_a_garbled_cell_is_a_difference_not_a_refusal() -> None:
+    fixes = _fixes()
+    sealed = _version(fixes)
+    text = _csv(fixes, [_ref(sealed)]).decode("utf-8-sig").replace("-10,437312", "x", 1)
+    [day] = _judge(text.encode(), [sealed])
+    assert not day.valid and day.first_difference is not None and day.first_difference.row == 4
+    assert day.first_difference.found is not None and ";x;" in day.first_difference.found
+
+
+def test_report_is_valid_only_with_days_all_valid() -> None:
+    assert v.report([]) == {"valid": False, "days": [], "reason": "o arquivo não tem posições nem selos"}
+    ok = v.DayResult(7, "ABC1D23", DAY, 1, "a" * 64, 3, True, None, None)
+    assert (
+        v.report([ok])["valid"]
+        and not v.report([ok, v.DayResult(8, "X", DAY, None, None, 1, False, None, "")])["valid"]
+    )
+    assert v.report([ok])["days"][0] == {
+        "date": "2026-03-02", "vehicle_id": 7, "plate": "ABC1D23", "version": 1, "sha256": "a" * 64, "rows": 3,
+        "valid": True, "first_difference": None, "reason": None,
+    }  # fmt: skip
+
+
+def test_clip_and_whole_day() -> None:
+    assert table.clip(DAY, D0 - timedelta(days=3), D1 + timedelta(days=3)) == (D0, D1)
+    assert table.whole_day(DAY, D0, D1) and not table.whole_day(DAY, D0, D1 - timedelta(seconds=1))
+    assert table.iso(D0) == "2026-03-02T04:00:00Z" and D0.astimezone(UTC).hour == 4
