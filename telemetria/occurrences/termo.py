@@ -27,8 +27,9 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Image, KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import mapdraw, wording
+from telemetria.occurrences import wording
 from telemetria.occurrences.model import DOUBLES_ON_RECURRENCE, UPFM, Severity
+from telemetria.reports.output import mapdraw
 
 MARGIN = 2 * cm
 BODY = ParagraphStyle("body", fontName="Helvetica", fontSize=10, leading=13.5, spaceAfter=4)

@@ -34,6 +34,7 @@ TableFormat = Literal["json", "csv", "xlsx", "pdf"]
 DOCUMENT_FORMATS = ("xlsx", "pdf")
 GIS_FORMATS = ("geojson", "gpx", "kml")
 GIS_MAX_SPAN = timedelta(days=31)
+PDF_MAX_SPAN = timedelta(days=31)  # the track's PDF: its pages are held, compressed, until the file is written
 NOT_FOUND = 404  # what a ReportError means over HTTP: the request names something the caller cannot see
 
 
@@ -82,7 +83,8 @@ async def serve(
     if fmt == "csv":
         return output.csv_stream(report)
     if fmt in DOCUMENT_FORMATS:
-        return files.respond(files.document_of(report, ctx, sel, who), fmt)
+        doc = files.document_of(report, ctx, sel, who, settings=request.app.state.settings)
+        return files.respond(doc, fmt)
     return output.gis_stream(report, fmt)
 
 
@@ -151,6 +153,9 @@ async def track_report(
     if format in GIS_FORMATS and scope[0].end - scope[0].start > GIS_MAX_SPAN:
         # A map file holds its lines in memory while it is written; JSON and CSV stream any span.
         raise FieldError(f"to: GeoJSON, GPX and KML cover at most {GIS_MAX_SPAN.days} days", "to")
+    if format == "pdf" and scope[0].end - scope[0].start > PDF_MAX_SPAN:
+        # Every position is a table row: a month of one vehicle is already a thousand pages or more.
+        raise FieldError(f"to: a track PDF covers at most {PDF_MAX_SPAN.days} days (CSV: any span)", "to")
     return await serve(request, conn, who, "track", format, scope, lambda c, x, w: track.report(c, x, w, params))
 
 

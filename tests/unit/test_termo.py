@@ -12,7 +12,8 @@ import pypdf
 import pytest
 from PIL import Image
 
-from telemetria.occurrences import mapdraw, termo
+from telemetria.occurrences import termo
+from telemetria.reports.output import mapdraw
 
 T0 = datetime(2026, 3, 10, 11, 40, tzinfo=UTC)  # 07:40 in Porto Velho
 SHA = "3f" * 32

@@ -20,7 +20,9 @@ from telemetria.reports.analysis.events import ROWS, Row
 from telemetria.reports.analysis.track import utc
 from telemetria.reports.knobs import DEFAULT, ReportParams
 from telemetria.reports.model import Context, Vehicle, Window
+from telemetria.reports.output import gis as gf
 from telemetria.reports.output.csv import BOOL, COORD, DATETIME, HMS, INT, KM, KMH, PCT, TEXT, Column
+from telemetria.reports.output.document import Drawing
 from telemetria.reports.output.report import VEHICLE, Report, local, words
 from telemetria.reports.store import queries as q
 from telemetria.reports.store.fetch import analyze_piece
@@ -165,4 +167,32 @@ async def report(
         columns,
         header,
         lambda: {"count": len(items), "vehicle_days": dict(sources)},
+        drawing=drawing(kind, ctx, items, win) if kind in MAPPED else None,
     )
+
+
+# The PDF's map of a kind: where each episode starts and ends ((lat, lon) keys, the place's kind), and the routes.
+MAPPED = {
+    "trips": (("start_lat", "start_lon", "start"), ("end_lat", "end_lon", "end")),
+    "route-deviation": (("left_lat", "left_lon", "left"), ("rejoined_lat", "rejoined_lon", "rejoined")),
+}
+
+
+def drawing(kind: str, ctx: Context, items: list[Row], win: Window) -> Drawing:
+    """The PDF's map: the route lines of the vehicles' assignments, and each episode's ends as points."""
+
+    async def draw() -> tuple[list[gf.Segment], list[gf.Place]]:
+        routes = {a.route.id: a.route for v in ctx.vehicles for a in v.assignments}
+        lines = [
+            gf.Segment(f"rota {r.code}", [gf.Position(win.start, a, o) for a, o in zip(r.lat, r.lon, strict=True)])
+            for r in routes.values()
+        ]
+        places = [
+            gf.Place(f"{row['plate']} {row['start']:%d/%m %H:%M}", mark, row[lat], row[lon], row["start"])
+            for row in items
+            for lat, lon, mark in MAPPED[kind]
+            if row.get(lat) is not None and row.get(lon) is not None
+        ]
+        return lines, places
+
+    return draw

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from telemetria.reports.model import Window
 from telemetria.reports.output.csv import Column
 from telemetria.reports.output.gis import Place, Segment
 from telemetria.seals.model import SealRef
@@ -45,3 +47,7 @@ class Document:
     drawing: Drawing | None = None  # the map of the PDF (track, trips, deviations, occurrences)
     seals: Callable[[], Awaitable[list[SealRef]]] | None = None  # the daily seals a track was cut from
     notes: list[str] = field(default_factory=list)  # lines said under the query (how a figure is measured)
+    # The PDF's letterhead (settings municipality_name and coat_of_arms_path: files.letterhead()).
+    municipality: str = ""
+    coat_of_arms_path: Path | None = None
+    window: Window | None = None  # the period asked for (the seals table clips each day to it)

@@ -15,6 +15,7 @@ from telemetria.reports.model import Context, Selection, Window
 from telemetria.reports.output import pdf, xlsx
 from telemetria.reports.output.document import Document, Table
 from telemetria.reports.output.report import FILE_STEMS, TITLES, Report, filename
+from telemetria.settings import Settings
 
 MAX_PLATES = 40  # the query sheet names this many vehicles, then says how many more
 METHOD = (
@@ -74,7 +75,17 @@ def who_line(who: Principal) -> str:
     return f"{who.username} ({who.role.value})"
 
 
-def document_of(report: Report, ctx: Context, sel: Selection, who: Principal, now: datetime | None = None) -> Document:
+def letterhead(settings: Settings | None) -> dict[str, Any]:
+    """The Document's fields naming the municipality (for the PDF's header), from the settings."""
+    if settings is None:
+        return {}
+    return {"municipality": settings.municipality_name, "coat_of_arms_path": settings.coat_of_arms_path}
+
+
+def document_of(
+    report: Report, ctx: Context, sel: Selection, who: Principal, now: datetime | None = None,
+    settings: Settings | None = None,
+) -> Document:  # fmt: skip
     """The Document of a built report: its rows (and CSV totals) as the first table, the rest as it says."""
     main = Table(TITLES.get(report.kind, report.kind), report.columns, report.rows, report.totals)
     stem = filename(report, "x")[: -len(".x")]
@@ -90,6 +101,8 @@ def document_of(report: Report, ctx: Context, sel: Selection, who: Principal, no
         extra=report.extra,
         drawing=report.drawing or report.gis,
         seals=report.seals,
+        window=report.window,
+        **letterhead(settings),
     )
 
 

@@ -1,14 +1,320 @@
-"""A Document as PDF (issue 19: being written on its own branch; until then the format is refused)."""
+"""A Document as PDF: A4, the municipality's header and the page footer on every page, the query, the map, then
+the tables, their header row repeated on every page they run onto, their totals, and the seals table.
+
+Drawn straight on a reportlab canvas page by page as the rows arrive (no flowables kept for them), yielding to
+the event loop between pages. Each finished page's content is compressed at once (`_Canvas`), so what a long
+report holds until the file is written is its pages compressed (a few kB per page), never its rows; the
+file is then written to a spooled temporary file (on disk beyond SPOOL_BYTES) and streamed from it.
+"Página N de M" names the page count before it is known: M is a form XObject drawn on every page and defined
+once the last page is done (PDF resolves it when the page is shown).
+"""
 
 from __future__ import annotations
 
-from fastapi.responses import StreamingResponse
+import asyncio
+import io
+import tempfile
+import zlib
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
 
-from telemetria.http import FieldError
-from telemetria.reports.output.document import Document
+from fastapi.responses import StreamingResponse
+from reportlab.graphics import renderPDF
+from reportlab.lib import colors
+from reportlab.lib.units import cm
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfbase import pdfdoc
+from reportlab.pdfgen.canvas import Canvas
+
+from telemetria.reports.analysis.days import day_bounds
+from telemetria.reports.output import csv, pdf_map
+from telemetria.reports.output import pdf_layout as lay
+from telemetria.reports.output.csv import DATE, INT, TEXT, Column, Kind, as_async
+from telemetria.reports.output.document import Document, Table
+from telemetria.seals.model import SealRef
 
 MEDIA_TYPE = "application/pdf"
+MARGIN = 1.2 * cm
+HEADER_PT = 1.5 * cm  # the municipality's header band at the top of every page
+FOOTER_PT = 0.8 * cm
+SPOOL_BYTES = 8 * 1024 * 1024  # a written PDF larger than this waits on disk, not in memory, while it is sent
+CHUNK_BYTES = 64 * 1024
+GREY = colors.HexColor("#555555")
+HEAD_FILL = colors.HexColor("#e3e6ea")
+TOTAL_FILL = colors.HexColor("#f1f2f4")
+RULE = colors.HexColor("#b0b4ba")
+PAGES_FORM = "pagecount"
+HEADER_FORM = "letterhead"
+
+
+def _utc(t: datetime) -> str:
+    return f"{t.astimezone(UTC):%Y-%m-%dT%H:%M:%S}Z"
+
+
+UTC_ISO = Kind("utc", lambda v, _tz: _utc(v))
+SEAL_COLUMNS = [
+    Column("Veículo (id)", "vehicle_id", INT), Column("Placa", "plate", TEXT), Column("Dia", "day", DATE),
+    Column("Versão", "version", INT), Column("Posições", "fixes", INT), Column("SHA-256", "sha256", TEXT),
+    Column("De (UTC)", "from", UTC_ISO), Column("Até (UTC)", "to", UTC_ISO),
+]  # fmt: skip
+SEALS_TITLE = "Selos diários"
+
+
+def seal_rows(seals: Sequence[SealRef], doc: Document) -> list[dict[str, Any]]:
+    """The seals table's rows: each vehicle-day's seal and the part of that local day the export covers."""
+    out = []
+    for s in seals:
+        start, end = day_bounds(s.day)
+        if doc.window is not None:
+            start, end = max(start, doc.window.start), min(end, doc.window.end)
+        out.append({**{k: getattr(s, k) for k in ("vehicle_id", "plate", "day", "version", "fixes", "sha256")},
+                    "from": start, "to": end})  # fmt: skip
+    return out
 
 
 def response(doc: Document) -> StreamingResponse:
-    raise FieldError(f"format: pdf is not available yet ({doc.kind})", "format", 400)
+    """The document as a PDF download, written as its rows stream and sent once its last page is done."""
+    headers = {"Content-Disposition": csv.content_disposition(doc.filename + ".pdf")}
+    return StreamingResponse(_body(doc), media_type=MEDIA_TYPE, headers=headers)
+
+
+async def _body(doc: Document) -> AsyncIterator[bytes]:
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as out:
+        await render(doc, out)
+        out.seek(0)
+        while chunk := await asyncio.to_thread(out.read, CHUNK_BYTES):
+            yield chunk
+
+
+async def render(doc: Document, out: IO[bytes]) -> None:
+    """Write the document as PDF into `out` (pages drawn as the rows arrive; the file written at the end)."""
+    arms = await asyncio.to_thread(Path(doc.coat_of_arms_path).read_bytes) if doc.coat_of_arms_path else None
+    w = _Writer(doc, out, arms)
+    w.intro()
+    if doc.drawing is not None:
+        await w.map(await pdf_map.collect(doc.drawing))
+    await w.table(doc.tables[0])
+    for t in doc.tables[1:]:
+        await w.table(t)
+    for t in doc.extra() if doc.extra else ():
+        await w.table(t)
+    seals = await doc.seals() if doc.seals else []
+    if seals:
+        await w.table(Table(SEALS_TITLE, SEAL_COLUMNS, seal_rows(seals, doc)))
+    await asyncio.to_thread(w.finish)  # compressing and writing every object is CPU work: off the event loop
+
+
+class _Canvas(Canvas):
+    """A canvas whose finished pages are compressed at once, so that the pages waiting to be written are small."""
+
+    def showPage(self) -> None:
+        super().showPage()
+        page = self._doc.Pages.pages[-1]  # type: ignore[attr-defined]  # reportlab's document, its last page
+        stream = page.stream
+        page.stream = None
+        data = stream.encode("utf8") if isinstance(stream, str) else stream
+        page.Contents = pdfdoc.PDFStream(content=zlib.compress(data), filters=[_FLATE_DONE])
+
+
+class _FlateDone:
+    """A filter already applied: names FlateDecode, leaves the (compressed) content as it is."""
+
+    pdfname = "FlateDecode"
+
+    def encode(self, data: bytes) -> bytes:
+        return data
+
+
+_FLATE_DONE = _FlateDone()
+
+
+class _Writer:
+    def __init__(self, doc: Document, out: IO[bytes], arms: bytes | None) -> None:
+        self.doc = doc
+        self.size = lay.page_size(len(doc.tables[0].columns))
+        self.width = self.size[0] - 2 * MARGIN
+        self.c = _Canvas(out, pagesize=self.size, pageCompression=0, invariant=1)
+        self.c.setTitle(doc.title)
+        self.c.setAuthor(doc.municipality or "Telemetria")
+        self.c.setCreator("Telemetria")
+        local = doc.generated_at.astimezone(doc.tz)
+        self.stamp = f"Gerado por {doc.generated_by} em {local:%d/%m/%Y %H:%M:%S}"
+        self.pager = lay.Pager(top=self.size[1] - MARGIN - HEADER_PT, bottom=MARGIN + FOOTER_PT)
+        self._letterhead(arms)
+
+    # -- pages ---------------------------------------------------------------------------------------------------
+
+    def _letterhead(self, arms: bytes | None) -> None:
+        c, top = self.c, self.size[1] - MARGIN
+        c.beginForm(HEADER_FORM)
+        x = MARGIN
+        if arms:
+            reader = ImageReader(io.BytesIO(arms))
+            iw, ih = reader.getSize()
+            h = HEADER_PT - 0.3 * cm
+            c.drawImage(reader, MARGIN, top - h, width=h * iw / ih, height=h, mask="auto")
+            x += h * iw / ih + 8
+        c.setFont(lay.BOLD, 10)
+        c.drawString(x, top - 12, self.doc.municipality or "Telemetria")
+        c.setFont(lay.FONT, 8.5)
+        c.setFillColor(GREY)
+        c.drawString(x, top - 24, self.doc.title)
+        c.setStrokeColor(RULE)
+        c.setLineWidth(0.6)
+        c.line(MARGIN, top - HEADER_PT + 4, self.size[0] - MARGIN, top - HEADER_PT + 4)
+        c.endForm()
+
+    def begin_page(self) -> None:
+        """The page the pager has just begun: the last one shown, the header and the footer drawn."""
+        if self.pager.page > 1:
+            self.c.showPage()
+        c = self.c
+        c.doForm(HEADER_FORM)
+        c.setFont(lay.FONT, 7)
+        c.setFillColor(GREY)
+        y = MARGIN + 2
+        c.drawString(MARGIN, y, self.stamp)
+        label = f"Página {self.pager.page} de "
+        x = self.size[0] - MARGIN - 40
+        c.drawString(x, y, label)
+        c.saveState()
+        c.translate(x + c.stringWidth(label, lay.FONT, 7), y)
+        c.doForm(PAGES_FORM)
+        c.restoreState()
+        c.setFillColor(colors.black)
+
+    def _room(self, height: float, keep: float = 0.0) -> float:
+        """The top of a block `height` tall, on this page or a new one."""
+        began, top = self.pager.place(height, keep)
+        if began:
+            self.begin_page()
+        return top
+
+    def finish(self) -> None:
+        if not self.pager.page:
+            self.pager.new_page()
+            self.begin_page()
+        self.c.showPage()
+        c = self.c
+        c.beginForm(PAGES_FORM)
+        c.setFont(lay.FONT, 7)
+        c.setFillColor(GREY)
+        c.drawString(0, 0, str(self.pager.page))
+        c.endForm()
+        c.save()
+
+    # -- blocks --------------------------------------------------------------------------------------------------
+
+    def _text(self, text: str, font: str, size: float, leading: float, color: Any = colors.black) -> None:
+        for line in lay.wrap(text, self.width + 2 * lay.PAD, font, size):
+            top = self._room(leading)
+            self.c.setFont(font, size)
+            self.c.setFillColor(color)
+            self.c.drawString(MARGIN, top - size, line)
+        self.c.setFillColor(colors.black)
+
+    def intro(self) -> None:
+        self._text(self.doc.title, lay.BOLD, 14, 18)
+        self.pager.y -= 4
+        for label, value in self.doc.query:
+            self._text(f"{label}: {value}", lay.FONT, 8, 10)
+        self._text(self.stamp, lay.FONT, 8, 10, GREY)
+        for note in self.doc.notes:
+            self._text(note, lay.FONT, 8, 10, GREY)
+        self.pager.y -= 8
+
+    async def map(self, chart: pdf_map.Chart) -> None:
+        if chart.empty():
+            return
+        height = min(self.width * 0.55, self.pager.top - self.pager.bottom - 40)
+        self._text("Mapa", lay.BOLD, 9, 13)
+        top = self._room(height, 14)
+        drawing = await asyncio.to_thread(pdf_map.chart, chart, self.width, height)
+        renderPDF.draw(drawing, self.c, MARGIN, top - height)
+        self._text(pdf_map.legend(chart), lay.FONT, 7, 9, GREY)
+        self.pager.y -= 8
+
+    async def table(self, table: Table) -> None:
+        heads = lay.headers(table.columns, self.doc.tz)
+        texts = lay.cells(table.columns, self.doc.tz)
+        rows = as_async(table.rows)
+        sample: list[list[str]] = []
+        async for row in rows:
+            sample.append(texts(row))
+            if len(sample) >= lay.SAMPLE_ROWS:
+                break
+        widths = lay.widths(heads, sample, self.width)
+        grid = _Grid(self, table.title, heads, widths)
+        grid.heading()
+        for cells in sample:
+            await grid.row(cells)
+        if len(sample) >= lay.SAMPLE_ROWS:
+            async for row in rows:
+                await grid.row(texts(row))
+        if not grid.count:
+            self._text("Nenhuma linha.", lay.FONT, 7.5, 10, GREY)
+        for row in table.totals() if table.totals else ():
+            await grid.row(texts(row), total=True)
+        self.pager.y -= 10
+
+
+class _Grid:
+    """A table's rows drawn page by page: its header row at the top of each page it runs onto."""
+
+    def __init__(self, w: _Writer, title: str, heads: list[str], widths: list[float]) -> None:
+        self.w, self.title, self.widths = w, title, widths
+        self.heads = [lay.wrap(h, cw, lay.BOLD) for h, cw in zip(heads, widths, strict=True)]
+        self.head_h = lay.row_height(max((len(h) for h in self.heads), default=1))
+        self.count = 0
+        self.page = 0
+
+    def heading(self) -> None:
+        w = self.w
+        top = w._room(14, self.head_h + lay.row_height(1))
+        w.c.setFont(lay.BOLD, 9)
+        w.c.drawString(MARGIN, top - 10, self.title)
+        self._head_row()
+
+    def _head_row(self) -> None:
+        top = self.w._room(self.head_h)
+        self.page = self.w.pager.page
+        self._draw(self.heads, top, self.head_h, lay.BOLD, HEAD_FILL)
+
+    async def row(self, cells: list[str], total: bool = False) -> None:
+        font = lay.BOLD if total else lay.FONT
+        lines = [lay.wrap(t, cw, font) for t, cw in zip(cells, self.widths, strict=True)]
+        h = lay.row_height(max(len(x) for x in lines) if lines else 1)
+        w = self.w
+        began, top = w.pager.place(h)
+        if began:
+            w.begin_page()
+            await asyncio.sleep(0)  # a page done: let the event loop serve others
+            w.pager.y = top
+            self._head_row()
+            top = w.pager.y
+            w.pager.y -= h
+        self._draw(lines, top, h, font, TOTAL_FILL if total else None)
+        self.count += 0 if total else 1
+
+    def _draw(self, lines: list[list[str]], top: float, h: float, font: str, fill: Any) -> None:
+        c = self.w.c
+        total_w = sum(self.widths)
+        if fill is not None:
+            c.setFillColor(fill)
+            c.rect(MARGIN, top - h, total_w, h, stroke=0, fill=1)
+            c.setFillColor(colors.black)
+        c.setStrokeColor(RULE)
+        c.setLineWidth(0.3)
+        c.line(MARGIN, top - h, MARGIN + total_w, top - h)
+        text = c.beginText()
+        text.setFont(font, lay.CELL_PT)
+        x = MARGIN
+        for cell, cw in zip(lines, self.widths, strict=True):
+            for n, line in enumerate(cell):
+                if line:
+                    text.setTextOrigin(x + lay.PAD, top - lay.PAD - lay.CELL_PT - n * lay.LEADING + 1)
+                    text.textOut(line)
+            x += cw
+        c.drawText(text)

@@ -122,8 +122,8 @@ def drawing(
     if point is not None:
         px, py = f.place(*point)
         d.add(Polygon([px, py, px - 5, py + 10, px + 5, py + 10], fillColor=HIGHLIGHT, strokeColor=colors.white))
-    _scale(d, f)
-    _north(d, width, height)
+    scale(d, f)
+    north(d, width, height)
     return d
 
 
@@ -148,7 +148,8 @@ def _runs(mask: Sequence[bool]) -> list[tuple[int, int]]:
     return runs
 
 
-def _scale(d: Drawing, f: Frame) -> None:
+def scale(d: Drawing, f: Frame) -> None:
+    """A scale bar of a round length, bottom left."""
     metres, pts = scale_bar(f.metres_per_pt, f.width / 4)
     if pts <= 0:
         return
@@ -160,7 +161,8 @@ def _scale(d: Drawing, f: Frame) -> None:
     d.add(String(x + pts / 2, y + 4, _distance_label(metres), fontName="Helvetica", fontSize=7, textAnchor="middle"))
 
 
-def _north(d: Drawing, width: float, height: float) -> None:
+def north(d: Drawing, width: float, height: float) -> None:
+    """A north arrow, top right."""
     x, y = width - 16, height - 30
     d.add(Polygon([x, y + 16, x - 5, y, x + 5, y], fillColor=colors.black, strokeColor=None))
     d.add(String(x, y + 18, "N", fontName="Helvetica-Bold", fontSize=8, textAnchor="middle"))

@@ -1,0 +1,132 @@
+"""The PDF's layout, pure: page size, the cells' text, column widths, cells wrapped into lines, rows cut into pages.
+
+Cells are written as the CSV writes them (telemetria/formats.py: decimal comma, dd/mm/aaaa HH:MM:SS in the
+report's zone) but not neutralized against formulas: a PDF is read, not computed. Helvetica (one of the PDF's
+standard fonts, nothing embedded) draws Windows-1252, which holds every Portuguese letter and “ ” – º ª §;
+reportlab draws the few other symbols (≥, →) from the standard Symbol font, and anything else as a box.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any
+
+from reportlab.lib.pagesizes import A4, landscape
+from reportlab.lib.utils import simpleSplit
+from reportlab.pdfbase.pdfmetrics import stringWidth
+
+from telemetria.reports.output.csv import Column
+
+FONT = "Helvetica"
+BOLD = "Helvetica-Bold"
+CELL_PT = 6.5  # the tables' type size
+LEADING = 7.8  # a table line's height
+PAD = 2.0  # space around a cell's text
+WIDE = 8  # a first table with more columns than this is laid out on a landscape page
+MAX_CELL_PT = 170.0  # the widest a column asks for before the page is shared out (longer text wraps)
+SAMPLE_ROWS = 100  # rows measured to share the page's width among the columns
+
+
+def page_size(columns: int) -> tuple[float, float]:
+    """A4 portrait, or landscape when the first table has more than WIDE columns (points)."""
+    return landscape(A4) if columns > WIDE else A4
+
+
+def getter(key: str | Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A column's value of a row: by key for mappings (and asyncpg records), by attribute otherwise."""
+    if callable(key):
+        return key
+    return lambda row: row[key] if isinstance(row, Mapping) or hasattr(row, "keys") else getattr(row, key)
+
+
+def headers(columns: Sequence[Column], tz: tzinfo) -> list[str]:
+    """The header texts, as in the CSV: a date-time column names its zone."""
+    zone = str(getattr(tz, "key", tz))
+    return [f"{c.header} ({zone})" if c.kind.zoned else c.header for c in columns]
+
+
+def cells(columns: Sequence[Column], tz: tzinfo) -> Callable[[Any], list[str]]:
+    """A row → its cells' text, each as the CSV writes it (None: empty)."""
+    parts = [(getter(c.get), c.kind.fmt) for c in columns]
+
+    def texts(row: Any) -> list[str]:
+        out = []
+        for get, fmt in parts:
+            value = get(row)
+            out.append("" if value is None else _flat(fmt(value, tz)))
+        return out
+
+    return texts
+
+
+def _flat(text: str) -> str:
+    # A line break or tab inside a value would be drawn as a box: a PDF line has none.
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
+
+
+def widths(heads: Sequence[str], sample: Sequence[Sequence[str]], avail: float) -> list[float]:
+    """Column widths (points) summing to `avail`: each column's share follows what it needs to show its header's
+    longest word and its sampled cells unwrapped (at most MAX_CELL_PT)."""
+    want = []
+    for i, head in enumerate(heads):
+        word = max((stringWidth(w, BOLD, CELL_PT) for w in head.split()), default=0.0)
+        cell = max((stringWidth(r[i], FONT, CELL_PT) for r in sample if i < len(r)), default=0.0)
+        want.append(max(word, min(cell, MAX_CELL_PT), 8.0) + 2 * PAD)
+    total = sum(want)
+    return [w * avail / total for w in want] if total > 0 else []
+
+
+def wrap(text: str, width: float, font: str = FONT, size: float = CELL_PT) -> list[str]:
+    """`text` in lines at most `width` points wide: broken at spaces, a longer word broken between characters."""
+    room = max(width - 2 * PAD, size)
+    if not text:
+        return [""]
+    if stringWidth(text, font, size) <= room:
+        return [text]
+    out: list[str] = []
+    for line in simpleSplit(text, font, size, room) or [""]:
+        while stringWidth(line, font, size) > room and len(line) > 1:
+            n = len(line) - 1
+            while n > 1 and stringWidth(line[:n], font, size) > room:
+                n -= 1
+            out.append(line[:n])
+            line = line[n:]
+        out.append(line)
+    return out
+
+
+def row_height(lines: int) -> float:
+    """The height of a table row whose tallest cell has `lines` lines (points)."""
+    return max(lines, 1) * LEADING + 2 * PAD
+
+
+@dataclass
+class Pager:
+    """Where the next block goes on a page whose content runs from `top` down to `bottom` (points)."""
+
+    top: float
+    bottom: float
+    y: float = 0.0
+    page: int = 0  # pages begun so far
+
+    def fits(self, height: float) -> bool:
+        return self.page > 0 and self.y - height >= self.bottom
+
+    def new_page(self) -> None:
+        self.page += 1
+        self.y = self.top
+
+    def place(self, height: float, keep: float = 0.0) -> tuple[bool, float]:
+        """Room for a block `height` tall (and `keep` more after it): (whether a page was begun, the block's top).
+
+        A block taller than a whole page is placed at the top of its own page and runs off it (a cell of
+        more lines than a page holds; not met with in reports, whose cells are short)."""
+        began = False
+        if not self.fits(height + keep) and not (self.page > 0 and self.y == self.top):
+            self.new_page()
+            began = True
+        top = self.y
+        self.y -= height
+        return began, top
