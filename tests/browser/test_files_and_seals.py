@@ -22,6 +22,7 @@ from pypdf import PdfReader
 
 from telemetria.web import nav
 from tests.browser.conftest import Site, Tab
+from tests.browser.fisc_site import DOCS_IMG
 from tests.browser.test_reports_pages import _query, _saved
 from tests.e2e.conftest import CLI, ROOT
 
@@ -188,7 +189,8 @@ async def test_an_unchanged_track_file_is_valid_and_a_changed_digit_names_its_ro
     await expect(diff).to_contain_text(f"Linha {line} do arquivo")
     await expect(diff).to_contain_text("Esperado (selo)")
     await expect(diff).to_contain_text("Encontrado (arquivo)")
-    await tab.shot("verify-tampered")
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)  # docs/fiscalizacao.md shows it (DOCS_SCREENSHOTS=1)
+    await page.screenshot(path=str(DOCS_IMG / "verificar-arquivo.png"), full_page=True)
 
 
 async def test_an_xlsx_track_file_is_verified_too(tab: Tab, sealed: Site) -> None:
