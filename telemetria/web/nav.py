@@ -59,6 +59,8 @@ PAGES: tuple[Page, ...] = (
     Page("/mapa", "Mapa ao vivo", Perm.READ, ""),
     Page("/historico", "Histórico do veículo", Perm.READ, ""),
     *(Page(f"/relatorios/{k}", t, Perm.READ, "Relatórios") for k, t in REPORTS.items()),
+    # Issue 19: any logged-in user checks an exported track file against the daily seals.
+    Page("/verificar", "Verificar arquivo", Perm.READ, "Relatórios"),
     *(Page(f"/cadastro/{k}", t, Perm.WRITE_REGISTRY, "Cadastro") for k, t in REGISTRY.items()),
     *(Page(path, t, Perm.READ, "Contratos") for path, t in CONTRACTS.items()),
     *(Page(path, t, perm, "Fiscalização") for path, (t, perm) in FISCALIZACAO.items()),

@@ -217,6 +217,12 @@ async def report_page(kind: str, request: Request) -> Response:
     return await _open(request, page, "report.html", config={"report": kind})
 
 
+@router.get("/verificar")
+async def verify_page(request: Request) -> Response:
+    settings: Settings = request.app.state.settings
+    return await _open(request, PAGE["/verificar"], "verify.html", config={"public_enabled": settings.public_enabled})
+
+
 @router.get("/cadastro/{entity}")
 async def registry_page(entity: str, request: Request) -> Response:
     page = PAGE.get(f"/cadastro/{entity}")

@@ -15,13 +15,15 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 import httpx
-from playwright.async_api import expect
+from playwright.async_api import Request, expect
 
 from telemetria.db import init_connection
 from tests.browser.conftest import Tab, _body
+from tests.browser.test_files_and_seals import pdf_text, xlsx_rows
 from tests.browser.test_registry_pages import _api, _tag
 from tests.db.test_reports_accuracy import _register, _run
 
@@ -322,6 +324,25 @@ async def test_the_boletim_shows_each_run_of_the_month_in_its_grid_linked_to_the
     params = {"contract_id": m.contract["id"], "from": "2026-11-01", "to": "2026-11-30", "format": "csv"}
     r = await _api(tab.site, "GET", "/api/v1/reports/measurement", "monitor", params=params)
     assert path is not None and await asyncio.to_thread(Path(path).read_bytes) == r.content
+    # XLSX and PDF beside it (issue 19): the same contract and month, a workbook openpyxl opens, a PDF whose text
+    # names the contract.
+    for fmt in ("xlsx", "pdf"):
+
+        def wanted(q: Request, f: str = fmt) -> bool:
+            return f"format={f}" in q.url
+
+        async with page.expect_request(wanted) as asked, page.expect_download() as info:
+            await page.get_by_role("button", name=f"Baixar {fmt.upper()}").click()
+        sent = parse_qs(urlsplit((await asked.value).url).query)
+        assert sent == {k: [str(v)] for k, v in {**params, "format": fmt}.items()}, sent
+        path = await (await info.value).path()
+        assert path is not None
+        body = await asyncio.to_thread(Path(path).read_bytes)
+        if fmt == "xlsx":
+            names, rows = xlsx_rows(body)
+            assert names[0] == "Consulta" and any(m.code in str(c) for row in rows for c in row), names
+        else:
+            assert m.contract["number"] in pdf_text(body)
 
     # A phone: the page keeps its width, the grid scrolls inside its box.
     await page.set_viewport_size({"width": 390, "height": 844})

@@ -223,6 +223,14 @@ async def test_the_history_map_tooltips_write_names_as_text(tab: Tab, watch: Wat
     await tab.shot("markup-history")
 
 
+async def test_the_verify_page_writes_names_as_text(tab: Tab, watch: Watch, world: World) -> None:
+    await tab.login("auditor")
+    await tab.open(f"/verificar?vehicle_id={world.vehicle_id}&from={DAY}&to={DAY}")
+    await expect(tab.page.locator("#s-status")).not_to_have_text(re.compile(r"^(Carregando…)?$"), timeout=30_000)
+    await watch.clean("/verificar")
+    await _shows(tab, [world["prefix"]], "#s-form")  # the list of vehicles names each by its prefix
+
+
 # --- the report pages -----------------------------------------------------------------------------
 
 # What each report shows of the markup, beyond the vehicle's prefix in the form's list of vehicles.

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.async_api import Browser, Page, expect
@@ -25,6 +26,7 @@ from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings
 from tests.browser.conftest import Tab
 from tests.browser.fisc_site import DOCS_IMG, FiscSite, drive, fisc_site, fisc_tab
+from tests.browser.test_files_and_seals import pdf_text, xlsx_rows
 
 PLATE = "FLO1A11"
 UPFM_BRL = Decimal("4.71")
@@ -182,4 +184,15 @@ async def test_the_flow_from_a_live_alert_to_a_doubled_fine(flow_tab: Tab, flow_
     await expect(page.locator("#o-table tbody tr")).to_have_count(2)
     await expect(page.locator('#o-table tr[data-status="decided"]')).to_have_count(2)
     await expect(page.locator("#o-csv")).to_have_attribute("href", re.compile("kind=speeding.*format=csv"))
+    # XLSX and PDF beside it (issue 19), with the same filters: a workbook listing both, a PDF naming the plate.
+    for fmt in ("xlsx", "pdf"):
+        href = await page.locator(f'#o-files a[data-format="{fmt}"]').get_attribute("href")
+        assert href is not None and parse_qs(urlsplit(href).query) == {"kind": ["speeding"], "format": [fmt]}, href
+        r = await site.api("admin", "GET", href)
+        assert r.status_code == 200, r.text
+        if fmt == "xlsx":
+            _, rows = xlsx_rows(r.content)
+            assert sum(any(PLATE in str(c) for c in row) for row in rows) == 2, rows
+        else:
+            assert PLATE in pdf_text(r.content)
     await page.screenshot(path=str(DOCS_IMG / "fiscalizacao-lista.png"), full_page=True)

@@ -70,3 +70,15 @@ async def test_leaflet_and_the_scripts_are_served_by_the_app(client: httpx.Async
         again = await client.get(path, headers={"If-None-Match": r.headers["etag"]})
         assert again.status_code == 304
     assert (await client.get("/api/v1")).json()["service"] == "telemetria"
+
+
+async def test_the_verify_page_links_the_published_roots_only_when_the_public_area_is_on(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    await login(client, "contractor")
+    r = await client.get("/verificar")
+    assert r.status_code == 200 and '"public_enabled": false' in r.text and 'id="v-public" hidden' in r.text
+    app = client.app  # type: ignore[attr-defined]
+    app.state.settings = app.state.settings.model_copy(update={"public_enabled": True})
+    r = await client.get("/verificar")
+    assert '"public_enabled": true' in r.text and 'href="/publico/selos"' in r.text

@@ -1,6 +1,6 @@
 // The boletim de medição page (/boletim): a contract and a month → the API's boletim as it is (totals, one line
-// per route, the runs grid per route, the payment rule), its CSV, justifying a run not made, and closing or
-// reopening the month. Every figure is the API's; the page adds nothing up.
+// per route, the runs grid per route, the payment rule), its CSV, XLSX and PDF, justifying a run not made, and
+// closing or reopening the month. Every figure is the API's; the page adds nothing up.
 import { ApiError, api, config, download, el, fmt, localDate, toast } from "./api.js";
 import { format } from "./formats.js";
 import { lastDay } from "./contracts/days.js";
@@ -11,6 +11,12 @@ import { sentence } from "./registry/errors.js";
 import { openForm } from "./registry/form.js";
 
 const API = "/api/v1/reports/measurement";
+// The boletim's files: the API's own, for the contract and month on screen.
+const FILES = [
+  ["csv", "Baixar CSV", "Planilha pt-BR em texto (Excel, LibreOffice)"],
+  ["xlsx", "Baixar XLSX", "Planilha do Excel: números como números, datas como datas, uma aba com a consulta"],
+  ["pdf", "Baixar PDF", "Documento para imprimir ou juntar ao processo, com páginas numeradas"],
+];
 const user = config.user || {};
 const perms = user.permissions || [];
 const can = {
@@ -155,7 +161,8 @@ function draw(answer, p, contractId, school) {
   const ctx = { closed: Boolean(closure(k, month)), contractId, month, school,
     runsPerDay: Math.max(1, ...runs.map((r) => r.run_no || 1)) };
   const actions = el("div", { class: "actions" },
-    can.export ? el("button", { type: "button", onclick: () => csv(contractId, p) }, "Baixar CSV") : null,
+    ...(can.export ? FILES.map(([f, label, title]) => el("button", { type: "button", "data-format": f, title,
+      onclick: () => file(contractId, p, f) }, label)) : []),
     el("button", { type: "button", onclick: () => window.print() }, "Imprimir"));
   const figures = [["Contrato", k.number], ["Empresa", k.contractor], ["Período", `${day(p.from)} a ${day(p.to)}`],
     ["Preço por km", brl(k.price_per_km)], ["Km pagável", km(k.payable_km)], ["Valor a pagar", brl(k.amount)]];
@@ -216,14 +223,15 @@ async function show(contractId, p) {
     + `${(answer.runs || []).length} corridas devidas.` : "Boletim gerado.", "done");
 }
 
-async function csv(contractId, p) {
-  const q = new URLSearchParams({ contract_id: contractId, from: p.from, to: p.to, format: "csv" });
-  say("Preparando o arquivo CSV…", "busy");
+async function file(contractId, p, format) {
+  const q = new URLSearchParams({ contract_id: contractId, from: p.from, to: p.to, format });
+  const name = format.toUpperCase();
+  say(`Preparando o arquivo ${name}…`, "busy");
   try {
-    const file = await download(`${API}?${q}`);
-    say(`Arquivo ${file.name} baixado.`, "done");
+    const got = await download(`${API}?${q}`);
+    say(`Arquivo ${got.name} baixado.`, "done");
   } catch (err) {
-    say(`Não foi possível baixar o CSV. ${sentence(err)}`, "error");
+    say(`Não foi possível baixar o ${name}. ${sentence(err)}`, "error");
   }
 }
 

@@ -91,6 +91,8 @@ async function show(vehicle, from, to) {
       [...new Set(assigned.items.filter((a) => overlaps(a, from, to)).map((a) => a.route_id))]
         .map((id) => api(`/api/v1/routes/${id}`)));
     positions = track.positions.filter((p) => p.used);
+    document.getElementById("h-seals").href = `/verificar?${new URLSearchParams({ vehicle_id: vehicle,
+      from: from.slice(0, 10), to: to.slice(0, 10) })}#s-title`;
     result.hidden = false;
     draw(routes, stops.stops, speeding.episodes, deviations.episodes);
     figures(track.totals[0], trips.trips, speeding.episodes, stops.stops, deviations.episodes);

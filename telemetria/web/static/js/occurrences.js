@@ -1,15 +1,18 @@
 // The occurrences list (/ocorrencias): the filters in the address (so a link or the day panel can open a filtered
-// list), the API's list as a table, each row linking to its page, and the same filters as a CSV export.
+// list), the API's list as a table, each row linking to its page, and the same filters as CSV, XLSX and PDF files
+// (offered to the roles that may export, as the API allows).
 import { api, config, el, explain, localDate } from "./api.js";
 import { KIND_NAMES, STATUS_NAMES, STATUS_TONE, headline, severityName, statusName, when, where } from "./fisc/names.js";
 
 const form = document.getElementById("o-form");
 const line = document.getElementById("o-status-line");
 const result = document.getElementById("o-result");
-const csv = document.getElementById("o-csv");
+const files = document.getElementById("o-files");
+const links = [...files.querySelectorAll("a[data-format]")];
 const FIELDS = ["from", "to", "vehicle_id", "contractor_id", "kind", "status"];
 const LABELS = { from: "De", to: "Até", vehicle_id: "Veículo", contractor_id: "Empresa", kind: "Tipo", status: "Situação" };
 const contractor = (config.user || {}).role === "contractor";
+files.hidden = !((config.user || {}).permissions || []).includes("export");
 
 function options(select, entries) {
   select.append(...entries.map(([value, text]) => el("option", { value: String(value) }, text)));
@@ -53,9 +56,11 @@ function table(items) {
 async function show() {
   const q = query();
   history.replaceState(null, "", q.toString() ? `?${q}` : location.pathname);
-  const c = new URLSearchParams(q);
-  c.set("format", "csv");
-  csv.href = `/api/v1/occurrences?${c}`;
+  for (const a of links) {
+    const c = new URLSearchParams(q);
+    c.set("format", a.dataset.format);
+    a.href = `/api/v1/occurrences?${c}`;
+  }
   line.textContent = "Carregando…";
   try {
     const data = await api(`/api/v1/occurrences?${q}`);

@@ -19,9 +19,17 @@ const canExport = ((config.user || {}).permissions || []).includes("export");
 // --- the buttons: the report on screen, and its files -----------------------------------------
 const actions = document.getElementById("report-actions");
 const submit = el("button", { type: "submit", form: "report-form", class: "primary" }, "Gerar relatório");
-const exports = canExport ? [["csv", "Exportar CSV"], ...(R.gis ? [["geojson", "GeoJSON"], ["gpx", "GPX"], ["kml", "KML"]]
-  : [])].map(([f, label]) => el("button", { type: "button", "data-format": f, onclick: () => exportFile(f),
-  title: f === "csv" ? "Planilha pt-BR (Excel, LibreOffice)" : `Arquivo ${label} da trajetória` }, label)) : [];
+// What each file is for, said on the button's tooltip (the servidor picks by what the process asks for).
+const FILES = [
+  ["csv", "Exportar CSV", "Planilha pt-BR em texto (Excel, LibreOffice)"],
+  ["xlsx", "XLSX", "Planilha do Excel: números como números, datas como datas, uma aba com a consulta"],
+  ["pdf", "PDF", "Documento para imprimir ou juntar ao processo: cabeçalho do município, consulta, tabelas e páginas numeradas"],
+  ...(R.gis ? [["geojson", "GeoJSON", "Arquivo GeoJSON da trajetória"], ["gpx", "GPX", "Arquivo GPX da trajetória"],
+    ["kml", "KML", "Arquivo KML da trajetória (Google Earth)"]] : []),
+];
+const FILE_NAMES = { csv: "CSV", geojson: "GeoJSON" };
+const exports = canExport ? FILES.map(([f, label, title]) => el("button", { type: "button", "data-format": f,
+  onclick: () => exportFile(f), title }, label)) : [];
 actions.append(submit, ...(exports.length ? [el("span", { class: "export-group", role: "group",
   "aria-label": "Exportar arquivo" }, el("span", { class: "muted" }, "Exportar:"), ...exports)] : []));
 actions.hidden = false;
@@ -70,7 +78,7 @@ async function exportFile(format) {
   history.replaceState(null, "", `${location.pathname}?${p}`);
   p.set("format", format);
   for (const b of exports) b.disabled = true;
-  const name = format === "csv" ? "CSV" : format.toUpperCase() === "GEOJSON" ? "GeoJSON" : format.toUpperCase();
+  const name = FILE_NAMES[format] || format.toUpperCase();
   say(`Preparando o arquivo ${name}…`, "busy");
   try {
     const file = await download(`${API}?${p}`, (n) => say(`Baixando ${name}… ${bytes(n)} recebidos`, "busy"));
