@@ -159,3 +159,17 @@ def test_the_map_and_the_coat_of_arms(tmp_path: Path) -> None:
     data, _, pages = _render(_doc([_row(1)], drawing=drawing, coat_of_arms_path=png))
     assert "Mapa" in pages[0] and "1 linha(s): NBX0001 02/03/2026; 1 local(is) marcado(s)" in pages[0]
     assert data.count(b"/Subtype /Image") == 1  # the arms, drawn once (the letterhead is a form on every page)
+
+
+def test_when_words_must_break_a_plate_stays_whole() -> None:
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from telemetria.reports.output import pdf_layout as lay
+
+    heads = ["Placa", "Fatos medidos", *[f"C{i}" for i in range(16)]]
+    sample = [["FLO1A11", "velocidade_maxima=72,0;limite=60,0;excesso=12,0;" * 3, *["02/03/2026"] * 16]]
+    got = lay.widths(heads, sample, 780.0)  # A4 landscape's table: the long column's words break, not the plate's
+    assert sum(got) == pytest.approx(780.0)
+    assert len(lay.wrap(sample[0][1], got[1])) > 1
+    assert got[0] >= stringWidth("FLO1A11", lay.FONT, lay.CELL_PT) + 2 * lay.PAD
+    assert lay.wrap("FLO1A11", got[0]) == ["FLO1A11"]

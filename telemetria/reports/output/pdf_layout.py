@@ -88,8 +88,8 @@ def widths(heads: Sequence[str], sample: Sequence[Sequence[str]], avail: float) 
         want.append(max(floor[-1], min(cell, MAX_CELL_PT) + 2 * PAD))
     if not heads:
         return []
-    if sum(cells) >= avail:
-        return [f * avail / sum(cells) for f in cells]
+    if sum(cells) >= avail:  # some words must break: the longest ones (a JSON value), never a plate or a number
+        return _squeeze(cells, avail)
     if sum(floor) >= avail:  # the cells' words whole, the headers' words broken where they must
         spare = [f - c for f, c in zip(floor, cells, strict=True)]
         return [c + (avail - sum(cells)) * x / sum(spare) for c, x in zip(cells, spare, strict=True)]
@@ -98,6 +98,20 @@ def widths(heads: Sequence[str], sample: Sequence[Sequence[str]], avail: float) 
     if sum(extra) <= room:  # everything fits unwrapped: the rest shared out alike
         return [w + (room - sum(extra)) * w / sum(want) for w in want]
     return [f + room * e / sum(extra) for f, e in zip(floor, extra, strict=True)]
+
+
+SHORT_WORD_PT = 40.0  # a column whose longest word is at most this wide keeps it whole when words must break
+
+
+def _squeeze(cells: Sequence[float], avail: float) -> list[float]:
+    """Widths for columns whose words do not all fit: the short-worded columns keep their width, the others share
+    what is left by need; proportionally when even the short ones do not fit."""
+    short = [c if c <= SHORT_WORD_PT + 2 * PAD + 0.5 else 0.0 for c in cells]
+    long_need = sum(c for c, s in zip(cells, short, strict=True) if not s)
+    room = avail - sum(short)
+    if not long_need or room <= 0:
+        return [f * avail / sum(cells) for f in cells]
+    return [s if s else c * room / long_need for c, s in zip(cells, short, strict=True)]
 
 
 def wrap(text: str, width: float, font: str = FONT, size: float = CELL_PT) -> list[str]:
