@@ -148,6 +148,11 @@ async def test_an_api_refusal_is_shown_next_to_the_field_it_names(tab: Tab) -> N
     await expect(page.locator('[data-for="f-to"] .field-error')).to_contain_text("no máximo 31 dias")
     await expect(page.get_by_label("Até (inclusive)")).to_have_attribute("aria-invalid", "true")
     await tab.shot("report-track-refused")
+    # A PDF of the track is bounded alike, and says what to take instead.
+    await page.get_by_role("button", name="PDF", exact=True).click()
+    await expect(page.locator('[data-for="f-to"] .field-error')).to_contain_text(
+        "O PDF da trajetória cobre no máximo 31 dias"
+    )
 
 
 async def test_the_track_page_draws_the_trajectory_and_exports_gis_files(tab: Tab) -> None:

@@ -7,6 +7,7 @@ import { problems } from "./registry/errors.js";
 import { listView } from "./registry/table.js";
 
 const ACTIONS = {
+  "seals.verify": "Arquivo verificado contra os selos",
   "auth.login": "Entrada no sistema",
   "auth.login_failed": "Tentativa de entrada recusada",
   "auth.logout": "Saída do sistema",
@@ -27,7 +28,7 @@ const VERBS = {
 const REPORTS = {
   km: "Km rodados", summary: "Resumo por veículo", trips: "Trajetos (trechos)", speeding: "Excesso de velocidade",
   stops: "Paradas", "route-deviation": "Desvios de rota", track: "Trajetória", schedule: "Cumprimento de horários",
-  reporting: "Regularidade de transmissão",
+  reporting: "Regularidade de transmissão", measurement: "Boletim de medição", occurrences: "Ocorrências",
 };
 const FILTERS = [
   ["", "Todas"], ["export", "Exportações de relatórios"],

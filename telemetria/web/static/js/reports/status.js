@@ -19,6 +19,8 @@ const DETAILS = [
   [/must be after from/, () => "a data final deve ser igual ou posterior à inicial."],
   [/GeoJSON, GPX and KML cover at most (\d+) days/, (n) => `arquivos GeoJSON, GPX e KML cobrem no máximo ${n} dias. ` +
     "Escolha um período menor ou exporte em CSV."],
+  [/a track PDF covers at most (\d+) days/, (n) => `o PDF da trajetória cobre no máximo ${n} dias. ` +
+    "Escolha um período menor ou exporte em CSV ou XLSX."],
   [/covers at most (\d+) days/, (n) => `um relatório cobre no máximo ${n} dias. Escolha um período menor.`],
   [/may not export files/, () => "seu perfil não tem permissão para exportar arquivos."],
   [/no route \d+ with vehicles/, () => "nenhum veículo que você pode ver está atribuído a esta rota no período."],
