@@ -236,8 +236,14 @@ def judge(
             and o.lines is not None
             and first_difference(rows, within(o.lines, named.start, named.end), 0) is None
         ]
-        what = f"a linha {diff.row} difere da versão {v.number} do selo"
-        reasons.append(what + (f" (as linhas conferem com a versão {others[-1]})" if others else ""))
+        if others:  # cut while the seal was behind (a late fix not yet sealed), or after: its rows are sealed
+            match = by_number[others[-1]]
+            reason = (
+                f"o arquivo nomeia a versão {v.number} do selo, mas suas linhas conferem com a versão "
+                f"{match.number} (uma posição atrasada foi selada depois de o arquivo ser gerado, ou antes)"
+            )
+            return result(match, None, reason, True)
+        reasons.append(f"a linha {diff.row} difere da versão {v.number} do selo")
     return result(v, diff, "; ".join(reasons) or None, not reasons)
 
 

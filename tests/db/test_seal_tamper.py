@@ -287,7 +287,7 @@ async def test_an_xlsx_export_verifies_and_a_changed_cell_is_found(
     assert diff["expected"] == canonical.line(ts, fixes[5]["lat"], fixes[5]["lon"], fixes[5]["speed_kmh"]).strip()
 
 
-async def test_a_file_cut_before_a_late_fix_was_sealed_is_told_which_version_it_matches(
+async def test_a_file_cut_before_a_late_fix_was_sealed_verifies_against_the_version_its_rows_are(
     client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
 ) -> None:
     t = await register(conn, "SEL7A23", "seal-tamper-7")
@@ -298,6 +298,7 @@ async def test_a_file_cut_before_a_late_fix_was_sealed_is_told_which_version_it_
     assert _rows(data)[-1][4] == "1"  # so the file names version 1, whose lines it does not have
     answer = await _verify(client, people, data)
     [day] = answer["days"]
-    assert day["valid"] is False and day["version"] == 1 and day["first_difference"]["row"] == 3
-    assert "conferem com a versão 2" in day["reason"]  # verifying sealed the pending change
+    # Verifying sealed the pending change first: the rows are version 2's, which is what the answer says.
+    assert day["valid"] is True and day["version"] == 2 and day["first_difference"] is None
+    assert "nomeia a versão 1" in day["reason"] and "conferem com a versão 2" in day["reason"]
     assert [v for v, _ in await _versions(conn, t.vehicle_id)] == [1, 2]

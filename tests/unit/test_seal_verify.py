@@ -140,7 +140,12 @@ def test_an_old_export_verifies_against_its_version_and_says_which_matches_when_
     assert day.valid and day.version == 1
     # Cut while the seal was behind: rows of version 1, named version 2.
     [day] = _judge(_csv(fixes, [_ref(v2)]), [v1, v2])
-    assert not day.valid and "conferem com a versão 1" in (day.reason or "")
+    assert day.valid and day.version == 1 and day.first_difference is None
+    assert "nomeia a versão 2" in (day.reason or "") and "conferem com a versão 1" in (day.reason or "")
+    # Rows of neither version: not valid, naming the version the file names.
+    [day] = _judge(_csv([*fixes[:3], (fixes[3][0], fixes[3][1] + 0.001, fixes[3][2], fixes[3][3]), *fixes[4:]],
+                        [_ref(v2)]), [v1, v2])  # fmt: skip
+    assert not day.valid and day.version == 2 and day.first_difference is not None
 
 
 def test_without_a_seals_table_any_version_over_the_rows_span() -> None:
