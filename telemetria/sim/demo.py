@@ -307,6 +307,8 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     finally:
         await conn.close()
 
+    if "public_enabled" not in settings.model_fields_set:  # the demo shows the public area unless told not to
+        settings = settings.model_copy(update={"public_enabled": True})
     config = uvicorn_config(create_app(settings), settings, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
@@ -316,7 +318,10 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
             return
         await asyncio.sleep(0.05)
     url = f"http://{host}:{port}"
-    print(banner(url, admin, settings.data_dir / "demo-admin.txt", vehicles, speedup, datetime.now(UTC)), flush=True)
+    text = banner(url, admin, settings.data_dir / "demo-admin.txt", vehicles, speedup, datetime.now(UTC))
+    print(text, flush=True)
+    if settings.public_enabled:
+        print(f"Public area (no login; TELEMETRIA_PUBLIC_ENABLED=false turns it off): {url}/publico\n", flush=True)
     stop = asyncio.Event()
     pool = await create_pool(settings, min_size=1, max_size=1)
     tasks = [
