@@ -18,7 +18,7 @@ from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError
 from telemetria.localtime import LOCAL_TZ
 from telemetria.publication import store, tables
-from telemetria.publication.cache import cached
+from telemetria.publication.cache import cached, memo_of
 from telemetria.publication.itinerary import route_json
 from telemetria.publication.service import answer, month_span
 from telemetria.reports.output.csv import CSV_MEDIA_TYPE, content_disposition, export_filename
@@ -34,6 +34,7 @@ async def enabled(request: Request) -> None:
 
 router = APIRouter(prefix="/public", tags=["public"], dependencies=[Depends(enabled)])
 Format = Literal["json", "csv"]
+FIRST_YEAR, LAST_YEAR = 2000, 2100  # a month outside is refused before any date arithmetic can overflow
 
 
 def local_today() -> date:
@@ -74,12 +75,18 @@ async def service(
         first = date.fromisoformat(month + "-01")
     except ValueError:
         raise FieldError(f"month: {month!r} is not a month (yyyy-mm)", "month") from None
+    if not FIRST_YEAR <= first.year <= LAST_YEAR:
+        raise FieldError(f"month: {month!r} is not between {FIRST_YEAR} and {LAST_YEAR}", "month")
     today = local_today()
     span = month_span(first, today)
     if span is None:
         raise FieldError(f"month: no day of {month} is over yet (a month is counted up to yesterday)", "month")
     lo, hi = span
-    routes = await store.service(conn, lo, hi)
+    memo = memo_of(request)
+    routes = memo.get(("service", lo, hi))
+    if routes is None:
+        routes = await store.service(conn, lo, hi)
+        memo.put(("service", lo, hi), routes)
     complete = (hi + timedelta(days=1)).month != hi.month  # else a month in progress, counted up to yesterday
     if format == "csv":
         body = tables.csv_bytes(tables.SERVICE_COLUMNS, tables.service_rows(month, hi, routes), LOCAL_TZ)

@@ -7,11 +7,47 @@ a bodiless 304 when the content has not changed.
 from __future__ import annotations
 
 import hashlib
+import time
+from collections import OrderedDict
+from typing import Any
 
 from fastapi import Request
 from fastapi.responses import Response
 
 CACHE_CONTROL = "public, max-age=300"
+MEMO_TTL_S = 300.0  # as long as any cache may keep the answer anyway
+MEMO_SIZE = 64
+
+
+class Memo:
+    """Figures computed for the public, kept MEMO_TTL_S seconds per app: an anonymous caller asking again (or with
+    junk parameters that defeat proxies' caches) does not make the service measure the month again."""
+
+    def __init__(self, ttl_s: float = MEMO_TTL_S, size: int = MEMO_SIZE) -> None:
+        self.ttl_s, self.size = ttl_s, size
+        self._items: OrderedDict[Any, tuple[float, Any]] = OrderedDict()
+
+    def get(self, key: Any, now: float | None = None) -> Any | None:
+        hit = self._items.get(key)
+        if hit is None or hit[0] <= (time.monotonic() if now is None else now):
+            self._items.pop(key, None)
+            return None
+        return hit[1]
+
+    def put(self, key: Any, value: Any, now: float | None = None) -> None:
+        self._items[key] = ((time.monotonic() if now is None else now) + self.ttl_s, value)
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
+def memo_of(request: Request) -> Memo:
+    """The app's memo (made on first use)."""
+    state = request.app.state
+    if not hasattr(state, "public_memo"):
+        state.public_memo = Memo()
+    memo: Memo = state.public_memo
+    return memo
 
 
 def etag_of(body: bytes) -> str:

@@ -71,7 +71,8 @@ def public_route(data: Mapping[str, Any], cell_m: int) -> PublicRoute:
             lat, lon, name = round(float(s["lat"]), 6), round(float(s["lon"]), 6), s.get("name")
         out.append(PublicStop(i, s["kind"], name, lat, lon, _hhmm(s.get("scheduled_time"))))
     coords = (data.get("geometry") or {}).get("coordinates") or []
-    line = public_line([float(c[0]) for c in coords], [float(c[1]) for c in coords], cell_m)
+    hide = [(float(s["lon"]), float(s["lat"])) for s in boarding]
+    line = public_line([float(c[0]) for c in coords], [float(c[1]) for c in coords], cell_m, hide=hide)
     declared = data.get("declared_km")
     return PublicRoute(
         str(data["code"]), str(data["name"]), data.get("shift"), _km(declared) if declared is not None else None,

@@ -177,7 +177,7 @@ async def test_the_service_of_a_month_is_the_measurements(
                              headers={"If-None-Match": r.headers["etag"]})).status_code == 304  # fmt: skip
 
 
-@pytest.mark.parametrize("month", ["2026-13", "2026-3", "março", "2026-03-01", "0000-01"])
+@pytest.mark.parametrize("month", ["2026-13", "2026-3", "março", "2026-03-01", "0000-01", "9999-12", "1899-01"])
 async def test_a_month_that_is_not_one_is_refused_naming_it(public: httpx.AsyncClient, month: str) -> None:
     r = await public.get("/public/service", params={"month": month})
     assert r.status_code in (400, 422) and "month" in r.text

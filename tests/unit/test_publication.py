@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import random
 from datetime import date
 from decimal import Decimal
@@ -12,6 +13,7 @@ from decimal import Decimal
 import pytest
 
 from telemetria.geo.geodesic import distance_m
+from telemetria.geo.metric import to_lonlat, to_metric
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement.boletim import RouteTotals
 from telemetria.publication import tables
@@ -73,6 +75,20 @@ def test_the_published_line_is_simplified_and_its_ends_are_on_the_grid() -> None
     last = snap([lat[-1]], [lon[-1]], 100)[0]
     assert tuple(rounded[0]) == first and tuple(rounded[-1]) == last
     assert public_line([1.0], [2.0], 100) == []
+
+
+def test_a_spur_to_a_boarding_place_loses_its_tip() -> None:
+    # Along a road, then out 800 m to a farm gate (the boarding place) and back, then on: the tip is the home.
+    x0, y0 = to_metric([JARU[1]], [JARU[0]])
+    xs = [x0[0] + d for d in (0, 1000, 1000, 1000, 2000)]
+    ys = [y0[0] + d for d in (0, 0, 800, 0, 0)]
+    lon, lat = to_lonlat(xs, ys)
+    gate = (float(lon[2]), float(lat[2]))
+    exact = public_line(list(lon), list(lat), 0, hide=[gate])
+    assert [round(gate[1], 6), round(gate[0], 6)] in exact  # precision 0: as registered
+    published = public_line(list(lon), list(lat), 100, hide=[gate])
+    px, py = to_metric([p[1] for p in published], [p[0] for p in published])
+    assert min(math.hypot(a - xs[2], b - ys[2]) for a, b in zip(px, py, strict=True)) > 100
 
 
 def _route(**over: object) -> dict[str, object]:
@@ -167,3 +183,15 @@ def test_etags_match_as_http_says() -> None:
     assert tag.startswith('"') and tag.endswith('"') and tag != etag_of(b"abd")
     assert matches(tag, tag) and matches(f'"x", W/{tag}', tag) and matches("*", tag)
     assert not matches(None, tag) and not matches('"other"', tag) and not matches("", tag)
+
+
+def test_the_memo_keeps_an_answer_for_its_ttl_and_a_bounded_number_of_them() -> None:
+    from telemetria.publication.cache import Memo
+
+    memo = Memo(ttl_s=300, size=2)
+    memo.put("a", 1, now=0)
+    assert memo.get("a", now=299) == 1 and memo.get("a", now=300) is None
+    memo.put("a", 1, now=0)
+    memo.put("b", 2, now=0)
+    memo.put("c", 3, now=0)
+    assert memo.get("a", now=1) is None and (memo.get("b", now=1), memo.get("c", now=1)) == (2, 3)
