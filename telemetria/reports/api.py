@@ -23,6 +23,7 @@ from telemetria.reports.model import Context, ReportError, Selection, Window
 from telemetria.reports.output import files
 from telemetria.reports.output import report as output
 from telemetria.reports.request import common, report_params
+from telemetria.reports.store import queries as store_q
 from telemetria.reports.store.context import load, require_some
 
 router = APIRouter(prefix="/api/v1/reports", tags=["reports"])
@@ -35,6 +36,8 @@ DOCUMENT_FORMATS = ("xlsx", "pdf")
 GIS_FORMATS = ("geojson", "gpx", "kml")
 GIS_MAX_SPAN = timedelta(days=31)
 PDF_MAX_SPAN = timedelta(days=31)  # the track's PDF: its pages are held, compressed, until the file is written
+# Positions a track file may hold: an XLSX sheet's rows less its header and totals; a PDF of about 1,700 pages.
+ROW_CAPS = {"xlsx": 1_048_576 - 1 - 16, "pdf": 50_000}
 NOT_FOUND = 404  # what a ReportError means over HTTP: the request names something the caller cannot see
 
 
@@ -58,6 +61,20 @@ async def _audit(request: Request, conn: Conn, who: Principal, kind: str, detail
         await record(main, f"export.{kind}", who, client_ip(request), None, detail)
 
 
+async def _within_rows(conn: Conn, ctx: Context, win: Window, fmt: str) -> None:
+    """A track file whose rows are positions refused before it is begun when they would not fit: an XLSX sheet
+    ends at 1,048,576 rows (XlsxWriter would drop the rest without a word), a PDF past ROW_CAPS["pdf"] is
+    thousands of pages drawn for minutes."""
+    cap = ROW_CAPS[fmt]
+    n = await conn.fetchval(store_q.COUNT_FIXES_UPTO, [v.id for v in ctx.vehicles], win.start, win.end, cap + 1)
+    if n > cap:
+        raise FieldError(
+            f"to: a track {fmt.upper()} holds at most {cap} positions and this one has more: choose fewer "
+            "vehicles or days (CSV: any size)",
+            "to",
+        )
+
+
 async def serve(
     request: Request, conn: Conn, who: Principal, kind: str, fmt: str, scope: tuple[Window, Selection],
     build: Build,
@@ -72,6 +89,8 @@ async def serve(
         raise FieldError(f"format: role {who.role.value!r} may not export files", "format", 403)
     with metrics.report_timer(kind):
         ctx = await _context(conn, who, sel, win)
+        if kind == "track" and fmt in ROW_CAPS:
+            await _within_rows(conn, ctx, win, fmt)
         report = await build(conn, ctx, win)
     if fmt == "json":
         return output.json_stream(report)

@@ -117,6 +117,24 @@ async def test_a_track_pdf_covers_at_most_a_month(client: httpx.AsyncClient, peo
     assert r.status_code == 400 and orjson.loads(r.content)["field"] == "to"
 
 
+@pytest.mark.parametrize("fmt", ["pdf", "xlsx"])
+async def test_a_track_file_with_more_positions_than_it_holds_is_refused_before_it_begins(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: Any, posted: tuple[Any, Any],
+    monkeypatch: pytest.MonkeyPatch, fmt: str,
+) -> None:  # fmt: skip
+    from telemetria.reports import api as reports_api_module
+
+    t, _ = posted
+    n = await conn.fetchval("SELECT count(*) FROM fixes WHERE vehicle_id = $1", t.vehicle_id)
+    params = {"vehicle_id": str(t.vehicle_id), "from": DAY, "to": DAY, "format": fmt}
+    monkeypatch.setitem(reports_api_module.ROW_CAPS, fmt, n - 1)
+    r = await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 400 and orjson.loads(r.content)["field"] == "to", r.text
+    assert f"at most {n - 1} positions" in r.text
+    monkeypatch.setitem(reports_api_module.ROW_CAPS, fmt, n)  # exactly as many: the file is made
+    assert (await client.get("/api/v1/reports/track", params=params, headers=people.auth("auditor"))).status_code == 200
+
+
 async def test_the_occurrence_list_as_pdf_maps_each_occurrence(
     api: httpx.AsyncClient,  # noqa: F811
     conn: asyncpg.Connection,

@@ -268,3 +268,15 @@ def test_the_schedules_points_table_names_each_runs_vehicle_day_and_route() -> N
     got = schedule.points(runs)
     assert [(p["plate"], p["route_code"], p["seq"]) for p in got] == [("A", "R1", 1), ("A", "R1", 2)]
     assert "made" not in got[0]
+
+
+def test_a_sheet_refuses_rows_past_its_last_rather_than_drop_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(xlsx, "MAX_ROW", 3)
+    book = xlsx.Book(tmp_path / "b.xlsx", tmp_path)
+    sheet = xlsx.Sheet(book, book.sheet("T"), [Column("N", "n", INT)], UTC)
+    sheet.write([{"n": i} for i in range(3)])
+    with pytest.raises(ValueError, match="more than 3 rows"):
+        sheet.write([{"n": 3}])
+    book.close()

@@ -45,6 +45,7 @@ MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 CHUNK_BYTES = 64 * 1024
 BATCH_ROWS = 2_000  # rows handed to the writer thread at a time
 MAX_SHEET_NAME = 31  # Excel's limit
+MAX_ROW = 1_048_575  # the last row a sheet has (0-based: the header is row 0)
 MAX_WIDTH = 60  # characters: a column is never drawn wider (long text still fits in its cell)
 MAX_TEXT = 32_767  # characters Excel keeps in a cell
 SEAL_HEADERS = ["Veículo (id)", "Placa", "Dia", "Versão", "Posições", "SHA-256", "De (UTC)", "Até (UTC)"]
@@ -234,6 +235,8 @@ class Sheet:
         i = self.row
         for row in rows:
             i += 1
+            if i > MAX_ROW:  # XlsxWriter would return -1 and drop the cell: a file missing rows must not be sent
+                raise ValueError(f"more than {MAX_ROW} rows for one sheet")
             for j, get, emit in cells:
                 v = get(row)
                 if v is not None:

@@ -214,3 +214,11 @@ WHERE EXISTS (SELECT 1 FROM driver_assignments a
    OR d.card_id IN (SELECT DISTINCT f.driver_id FROM fixes f
                     WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 AND f.driver_id IS NOT NULL)
 ORDER BY d.name"""
+
+
+# How many fixes the vehicles $1 have in [$2, $3), counted up to $4 at most (a bound on the cost: the rows an
+# XLSX sheet or a PDF may hold are checked before the file is begun).
+COUNT_FIXES_UPTO = """
+SELECT count(*) FROM (
+    SELECT 1 FROM fixes WHERE vehicle_id = ANY($1::int[]) AND ts >= $2 AND ts < $3 LIMIT $4
+) AS bounded"""

@@ -21,6 +21,8 @@ const DETAILS = [
     "Escolha um período menor ou exporte em CSV."],
   [/a track PDF covers at most (\d+) days/, (n) => `o PDF da trajetória cobre no máximo ${n} dias. ` +
     "Escolha um período menor ou exporte em CSV ou XLSX."],
+  [/a track (PDF|XLSX) holds at most (\d+) positions/, (f, n) => `o ${f} da trajetória cabe no máximo ${n} ` +
+    "posições e este teria mais. Escolha menos veículos ou dias, ou exporte em CSV."],
   [/covers at most (\d+) days/, (n) => `um relatório cobre no máximo ${n} dias. Escolha um período menor.`],
   [/may not export files/, () => "seu perfil não tem permissão para exportar arquivos."],
   [/no route \d+ with vehicles/, () => "nenhum veículo que você pode ver está atribuído a esta rota no período."],
