@@ -47,7 +47,7 @@ export function refused(err) {
   const detail = String(err.body.detail || "");
   for (const [pattern, sentence] of DETAILS) {
     const m = pattern.exec(detail);
-    if (m) return [[key, sentence(m[1])]];
+    if (m) return [[key, sentence(...m.slice(1))]];
   }
   if (err.status === 422 && key) return [[key, "valor inválido."]];
   // Anything else: the generic sentence, its field named by the label the error is shown with.
