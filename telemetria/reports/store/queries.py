@@ -152,9 +152,11 @@ WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3
   AND NOT EXISTS (SELECT 1 FROM rollup_stale s WHERE s.vehicle_id = r.vehicle_id AND s.day = r.day)"""
 
 # The refresher's work: marks of closed days, oldest first.
+# A sweep marks its vehicle-days at one instant: those go oldest day first, so that each seal's chain link is the
+# vehicle's day before.
 STALE_MARKS = """
 SELECT vehicle_id, day FROM rollup_stale WHERE day <= (SELECT closed_through FROM rollup_horizon)
-GROUP BY vehicle_id, day ORDER BY min(marked_at) LIMIT $1"""
+GROUP BY vehicle_id, day ORDER BY min(marked_at), day, vehicle_id LIMIT $1"""
 DELETE_MARKS = "DELETE FROM rollup_stale WHERE vehicle_id = $1 AND day = $2"
 # Checking the rollups against the registry once it changed: each vehicle's rollups and their
 # bases, and the generation last checked.
