@@ -22,9 +22,20 @@ WHERE s.vehicle_id = $1 AND s.day = $2 ORDER BY s.version DESC LIMIT 1"""
 # Version 1 of a day chains to the vehicle's latest seal of its latest earlier sealed day.
 PREVIOUS_DAY_SHA256 = """
 SELECT sha256 FROM day_seals WHERE vehicle_id = $1 AND day < $2 ORDER BY day DESC, version DESC LIMIT 1"""
+# sealed_at is the clock once the day's lock is held (not now(), the transaction's start, which may be before it):
+# a root computed after it sees the seal, one computed before it (holding the lock) has an earlier computed_at.
 INSERT_SEAL = """
-INSERT INTO day_seals (vehicle_id, day, version, fixes, sha256, previous_sha256, leaf_sha256, added, removed, changes)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"""
+INSERT INTO day_seals (vehicle_id, day, version, fixes, sha256, previous_sha256, leaf_sha256, added, removed, changes,
+                       sealed_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, clock_timestamp())"""
+# Advisory locks (one-bigint form, keys from sealer._key): a vehicle-day's, held by whoever seals it, so versions
+# are computed one at a time from what the version before stored; and a day's, shared by every seal of the day and
+# exclusive for its fleet root, so a root sees every seal whose sealed_at is before its computed_at.
+LOCK_VEHICLE_DAY = "SELECT pg_advisory_xact_lock($1)"
+LOCK_VEHICLE_DAY_SESSION = "SELECT pg_advisory_lock($1)"
+UNLOCK_VEHICLE_DAY_SESSION = "SELECT pg_advisory_unlock($1)"
+SHARE_DAY = "SELECT pg_advisory_xact_lock_shared($1)"
+LOCK_DAY = "SELECT pg_advisory_xact_lock($1)"
 WORKING_LINES = "SELECT version, lines FROM seal_lines WHERE vehicle_id = $1 AND day = $2"
 PUT_WORKING_LINES = """
 INSERT INTO seal_lines (vehicle_id, day, version, lines) VALUES ($1, $2, $3, $4)
@@ -56,13 +67,31 @@ FROM day_seals WHERE day = $1 ORDER BY vehicle_id, version DESC"""
 ROOT_LEAVES = """
 SELECT DISTINCT ON (vehicle_id) vehicle_id, version, fixes, sha256, previous_sha256, leaf_sha256
 FROM day_seals WHERE day = $1 AND sealed_at <= $2 ORDER BY vehicle_id, version DESC"""
-# Which of days $1 still have stale marks (one scan for a batch's days: rollup_stale has no index by day alone).
-STALE_DAYS = "SELECT DISTINCT day FROM rollup_stale WHERE day = ANY ($1::date[])"
+# The days needing a fleet root, oldest first, at most $1: a seal sealed after the day's latest root (or no root
+# yet) and no stale marks left. One probe per sealed day (a skip scan of day_seals_day_sealed_at, migration 0019),
+# of its latest root (the primary key) and of its marks (rollup_stale_day).
+ROOTS_DUE = """
+WITH RECURSIVE days AS (
+    (SELECT day FROM day_seals ORDER BY day LIMIT 1)
+    UNION ALL
+    SELECT (SELECT s.day FROM day_seals s WHERE s.day > days.day ORDER BY s.day LIMIT 1) FROM days
+    WHERE days.day IS NOT NULL
+)
+SELECT d.day FROM days d
+WHERE d.day IS NOT NULL
+  AND (SELECT max(s.sealed_at) FROM day_seals s WHERE s.day = d.day)
+      > coalesce((SELECT r.computed_at FROM seal_roots r WHERE r.day = d.day ORDER BY r.version DESC LIMIT 1),
+                 '-infinity')
+  AND NOT EXISTS (SELECT 1 FROM rollup_stale m WHERE m.day = d.day)
+ORDER BY d.day
+LIMIT $1"""
 LATEST_ROOT = """
 SELECT day, version, vehicles, root_sha256, previous_sha256, computed_at FROM seal_roots
 WHERE day = $1 ORDER BY version DESC LIMIT 1"""
+# computed_at: the clock once the day's lock is held, as a seal's sealed_at (INSERT_SEAL).
 INSERT_ROOT = """
-INSERT INTO seal_roots (day, version, vehicles, root_sha256, previous_sha256) VALUES ($1, $2, $3, $4, $5)"""
+INSERT INTO seal_roots (day, version, vehicles, root_sha256, previous_sha256, computed_at)
+VALUES ($1, $2, $3, $4, $5, clock_timestamp())"""
 DAY_ROOTS = """
 SELECT day, version, vehicles, root_sha256, previous_sha256, computed_at FROM seal_roots
 WHERE day = $1 ORDER BY version"""

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-import asyncpg
-
 from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
 from telemetria.seals import canonical, changes, sealer
@@ -56,18 +54,19 @@ async def version_lines(conn: Conn, vehicle_id: int, day: date, version: int) ->
     last = await latest(conn, vehicle_id, day)
     if last is None or not 1 <= version <= last.version or not await sealer.kept(conn, day):
         return None
-    lines = await sealer.day_lines(conn, vehicle_id, day)
+    newest, lines = last.version, await sealer.day_lines(conn, vehicle_id, day)
     if canonical.digest(lines) != last.sha256:
-        try:
-            async with conn.transaction():
-                await sealer.seal_day(conn, vehicle_id, day, lines)
-        except asyncpg.UniqueViolationError:
-            pass  # the refresher sealed a change at the same moment: read what it stored
-        last = await latest(conn, vehicle_id, day)
-        if last is None or canonical.digest(lines) != last.sha256:
-            return None  # the fixes changed again meanwhile, or the lines sealed last are gone
+        # A change not sealed yet: sealed under the vehicle-day's lock from the fixes read under it (the lines read
+        # above may be older than a version the refresher sealed meanwhile), and those lines are the ones used.
+        async with conn.transaction():
+            sealed = await sealer.seal_current(conn, vehicle_id, day)
+        if sealed is None:
+            return None  # the lines sealed last are gone, or so are the fixes
+        newest, lines = sealed.version, sealed.lines
+    # Lines whose digest is a version's: undoing the changes of the later versions up to it gives any earlier one
+    # (a version sealed after the lines were read is not undone: it is not theirs).
     for r in await conn.fetch(q.LATER_CHANGES, vehicle_id, day, version):
-        if r["version"] <= last.version:
+        if r["version"] <= newest:
             lines = changes.undo(lines, r["changes"])
     return lines
 

@@ -3,6 +3,7 @@ moves, chained, fleet roots over the leaves, append-only; GET /api/v1/seals and 
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -16,7 +17,7 @@ from telemetria.localtime import LOCAL_TZ
 from telemetria.ops import retention
 from telemetria.registry import fleet
 from telemetria.reports.store import rollup
-from telemetria.seals import canonical, store
+from telemetria.seals import canonical, sealer, store
 from tests.conftest import ScratchDb
 from tests.db.conftest import People, Tracker, register
 
@@ -196,6 +197,79 @@ async def test_a_day_retention_dropped_is_not_sealed_again_and_has_no_lines(
     await refresh(pool)
     assert [s["version"] for s in await seals_of(conn, sealed.vehicle_id, old)] == [1]  # no empty version 2
     assert len(await store.version_lines(conn, sealed.vehicle_id, DAY, 1) or []) == 10  # the recent day is whole
+
+
+async def waiting_for_a_lock(pool: asyncpg.Pool) -> None:
+    """Until a session of the test database waits for an advisory lock."""
+    for _ in range(500):
+        if await pool.fetchval(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        ):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("nobody waited for the vehicle-day's lock")
+
+
+async def test_lines_asked_while_the_refresher_seals_wait_and_seal_nothing_more(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, sealed: Tracker
+) -> None:
+    before = await expected_lines(conn, sealed.vehicle_id)
+    await post(client, sealed, [fix(5)])  # a change not sealed yet: version_lines would seal it
+    async with pool.acquire() as refresher, sealer.vehicle_day_locked(refresher, sealed.vehicle_id, DAY):
+        asked = asyncio.create_task(store.version_lines(conn, sealed.vehicle_id, DAY, 1))
+        await waiting_for_a_lock(pool)  # it waits for the lock before reading the fixes and the latest version
+        assert await rollup.refresh_one(refresher, sealed.vehicle_id, DAY)  # the refresher seals version 2
+    assert await asked == before
+    _, v2 = await seals_of(conn, sealed.vehicle_id)  # and no version 3 from lines read before version 2
+    [added] = [x for x in await expected_lines(conn, sealed.vehicle_id) if x not in before]
+    assert v2["changes"] == [{"op": "+", "line": added}]
+
+
+async def test_the_refresher_waits_for_a_seal_in_flight_and_computes_from_it(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, sealed: Tracker
+) -> None:
+    await post(client, sealed, [fix(5)])
+    async with pool.acquire() as asking:
+        tx = asking.transaction()  # version_lines sealing the late fix, not committed yet
+        await tx.start()
+        in_flight = await sealer.seal_current(asking, sealed.vehicle_id, DAY)
+        assert in_flight is not None and (in_flight.version, in_flight.new) == (2, True)
+        refreshing = asyncio.create_task(rollup.refresh_one(conn, sealed.vehicle_id, DAY))
+        await waiting_for_a_lock(pool)  # before its snapshot: it will see version 2
+        await tx.commit()
+    assert await refreshing is False  # no primary-key conflict, nothing more to seal
+    assert [s["version"] for s in await seals_of(conn, sealed.vehicle_id)] == [1, 2]
+    assert not await conn.fetchval("SELECT count(*) FROM rollup_stale WHERE day = $1", DAY)
+
+
+async def test_a_failed_refresh_leaves_no_day_without_its_root(
+    client: httpx.AsyncClient,
+    pool: asyncpg.Pool,
+    conn: asyncpg.Connection,
+    sealed: Tracker,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broken = DAY - timedelta(days=1)
+    await post(client, sealed, [fix(5)])  # DAY is refreshed first (marked first)
+    await conn.execute("INSERT INTO rollup_stale (vehicle_id, day) VALUES ($1, $2)", sealed.vehicle_id, broken)
+    compute_day = rollup.compute_day
+
+    async def failing(c: asyncpg.Connection, vehicle_id: int, day: date) -> Any:
+        if day == broken:
+            raise RuntimeError("the refresh of the day before fails")
+        return await compute_day(c, vehicle_id, day)
+
+    monkeypatch.setattr(rollup, "compute_day", failing)
+    with pytest.raises(RuntimeError):
+        await rollup.refresh(pool)
+    [*_, v2] = await seals_of(conn, sealed.vehicle_id)
+    [*_, root] = await roots_of(conn)  # DAY lost its mark: its root follows all the same
+    assert (v2["version"], root["version"]) == (2, 2)
+    assert root["root_sha256"] == canonical.merkle_root([v2["leaf_sha256"]])
+    monkeypatch.undo()
+    await refresh(pool)
+    assert len(await roots_of(conn)) == 2 and not await roots_of(conn, broken)  # nothing more, nothing sealed there
 
 
 async def test_seals_and_roots_are_append_only(conn: asyncpg.Connection, sealed: Tracker) -> None:

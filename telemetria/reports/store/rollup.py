@@ -53,7 +53,9 @@ async def refresh_one(conn: Conn, vehicle_id: int, day: date) -> bool:
     """Recompute one rollup of a closed day, seal the vehicle-day's fixes (telemetria/seals) and delete the day's
     marks, in one REPEATABLE READ snapshot; whether a new seal version was stored."""
     sealed = False
-    async with conn.transaction(isolation="repeatable_read"):
+    # The seal lock first, then the snapshot: a version sealed meanwhile (seals/store.py, on another connection) is
+    # committed and in the snapshot, so this one is computed from it (not a second version n+1 from version n).
+    async with sealer.vehicle_day_locked(conn, vehicle_id, day), conn.transaction(isolation="repeatable_read"):
         if await conn.fetchval(q.VEHICLE_EXISTS, vehicle_id):
             f, rows, key = await compute_day(conn, vehicle_id, day)
             await conn.execute(q.UPSERT_ROLLUP, vehicle_id, day, key, *f.values(), rows)
@@ -103,7 +105,7 @@ async def check_bases(conn: Conn) -> None:
 
 async def refresh(pool: Pool, limit: int = BATCH, now: datetime | None = None) -> int:
     """Close days, check bases, then recompute (and seal) up to `limit` stale vehicle-days of closed days, then the
-    fleet roots of their days; one process at a time; how many vehicle-days."""
+    fleet roots due (sealer.seal_roots); one process at a time; how many vehicle-days."""
     async with pool.acquire() as conn:
         if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", REFRESH_LOCK):
             return 0
@@ -111,9 +113,11 @@ async def refresh(pool: Pool, limit: int = BATCH, now: datetime | None = None) -
             await close_days(conn, now or datetime.now(UTC))
             await check_bases(conn)
             todo = [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.STALE_MARKS, limit)]
-            for vehicle_id, day in todo:  # STALE_MARKS: closed days only
-                await refresh_one(conn, vehicle_id, day)
-            await sealer.seal_roots(conn, (day for _, day in todo))
+            try:
+                for vehicle_id, day in todo:  # STALE_MARKS: closed days only
+                    await refresh_one(conn, vehicle_id, day)
+            finally:  # also when one failed: the days refreshed before it lost their marks, and get their roots
+                await sealer.seal_roots(conn)
             return len(todo)
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", REFRESH_LOCK)
