@@ -48,7 +48,7 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> None:
         sys.exit(UNUSABLE)
 
     async def run(conn: Any) -> dict[str, Any]:
-        return verify.report(await verify_store.check(conn, parsed))
+        return verify.report(await verify_store.check(conn, parsed, None))  # on the server: every vehicle
 
     answer = run_db(settings, run)
     if args.json:

@@ -31,8 +31,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from telemetria.localtime import LOCAL_TZ
 from telemetria.seals import canonical, table
 
-MAX_ROWS = 2_000_000  # positions in one file (a year of one vehicle at 30 s is ~1.05 million)
-MAX_XLSX_UNPACKED = 1024 * 1024 * 1024  # bytes the workbook's parts may unpack to (a zip bomb is refused)
+MAX_ROWS = 2_000_000  # records in one file, blank and seals-table rows too (a year of one vehicle at 30 s is ~1.05 M)
+MAX_DAYS = 400  # vehicle-days one file may name (rows or seals): each is judged against the database
+MAX_XLSX_UNPACKED = 256 * 1024 * 1024  # bytes the workbook's parts may unpack to (a zip bomb is refused)...
+XLSX_RATIO = 30  # ...and at most this many times the upload (the service's workbooks unpack to about 5x)
+MAX_SHARED_STRINGS = 32 * 1024 * 1024  # bytes of sharedStrings.xml, which openpyxl holds whole in memory
+MAX_DIGITS = 18  # an id's digits at most (int() refuses more than 4300; the database's ids are 32-bit)
+# Times and days outside these years are not read (a zone's offset or a day's bounds would overflow datetime).
+FIRST_YEAR, LAST_YEAR = 2, 9998
 _ZONED = re.compile(r"^Data e hora \((.+)\)$")
 _NUMBER = re.compile(r"^-?\d+(,\d+)?$")  # as the CSV writes numbers: decimal comma, no thousands separator
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -188,8 +194,9 @@ def judge(
         sha = v.sha256 if v else named.sha256 if named else None
         return DayResult(vehicle_id, plate, day, number, sha, len(rows), valid, diff, reason)
 
-    if not versions:
-        return result(None, None, "dia não selado: não há selo deste veículo neste dia", False)
+    if not versions:  # an unknown vehicle, one outside the caller's scope, a day not sealed: nothing of a seal said
+        reason = "dia não selado: não há selo deste veículo neste dia"
+        return DayResult(vehicle_id, plate, day, None, None, len(rows), False, None, reason)
     gone = "as posições deste dia já não são guardadas (retenção): não há com o que comparar"
     if named is None:
         assert group is not None  # a key comes from the rows or from the seals table
@@ -264,8 +271,9 @@ def _int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isdigit() and text.isascii() and len(text) <= MAX_DIGITS:
+        return int(text)
     return None
 
 
@@ -293,6 +301,8 @@ def _time(value: Any, zone: ZoneInfo, previous: datetime | None) -> datetime | N
             return None
     else:
         return None
+    if not FIRST_YEAR <= naive.year <= LAST_YEAR:
+        return None  # 01/01/0001 east of UTC or 31/12/9999 west of it overflows: a row that cannot be read
     t = naive.replace(tzinfo=zone).astimezone(UTC)
     if previous is not None and t < previous:  # a repeated hour when clocks go back: the second one
         later = naive.replace(tzinfo=zone, fold=1).astimezone(UTC)
@@ -317,12 +327,15 @@ class _Builder:
         self.zone = _zone(zone_name)
         self.parsed = Parsed(kind, zone_name, {}, {}, 0)
         self.last: tuple[int, date, datetime | None] | None = None  # vehicle, day and time of the row before
-        self.count = 0
+        self.days: set[tuple[int, date]] = set()  # every vehicle-day named, by rows or by the seals table
+
+    def day(self, key: tuple[int, date]) -> None:
+        if key not in self.days:
+            self.days.add(key)
+            if len(self.days) > MAX_DAYS:
+                raise NotAnExport(f"file: more than {MAX_DAYS} vehicle-days in one file; verify it in parts")
 
     def position(self, row: int, vid: Any, plate: Any, when: Any, lat: Any, lon: Any, speed: Any) -> None:
-        self.count += 1
-        if self.count > MAX_ROWS:
-            raise NotAnExport(f"file: more than {MAX_ROWS} positions in one file")
         vehicle = _int(vid)
         previous = self.last[2] if self.last and vehicle in (None, self.last[0]) else None
         t = _time(when, self.zone, previous)
@@ -345,6 +358,7 @@ class _Builder:
         key = (vehicle, day)
         group = self.parsed.groups.get(key)
         if group is None:
+            self.day(key)
             group = self.parsed.groups[key] = Group(vehicle, _text(plate).strip(), day)
         group.rows.append((row, line))
         self.last = (vehicle, day, t if t is not None else (self.last[2] if self.last else None))
@@ -362,10 +376,16 @@ class _Builder:
         key = (v, d)
         if key in self.parsed.named:
             raise NotAnExport(f"file: row {row}: a second seal named for vehicle {v} on {d:%d/%m/%Y}")
+        self.day(key)
         self.parsed.named[key] = Named(v, _text(plate).strip(), d, n, f, sha_text, a, b, row)
 
 
 def _day(value: Any) -> date | None:
+    day = _any_day(value)
+    return day if day is not None and FIRST_YEAR <= day.year <= LAST_YEAR else None
+
+
+def _any_day(value: Any) -> date | None:
     if isinstance(value, datetime):
         return value.date()
     if isinstance(value, date):
@@ -381,6 +401,14 @@ def _day(value: Any) -> date | None:
 
 def _instant(value: Any) -> datetime | None:
     """`2026-03-02T04:00:00Z` (or a date cell, UTC)."""
+    try:
+        t = _any_instant(value)
+    except OverflowError:  # an aware cell at the edge of the calendar
+        return None
+    return t if t is not None and FIRST_YEAR <= t.year <= LAST_YEAR else None
+
+
+def _any_instant(value: Any) -> datetime | None:
     if isinstance(value, datetime):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, str) and value.strip().endswith("Z"):
@@ -409,8 +437,17 @@ NOT_TRACK = (
 )
 
 
+def _counted(rows: Iterable[Sequence[Any]]) -> Iterator[tuple[int, Sequence[Any]]]:
+    """Records numbered from 1, every one counted against MAX_ROWS (blank ones and the seals table's too)."""
+    for n, cells in enumerate(rows, 1):
+        if n > MAX_ROWS:
+            raise NotAnExport(f"file: more than {MAX_ROWS} rows in one file")
+        yield n, cells
+
+
 def _read(kind: str, rows: Iterator[tuple[int, Sequence[Any]]], seals: Iterator[tuple[int, Sequence[Any]]]) -> Parsed:
-    """Rows of the data (header first, blank rows skipped) and of a separate seals table (XLSX) into Parsed."""
+    """Rows of the data (header first, blank rows skipped) and of a separate seals table (XLSX) into Parsed; both
+    streamed (a row is not kept once read)."""
     head: tuple[dict[str, int], str] | None = None
     for _n, cells in rows:
         if any(_text(c).strip() for c in cells):
@@ -455,36 +492,46 @@ def parse_csv(data: bytes) -> Parsed:
         raise NotAnExport(f"{NOT_TRACK}: not UTF-8 text") from None
     if "\x00" in text:
         raise NotAnExport(f"{NOT_TRACK}: it holds NUL characters")
-    try:
-        records = list(csv.reader(io.StringIO(text, newline=""), delimiter=";"))
-    except csv.Error as e:
-        raise NotAnExport(f"{NOT_TRACK}: {e}") from None
-    return _read("csv", iter(enumerate(records, 1)), iter(()))
+
+    def records() -> Iterator[Sequence[Any]]:
+        try:
+            yield from csv.reader(io.StringIO(text, newline=""), delimiter=";")
+        except csv.Error as e:
+            raise NotAnExport(f"{NOT_TRACK}: {e}") from None
+
+    return _read("csv", _counted(records()), iter(()))
 
 
 def parse_xlsx(data: bytes) -> Parsed:
     """The track workbook (the data sheet and the "Selos" sheet) into Parsed."""
-    openpyxl = importlib.import_module("openpyxl")  # read only here: imported when a workbook comes
-
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            if sum(i.file_size for i in z.infolist()) > MAX_XLSX_UNPACKED:
-                raise NotAnExport(f"file: the workbook unpacks to more than {MAX_XLSX_UNPACKED} bytes")
-        wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        return _parse_xlsx(data)
     except NotAnExport:
         raise
-    except Exception as e:  # a damaged or foreign zip: openpyxl raises many kinds
-        raise NotAnExport(f"{NOT_TRACK}: not a workbook ({type(e).__name__})") from None
+    except Exception as e:  # a damaged or foreign zip, a worksheet's XML cut short, a string index out of range...:
+        raise NotAnExport(f"{NOT_TRACK}: not a workbook it can read ({type(e).__name__})") from None
+
+
+def _parse_xlsx(data: bytes) -> Parsed:
+    openpyxl = importlib.import_module("openpyxl")  # read only here: imported when a workbook comes
+
+    most = min(MAX_XLSX_UNPACKED, XLSX_RATIO * len(data))
+    with zipfile.ZipFile(io.BytesIO(data)) as z:  # the sizes it declares bound what zipfile unpacks
+        parts = z.infolist()
+        if sum(i.file_size for i in parts) > most:
+            raise NotAnExport(f"file: the workbook unpacks to more than {most} bytes")
+        if any(i.filename.lower().endswith("sharedstrings.xml") and i.file_size > MAX_SHARED_STRINGS for i in parts):
+            raise NotAnExport(f"file: the workbook's shared strings unpack to more than {MAX_SHARED_STRINGS} bytes")
+    wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         sheets = [ws for ws in wb.worksheets if ws.title != table.SHEET]
         ordered = sheets[1:2] + sheets[:1] + sheets[2:]  # the data sheet is the second (after "Consulta")
         for ws in ordered:
-            rows = enumerate(ws.iter_rows(values_only=True), 1)
             top = [cells for _, cells in zip(range(30), ws.iter_rows(values_only=True), strict=False)]
             if any(_header(cells) for cells in top):
                 seal_sheet = wb[table.SHEET] if table.SHEET in wb.sheetnames else None
-                seals = enumerate(seal_sheet.iter_rows(values_only=True), 1) if seal_sheet is not None else iter(())
-                return _read("xlsx", rows, seals)
+                seals = _counted(seal_sheet.iter_rows(values_only=True)) if seal_sheet is not None else iter(())
+                return _read("xlsx", _counted(ws.iter_rows(values_only=True)), seals)
         raise NotAnExport(NOT_TRACK)
     finally:
         wb.close()

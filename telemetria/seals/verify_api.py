@@ -1,7 +1,9 @@
 """`POST /api/v1/seals/verify`: does an exported track file (CSV or XLSX) match the daily seals it names?
 
-Any logged-in user may ask (the file is theirs already; the answer says only whether its rows are the sealed
-ones, where they first differ, and the seals' digests, which the public roots cover anyway). The file comes as
+Any logged-in user may ask (the answer says only whether its rows are the sealed ones, where they first differ,
+and the seals' digests, which the public roots cover anyway), in their scope: a contractor's file is judged
+only against that contractor's vehicles; another's vehicle is answered as an unknown one, not sealed, with no
+seal line, no digest and nothing sealed. The file comes as
 the multipart field `file`, at most MAX_FILE_BYTES (and the service's body limit, `TELEMETRIA_MAX_BODY_BYTES`);
 the CLI `telemetria verify FILE` has no such cap. Each verification is audited (`seals.verify`).
 """
@@ -72,7 +74,7 @@ async def verify_file(request: Request, who: Principal = LOGGED_IN) -> Response:
     # version's lines may seal a change the refresher has not reached yet.
     async with request.app.state.pool.acquire() as conn:
         try:
-            answer = await verify_store.verify(conn, data)
+            answer = await verify_store.verify(conn, data, who.scope)
         except verify.NotAnExport as e:
             raise FieldError(str(e), "file") from None
         detail = {"bytes": len(data), "valid": answer["valid"], "days": len(answer["days"])}

@@ -4,6 +4,10 @@ The file is read by seals/verify.py (pure); this module fetches, per vehicle-day
 needed (the one the file names, or every version when it names none) with their canonical lines
 (seals/store.py rebuilds them from the fixes and the versions' changes), and hands them to `verify.judge`.
 On the main database: rebuilding a version's lines may seal a change the refresher has not reached yet.
+
+Only vehicles the caller's scope sees are looked up (a contractor's own; everyone's for the staff and the CLI):
+a vehicle outside it, like an unknown one, is judged with no versions ("dia não selado"): no line of its seal,
+no digest, nothing sealed, nothing read from its fixes.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from datetime import date
 from typing import Any
 
 from telemetria.db import Conn
+from telemetria.ids import MAX_ID
 from telemetria.seals import store
 from telemetria.seals import verify as v
 
@@ -32,18 +37,24 @@ async def versions(conn: Conn, vehicle_id: int, day: date, named: int | None) ->
     return out
 
 
-async def check(conn: Conn, parsed: v.Parsed) -> list[v.DayResult]:
-    """Every vehicle-day of the file judged against its seal, by vehicle and day."""
+async def check(conn: Conn, parsed: v.Parsed, scope: int | None) -> list[v.DayResult]:
+    """Every vehicle-day of the file judged against its seal, by vehicle and day; `scope` is the caller's
+    (Principal.scope: None sees every vehicle, a contractor id only that contractor's)."""
     results = []
+    seen: dict[int, bool] = {}
     for key in parsed.keys():
+        vehicle_id, day = key
+        if vehicle_id not in seen:
+            # An id larger than the column's names no vehicle (and is not sent to the database).
+            seen[vehicle_id] = vehicle_id <= MAX_ID and await store.visible(conn, scope, vehicle_id)
         named = parsed.named.get(key)
-        found = await versions(conn, key[0], key[1], named.version if named else None)
+        found = await versions(conn, vehicle_id, day, named.version if named else None) if seen[vehicle_id] else []
         results.append(v.judge(key, parsed.groups.get(key), named, found, ""))
     return results
 
 
-async def verify(conn: Conn, data: bytes) -> dict[str, Any]:
-    """The answer for a file's bytes (raises verify.NotAnExport when it is not a track export); the file is read
-    off the event loop."""
+async def verify(conn: Conn, data: bytes, scope: int | None) -> dict[str, Any]:
+    """The answer for a file's bytes, judged in the caller's scope (raises verify.NotAnExport when it is not a
+    track export); the file is read off the event loop."""
     parsed = await asyncio.to_thread(v.parse, data)
-    return v.report(await check(conn, parsed))
+    return v.report(await check(conn, parsed, scope))

@@ -1,5 +1,6 @@
 """THE tamper test (issue 19): a sealed day exported and verified; one digit changed is found, naming its row; a
-late fix gives version 2 and the old export still verifies against version 1; partial days, XLSX, the CLI."""
+late fix gives version 2 and the old export still verifies against version 1; partial days, XLSX, the CLI; a
+contractor learns nothing of another's vehicle; hostile files are refused with 400."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from defusedxml import ElementTree
 from telemetria.cli import verify as cli_verify
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports.store import rollup
-from telemetria.seals import canonical, verify_api
+from telemetria.seals import canonical, verify, verify_api
 from tests.conftest import ScratchDb
 from tests.db.conftest import People, Tracker, make_people, register
 
@@ -29,6 +30,13 @@ LATER = datetime.combine(DAY + timedelta(days=3), time(12), LOCAL_TZ)  # the ref
 @pytest.fixture
 async def people(conn: asyncpg.Connection, clean: None) -> People:
     return await make_people(conn)
+
+
+async def _register(conn: asyncpg.Connection, contractor_id: int, plate: str, unique_id: str) -> Tracker:
+    """A vehicle with its tracker, of the contractor (the contractor user verifies only its own vehicles' files)."""
+    t = await register(conn, plate, unique_id)
+    await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", contractor_id, t.vehicle_id)
+    return t
 
 
 def _fix(at: datetime, i: int) -> dict[str, Any]:
@@ -93,7 +101,7 @@ async def _versions(conn: asyncpg.Connection, vid: int) -> list[tuple[int, str]]
 async def test_a_sealed_day_exported_tampered_and_sealed_again(
     client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
 ) -> None:
-    t = await register(conn, "SEL1A23", "seal-tamper-1")
+    t = await _register(conn, people.contractor_id, "SEL1A23", "seal-tamper-1")
     fixes = _fixes()
     await _post(client, t, fixes)
     await _seal(pool)
@@ -153,7 +161,7 @@ async def test_a_sealed_day_exported_tampered_and_sealed_again(
 async def test_a_partial_day_verifies_inside_its_window(
     client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
 ) -> None:
-    t = await register(conn, "SEL2A23", "seal-tamper-2")
+    t = await _register(conn, people.contractor_id, "SEL2A23", "seal-tamper-2")
     await _post(client, t, _fixes(120))  # 07:00 to 07:59:30
     await _seal(pool)
     window = {"from": f"{DAY}T07:20", "to": f"{DAY}T07:29"}  # to the minute, its last minute included
@@ -174,7 +182,7 @@ async def test_a_partial_day_verifies_inside_its_window(
 async def test_a_day_not_sealed_and_files_that_are_not_track_exports(
     client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    t = await register(conn, "SEL3A23", "seal-tamper-3")
+    t = await _register(conn, people.contractor_id, "SEL3A23", "seal-tamper-3")
     await _post(client, t, _fixes(10))
     data = await _export(client, people, t.vehicle_id)  # the day is not closed: nothing sealed, no seal named
     assert _rows(data)[-1][0] == "Selos diários"
@@ -201,7 +209,7 @@ async def test_a_day_not_sealed_and_files_that_are_not_track_exports(
 async def test_the_gis_files_name_their_seals(
     client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
 ) -> None:
-    t = await register(conn, "SEL4A23", "seal-tamper-4")
+    t = await _register(conn, people.contractor_id, "SEL4A23", "seal-tamper-4")
     await _post(client, t, _fixes(10))
     await _seal(pool)
     [(_, sha)] = await _versions(conn, t.vehicle_id)
@@ -222,7 +230,7 @@ async def test_the_cli_says_so_and_exits_by_the_answer(
     client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People, test_db: ScratchDb,
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    t = await register(conn, "SEL5A23", "seal-tamper-5")
+    t = await _register(conn, people.contractor_id, "SEL5A23", "seal-tamper-5")
     await _post(client, t, _fixes(10))
     await _seal(pool)
     good = tmp_path / "trajetoria.csv"
@@ -259,7 +267,7 @@ async def test_an_xlsx_export_verifies_and_a_changed_cell_is_found(
 ) -> None:
     import openpyxl
 
-    t = await register(conn, "SEL6A23", "seal-tamper-6")
+    t = await _register(conn, people.contractor_id, "SEL6A23", "seal-tamper-6")
     fixes = _fixes(12)
     await _post(client, t, fixes)
     await _seal(pool)
@@ -290,7 +298,7 @@ async def test_an_xlsx_export_verifies_and_a_changed_cell_is_found(
 async def test_a_file_cut_before_a_late_fix_was_sealed_verifies_against_the_version_its_rows_are(
     client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
 ) -> None:
-    t = await register(conn, "SEL7A23", "seal-tamper-7")
+    t = await _register(conn, people.contractor_id, "SEL7A23", "seal-tamper-7")
     await _post(client, t, _fixes(10))
     await _seal(pool)
     await _post(client, t, [_fix(datetime.combine(DAY, time(7), LOCAL_TZ) + timedelta(seconds=15), 50)])
@@ -302,3 +310,61 @@ async def test_a_file_cut_before_a_late_fix_was_sealed_verifies_against_the_vers
     assert day["valid"] is True and day["version"] == 2 and day["first_difference"] is None
     assert "nomeia a versão 1" in day["reason"] and "conferem com a versão 2" in day["reason"]
     assert [v for v, _ in await _versions(conn, t.vehicle_id)] == [1, 2]
+
+
+async def test_a_contractor_learns_nothing_of_another_contractors_vehicle(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
+) -> None:
+    t = await _register(conn, people.other_contractor_id, "SEL8A23", "seal-tamper-8")
+    await _post(client, t, _fixes(10))
+    await _seal(pool)
+    [(_, sha)] = await _versions(conn, t.vehicle_id)
+    # A late fix the refresher has not sealed: verifying in scope would seal it (version 2), out of scope must not.
+    await _post(client, t, [_fix(datetime.combine(DAY, time(7), LOCAL_TZ) + timedelta(seconds=15), 50)])
+    data = await _export(client, people, t.vehicle_id)
+    tampered = _retouch(data, 5, "Latitude")
+    unknown = data.replace(f"\r\n{t.vehicle_id};".encode(), b"\r\n999999;").replace(
+        f"selo;{t.vehicle_id};".encode(), b"selo;999999;"
+    )  # the same file naming a vehicle that does not exist
+    answers = [await _verify(client, people, body) for body in (data, tampered, unknown)]
+    for answer in answers:
+        [day] = answer["days"]
+        assert answer["valid"] is False and day["valid"] is False and "não selado" in day["reason"]
+        assert day["first_difference"] is None and day["sha256"] is None and day["version"] is None
+        assert sha.encode() not in orjson.dumps(answer) and b"expected" not in orjson.dumps(answer)
+    other, _, nobody = (a["days"][0] for a in answers)
+    assert {**other, "vehicle_id": 999999} == nobody  # answered exactly as an unknown vehicle
+    assert [v for v, _ in await _versions(conn, t.vehicle_id)] == [1]  # nothing sealed for the outsider
+
+    # Its own contractor (and the staff) are answered in full: that verification seals the pending fix.
+    await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", people.contractor_id, t.vehicle_id)
+    answer = await _verify(client, people, tampered)
+    assert answer["days"][0]["first_difference"]["expected"] is not None and answer["days"][0]["sha256"]
+    assert [v for v, _ in await _versions(conn, t.vehicle_id)] == [1, 2]
+
+
+async def test_hostile_files_are_refused_naming_file_never_a_500(
+    client: httpx.AsyncClient, people: People, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = "\ufeffVeículo (id);Placa;Data e hora ({zone});Latitude;Longitude;Velocidade (km/h)\r\n"
+    good = "7;ABC1D23;20/10/2026 07:00:00;-10,437512;-62,466830;40,0\r\n"
+    refused = [
+        head.format(zone="America/Porto_Velho") + "9" * 5000 + ";X;20/10/2026 07:00:00;-10,4;-62,4;1,0\r\n",
+        head.format(zone="Asia/Tokyo") + "7;X;01/01/0001 00:00:00;-10,4;-62,4;1,0\r\n",
+        head.format(zone="America/Porto_Velho") + "7;X;31/12/9999 23:59:59;-10,4;-62,4;1,0\r\n",
+        head.format(zone="America/Porto_Velho") + good + "\r\n" * 10,
+    ]
+    answered = [
+        head.format(zone="America/Porto_Velho") + good + "9" * 5000 + ";X;20/10/2026 07:00:30;-10,4;-62,4;1,0\r\n",
+        head.format(zone="America/Porto_Velho") + good.replace("7;", f"{2**31 + 5};", 1),  # no such vehicle id
+        head.format(zone="Asia/Tokyo") + good + "7;X;01/01/0001 00:00:00;-10,4;-62,4;1,0\r\n",
+    ]
+    monkeypatch.setattr(verify, "MAX_ROWS", 8)  # the last refused file: ten records
+    for body in refused:
+        r = await client.post(
+            "/api/v1/seals/verify", files={"file": ("t.csv", body.encode())}, headers=people.auth("monitor")
+        )
+        assert r.status_code == 400 and r.json()["field"] == "file", r.text
+    for body in answered:
+        answer = await _verify(client, people, body.encode(), role="monitor")
+        assert answer["valid"] is False and "não selado" in answer["days"][0]["reason"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import zipfile
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -283,3 +284,181 @@ def test_a_workbook_with_no_track_sheet_is_not_an_export() -> None:
     wb.save(out)
     with pytest.raises(v.NotAnExport, match=r"^file: not a track export"):
         v.parse(out.getvalue())
+
+
+# Hostile files: never an exception other than NotAnExport (the API's 400 naming `file`), never a 500.
+
+HEAD = "\ufeffVeículo (id);Placa;Data e hora ({zone});Latitude;Longitude;Velocidade (km/h)\r\n"
+GOOD = "7;ABC1D23;02/03/2026 07:00:00;-10,437512;-62,466830;40,0\r\n"
+
+
+def _text(*rows: str, zone: str = "America/Porto_Velho") -> bytes:
+    return (HEAD.format(zone=zone) + "".join(rows)).encode()
+
+
+def test_a_vehicle_id_of_thousands_of_digits_is_not_an_id() -> None:
+    huge = "9" * 5000  # int() refuses more than 4300 digits with a ValueError
+    with pytest.raises(v.NotAnExport, match=r"^file: row 2: a position needs its vehicle id"):
+        v.parse(_text(f"{huge};ABC1D23;02/03/2026 07:00:00;-10,437512;-62,466830;40,0\r\n"))
+    p = v.parse(_text(GOOD, f"{huge};ABC1D23;02/03/2026 07:00:30;-10,437512;-62,466830;40,0\r\n"))
+    assert list(p.groups) == [(7, DAY)] and len(p.groups[(7, DAY)].rows) == 2  # kept with the row before it
+    seal = f"selo;{huge};ABC1D23;02/03/2026;1;1;{'a' * 64};2026-03-02T04:00:00Z;2026-03-03T04:00:00Z\r\n"
+    with pytest.raises(v.NotAnExport, match=r"^file: row 4: not a row of the seals table"):
+        v.parse(_text(GOOD, "\r\n", seal))
+    assert v._int("1" * 18) == 111111111111111111 and v._int("1" * 19) is None
+
+
+@pytest.mark.parametrize(
+    ("zone", "when"),
+    [("Asia/Tokyo", "01/01/0001 00:00:00"), ("America/Porto_Velho", "31/12/9999 23:59:59"),
+     ("UTC", "01/01/0001 00:00:00"), ("UTC", "31/12/9999 23:59:59")],
+)  # fmt: skip
+def test_times_at_the_edges_of_the_calendar_are_rows_that_cannot_be_read(zone: str, when: str) -> None:
+    row = f"7;ABC1D23;{when};-10,437512;-62,466830;40,0\r\n"
+    with pytest.raises(v.NotAnExport, match=r"^file: row 2: a position needs its vehicle id and its time"):
+        v.parse(_text(row, zone=zone))
+    first = "7;ABC1D23;02/03/2026 16:00:00;-10,437512;-62,466830;40,0\r\n"  # 07:00Z or later in every zone here
+    p = v.parse(_text(first, row, zone=zone))
+    [key] = p.keys()
+    group = p.groups[key]
+    assert [n for n, _ in group.rows] == [2, 3] and group.rows[1][1].startswith(f"{when};")
+    [day] = [v.judge(key, group, None, [_version(_fixes(1))], "")]
+    assert not day.valid
+
+
+@pytest.mark.parametrize(
+    "cells",
+    ["31/12/9999;1;1;{sha};9999-12-31T04:00:00Z;9999-12-31T23:59:59Z",
+     "01/01/0001;1;1;{sha};0001-01-01T00:00:00Z;0001-01-02T00:00:00Z",
+     "02/03/2026;1;1;{sha};2026-03-02T04:00:00Z;9999-12-31T23:59:59Z"],
+)  # fmt: skip
+def test_seals_named_at_the_edges_of_the_calendar_are_not_seals(cells: str) -> None:
+    seal = f"selo;7;ABC1D23;{cells.format(sha='a' * 64)}\r\n"
+    with pytest.raises(v.NotAnExport, match=r"^file: row 4: not a row of the seals table"):
+        v.parse(_text(GOOD, "\r\n", seal))
+
+
+def _rezip(data: bytes, change: Any, added: dict[str, bytes] | None = None) -> bytes:
+    """The workbook with each part's bytes passed through `change(name, bytes)`, and the parts `added`."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, change(info.filename, src.read(info.filename)))
+        for name, part in (added or {}).items():
+            dst.writestr(name, part)
+    return out.getvalue()
+
+
+SHEET = "xl/worksheets/sheet2.xml"  # the data sheet (after "Consulta")
+PLATE = b'<c r="B2" t="inlineStr"><is><t>ABC1D23</t></is></c>'  # the first position's plate
+
+
+def _shared(data: bytes, strings: list[str], index: int) -> bytes:
+    """The workbook with a sharedStrings.xml of `strings` and the first position's plate naming string `index`."""
+    table_xml = "".join(f"<si><t>{x}</t></si>" for x in strings)
+    xml = (
+        '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+        f'count="{len(strings)}" uniqueCount="{len(strings)}">{table_xml}</sst>'
+    ).encode()
+    override = (
+        b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+        b'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'
+    )
+
+    def change(name: str, part: bytes) -> bytes:
+        if name == "[Content_Types].xml":
+            return part.replace(b"</Types>", override)
+        if name == SHEET:
+            assert PLATE in part
+            return part.replace(PLATE, f'<c r="B2" t="s"><v>{index}</v></c>'.encode())
+        return part
+
+    return _rezip(data, change, {"xl/sharedStrings.xml": xml})
+
+
+def test_a_damaged_workbook_is_not_an_export_whatever_openpyxl_raises() -> None:
+    fixes = _fixes()
+    data = _workbook(fixes, [_ref(_version(fixes))])
+    assert v.parse(data).kind == "xlsx"
+    shared = _shared(data, ["ABC1D23"], 0)
+    assert v.parse(shared).groups[(7, DAY)].plate == "ABC1D23"  # a workbook whose text is in shared strings reads
+
+    def truncated(name: str, part: bytes) -> bytes:  # the data sheet's XML cut in the middle of its rows
+        return part[: len(part) * 2 // 3] if name == SHEET else part
+
+    for bad in (_rezip(data, truncated), _shared(data, ["ABC1D23"], 99999)):  # ParseError, IndexError in iter_rows
+        with pytest.raises(v.NotAnExport, match=r"^file: not a track export.*not a workbook it can read"):
+            v.parse(bad)
+
+
+def test_every_record_counts_against_the_row_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(v, "MAX_ROWS", 10)
+    assert v.parse(_text(GOOD, "\r\n" * 8)).last_row == 10  # the header, a position and eight blank rows
+    for body in (_text(GOOD, "\r\n" * 9), _text("\r\n" * 20), ("\r\n" * 20).encode()):
+        with pytest.raises(v.NotAnExport, match=r"^file: more than 10 rows in one file"):
+            v.parse(body)
+    title = ";".join(["Selos diários", *table.COLUMNS]) + "\r\n"
+    seal = f"X;02/03/2026;1;1;{'a' * 64};2026-03-02T04:00:00Z;2026-03-03T04:00:00Z\r\n"
+    seals = [f"selo;{vid};{seal}" for vid in range(7)]
+    assert len(v.parse(_text(GOOD, "\r\n", title, *seals[:6])).named) == 6  # ten records
+    with pytest.raises(v.NotAnExport, match=r"^file: more than 10 rows"):
+        v.parse(_text(GOOD, "\r\n", title, *seals))  # the seals table's rows count too
+    with pytest.raises(v.NotAnExport, match=r"^file: more than 10 rows"):
+        v.parse(_workbook(_fixes(10), []))  # the header and ten positions
+
+
+def test_a_csv_is_read_as_a_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are read one by one: a refusal at the cap comes before the rest of the file is split into records."""
+    seen = []
+    real = v._counted
+
+    def spy(rows: Any) -> Any:
+        for n, cells in real(rows):
+            seen.append(n)
+            yield n, cells
+
+    monkeypatch.setattr(v, "_counted", spy)
+    monkeypatch.setattr(v, "MAX_ROWS", 5)
+    with pytest.raises(v.NotAnExport):
+        v.parse(_text(GOOD, "\r\n" * 100_000, 'x;"unclosed'))  # a csv.Error further on is never reached
+    assert seen == [1, 2, 3, 4, 5]
+
+
+def test_a_file_names_at_most_max_days_vehicle_days(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(v, "MAX_DAYS", 3)
+    rows = [f"{vid};ABC1D23;0{d}/03/2026 07:00:00;-10,437512;-62,466830;40,0\r\n" for vid in (7, 8) for d in (1, 2)]
+    assert len(v.parse(_text(*rows[:3])).keys()) == 3
+    with pytest.raises(v.NotAnExport, match=r"^file: more than 3 vehicle-days in one file"):
+        v.parse(_text(*rows))
+    seal = f"selo;9;XYZ;02/03/2026;1;1;{'a' * 64};2026-03-02T04:00:00Z;2026-03-03T04:00:00Z\r\n"
+    with pytest.raises(v.NotAnExport, match=r"^file: more than 3 vehicle-days"):
+        v.parse(_text(*rows[:3], "\r\n", seal))  # a seal named for a vehicle-day without rows counts too
+
+
+def test_a_workbook_that_unpacks_too_far_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    fixes = _fixes()
+    data = _workbook(fixes, [_ref(_version(fixes))])
+    v.parse(data)
+    monkeypatch.setattr(v, "XLSX_RATIO", 1)  # deflated parts unpack to more than the upload's size
+    with pytest.raises(v.NotAnExport, match=r"^file: the workbook unpacks to more than \d+ bytes"):
+        v.parse(data)
+    monkeypatch.setattr(v, "XLSX_RATIO", 30)
+    monkeypatch.setattr(v, "MAX_XLSX_UNPACKED", 1000)
+    with pytest.raises(v.NotAnExport, match=r"^file: the workbook unpacks to more than 1000 bytes"):
+        v.parse(data)
+    monkeypatch.setattr(v, "MAX_XLSX_UNPACKED", 256 * 1024 * 1024)
+    shared = _shared(data, ["ABC1D23", "x" * 40], 0)
+    v.parse(shared)
+    monkeypatch.setattr(v, "MAX_SHARED_STRINGS", 50)
+    v.parse(data)  # no shared strings at all
+    with pytest.raises(v.NotAnExport, match=r"^file: the workbook's shared strings unpack to more than 50 bytes"):
+        v.parse(shared)
+
+
+def test_a_day_without_versions_says_nothing_of_a_seal() -> None:
+    """Unknown vehicle, another contractor's, or a day not sealed: the file's own seal claim is not echoed."""
+    fixes = _fixes()
+    data = _csv(fixes, [_ref(_version(fixes))])
+    [day] = _judge(data, [])
+    assert not day.valid and day.version is None and day.sha256 is None and day.first_difference is None
+    assert day.as_json()["sha256"] is None and "não selado" in (day.reason or "")
