@@ -243,6 +243,25 @@ async def test_the_refresher_waits_for_a_seal_in_flight_and_computes_from_it(
     assert not await conn.fetchval("SELECT count(*) FROM rollup_stale WHERE day = $1", DAY)
 
 
+async def test_a_root_waits_for_a_seal_of_its_day_in_flight(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, sealed: Tracker
+) -> None:
+    await post(client, sealed, [fix(5)])
+    await conn.execute("DELETE FROM rollup_stale")  # its root is due once version 2 is sealed
+    async with pool.acquire() as asking:
+        tx = asking.transaction()
+        await tx.start()
+        assert await sealer.seal_day(asking, sealed.vehicle_id, DAY)  # version 2, not committed yet
+        rooting = asyncio.create_task(sealer.seal_root(conn, DAY))
+        await waiting_for_a_lock(pool)
+        await tx.commit()
+    assert await rooting  # computed over version 2, with a later computed_at: nothing is due any more
+    _, v2 = await seals_of(conn, sealed.vehicle_id)
+    _, root = await roots_of(conn)
+    assert root["root_sha256"] == canonical.merkle_root([v2["leaf_sha256"]]) and root["computed_at"] > v2["sealed_at"]
+    assert await sealer.seal_roots(conn) == 0 and len(await roots_of(conn)) == 2
+
+
 async def test_a_failed_refresh_leaves_no_day_without_its_root(
     client: httpx.AsyncClient,
     pool: asyncpg.Pool,
@@ -250,14 +269,14 @@ async def test_a_failed_refresh_leaves_no_day_without_its_root(
     sealed: Tracker,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    broken = DAY - timedelta(days=1)
-    await post(client, sealed, [fix(5)])  # DAY is refreshed first (marked first)
+    broken = DAY + timedelta(days=1)  # refreshed after DAY: marked after it, and a later day
+    await post(client, sealed, [fix(5)])
     await conn.execute("INSERT INTO rollup_stale (vehicle_id, day) VALUES ($1, $2)", sealed.vehicle_id, broken)
     compute_day = rollup.compute_day
 
     async def failing(c: asyncpg.Connection, vehicle_id: int, day: date) -> Any:
         if day == broken:
-            raise RuntimeError("the refresh of the day before fails")
+            raise RuntimeError("the refresh of the day after fails")
         return await compute_day(c, vehicle_id, day)
 
     monkeypatch.setattr(rollup, "compute_day", failing)
