@@ -36,6 +36,7 @@ MAX_DAYS = 400  # vehicle-days one file may name (rows or seals): each is judged
 MAX_XLSX_UNPACKED = 256 * 1024 * 1024  # bytes the workbook's parts may unpack to (a zip bomb is refused)...
 XLSX_RATIO = 30  # ...and at most this many times the upload (the service's workbooks unpack to about 5x)
 MAX_SHARED_STRINGS = 32 * 1024 * 1024  # bytes of sharedStrings.xml, which openpyxl holds whole in memory
+MAX_COLUMNS = 64  # a sheet's columns read (the track has 14): a row is not widened to a cell at column XFD
 MAX_DIGITS = 18  # an id's digits at most (int() refuses more than 4300; the database's ids are 32-bit)
 # Times and days outside these years are not read (a zone's offset or a day's bounds would overflow datetime).
 FIRST_YEAR, LAST_YEAR = 2, 9998
@@ -524,14 +525,20 @@ def _parse_xlsx(data: bytes) -> Parsed:
             raise NotAnExport(f"file: the workbook's shared strings unpack to more than {MAX_SHARED_STRINGS} bytes")
     wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
+        for ws in wb.worksheets:
+            ws.reset_dimensions()  # the dimension a sheet declares (A1:XFD1048576) would pad every row and the end
+
+        def cells(ws: Any) -> Iterator[Sequence[Any]]:
+            return ws.iter_rows(max_col=MAX_COLUMNS, values_only=True)  # type: ignore[no-any-return]
+
         sheets = [ws for ws in wb.worksheets if ws.title != table.SHEET]
         ordered = sheets[1:2] + sheets[:1] + sheets[2:]  # the data sheet is the second (after "Consulta")
         for ws in ordered:
-            top = [cells for _, cells in zip(range(30), ws.iter_rows(values_only=True), strict=False)]
-            if any(_header(cells) for cells in top):
+            top = [row for _, row in zip(range(30), cells(ws), strict=False)]
+            if any(_header(row) for row in top):
                 seal_sheet = wb[table.SHEET] if table.SHEET in wb.sheetnames else None
-                seals = _counted(seal_sheet.iter_rows(values_only=True)) if seal_sheet is not None else iter(())
-                return _read("xlsx", _counted(ws.iter_rows(values_only=True)), seals)
+                seals = _counted(cells(seal_sheet)) if seal_sheet is not None else iter(())
+                return _read("xlsx", _counted(cells(ws)), seals)
         raise NotAnExport(NOT_TRACK)
     finally:
         wb.close()

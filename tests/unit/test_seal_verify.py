@@ -462,3 +462,20 @@ def test_a_day_without_versions_says_nothing_of_a_seal() -> None:
     [day] = _judge(data, [])
     assert not day.valid and day.version is None and day.sha256 is None and day.first_difference is None
     assert day.as_json()["sha256"] is None and "não selado" in (day.reason or "")
+
+
+def test_a_sheet_declaring_every_cell_is_read_as_wide_and_long_as_its_cells() -> None:
+    """A dimension of A1:XFD1048576 would pad each row to 16,384 cells and add a million empty rows."""
+    fixes = _fixes()
+    data = _workbook(fixes, [_ref(_version(fixes))])
+
+    def declared(name: str, part: bytes) -> bytes:
+        return (
+            part.replace(b'<dimension ref="A1:N7" />', b'<dimension ref="A1:XFD1048576" />') if name == SHEET else part
+        )
+
+    wide = _rezip(data, declared)
+    with zipfile.ZipFile(io.BytesIO(wide)) as z:
+        assert b"A1:XFD1048576" in z.read(SHEET)
+    p = v.parse(wide)
+    assert p.last_row == 7 and len(p.groups[(7, DAY)].rows) == 6
