@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 from pydantic import AwareDatetime, BeforeValidator
 
 LOCAL_TZ = ZoneInfo("America/Porto_Velho")  # UTC−4 all year
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    """The instants a local day (the service's zone: the rollups', the seals') starts and ends."""
+    start = datetime.combine(day, time(), LOCAL_TZ)
+    return start, datetime.combine(day + timedelta(days=1), time(), LOCAL_TZ)
 
 
 def as_local(value: Any) -> Any:

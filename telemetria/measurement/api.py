@@ -105,8 +105,6 @@ def boletim_document(computed: list[Computed], first: date, last: date, who: Pri
         kind="measurement", title="Boletim de medição", filename=stem, tz=LOCAL_TZ, query=query,
         generated_by=files.who_line(who), generated_at=datetime.now(UTC),
         tables=[Table("Boletim de medição", sheet.COLUMNS, list(sheet.rows(computed)))],
-        window=(datetime.combine(first, datetime.min.time(), LOCAL_TZ),
-                datetime.combine(last + timedelta(days=1), datetime.min.time(), LOCAL_TZ)),
     )  # fmt: skip
 
 

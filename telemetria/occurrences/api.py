@@ -136,7 +136,6 @@ def list_document(f: store.Filters, items: list[dict[str, Any]], who: Principal)
     return Document(
         kind="occurrences", title="Ocorrências", filename=stem, tz=LOCAL_TZ, query=query,
         generated_by=files.who_line(who), generated_at=_now(), tables=[Table("Ocorrências", CSV_COLUMNS, items)],
-        window=(f.start, f.end),
     )  # fmt: skip
 
 

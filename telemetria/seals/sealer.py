@@ -13,10 +13,10 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from telemetria.db import Conn
-from telemetria.localtime import LOCAL_TZ
+from telemetria.localtime import day_bounds
 from telemetria.seals import canonical, changes
 from telemetria.seals import queries as q
 from telemetria.settings import MIN_RETENTION_DAYS
@@ -25,11 +25,6 @@ log = logging.getLogger(__name__)
 # Retention keeps at least MIN_RETENTION_DAYS; a day younger than that, less a margin, is always whole.
 _ALWAYS_KEPT = timedelta(days=MIN_RETENTION_DAYS - 2)
 ROOTS_BATCH = 62  # days whose fleet root is computed per seal_roots call (two months after a restore)
-
-
-def day_bounds(day: date) -> tuple[datetime, datetime]:
-    """The instants a local day starts and ends (the same as reports/analysis/days.day_bounds)."""
-    return datetime.combine(day, time(), LOCAL_TZ), datetime.combine(day + timedelta(days=1), time(), LOCAL_TZ)
 
 
 async def kept(conn: Conn, day: date, now: datetime | None = None) -> bool:

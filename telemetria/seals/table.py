@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
-from telemetria.localtime import LOCAL_TZ
+from telemetria.localtime import day_bounds
 from telemetria.seals.model import SealRef
 
 CSV_TITLE = "Selos diários"  # the first cell of the CSV's seals header (after the empty line that ends the rows)
@@ -28,12 +28,6 @@ def iso(t: datetime) -> str:
     if t.tzinfo is None:
         raise ValueError(f"naive datetime in a seals table: {t!r}")
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def day_bounds(day: date) -> tuple[datetime, datetime]:
-    """The instants the local day `day` starts and ends (the service's zone, as the seals and rollups)."""
-    start = datetime.combine(day, time(), LOCAL_TZ)
-    return start, datetime.combine(day + timedelta(days=1), time(), LOCAL_TZ)
 
 
 def clip(day: date, start: datetime, end: datetime) -> tuple[datetime, datetime]:

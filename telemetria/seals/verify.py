@@ -28,7 +28,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from telemetria.localtime import LOCAL_TZ
+from telemetria.localtime import LOCAL_TZ, day_bounds
 from telemetria.seals import canonical, table
 
 MAX_ROWS = 2_000_000  # records in one file, blank and seals-table rows too (a year of one vehicle at 30 s is ~1.05 M)
@@ -168,7 +168,7 @@ def _span(group: Group) -> tuple[datetime, datetime]:
     """From the first row's second to just after the last row's (the window when the file names no seal)."""
     times = [_utc_of(line) for _, line in group.rows]
     known = [t for t in times if t is not None]
-    start, end = table.day_bounds(group.day)
+    start, end = day_bounds(group.day)
     if not known:
         return start, end
     return min(known), max(known) + timedelta(seconds=1)

@@ -20,6 +20,7 @@ from telemetria.reports.output import gis, pdf, pdf_map
 from telemetria.reports.output import pdf_layout as lay
 from telemetria.reports.output.csv import DATETIME, INT, KM, TEXT, Column
 from telemetria.reports.output.document import Document, Table
+from telemetria.seals import table
 from telemetria.seals.model import SealRef
 
 TZ = ZoneInfo("America/Porto_Velho")
@@ -133,13 +134,13 @@ def test_punctuation_outside_letters_comes_back_as_written() -> None:
 
 
 def test_the_seals_table_names_each_day_clipped_to_the_window() -> None:
-    seals = [SealRef(7, "NBX0001", date(2026, 3, 2), 2, 8640, "ab" * 32)]
+    window = (datetime(2026, 3, 2, 12, tzinfo=UTC), datetime(2026, 3, 3, 12, tzinfo=UTC))
+    seals = table.clipped([SealRef(7, "NBX0001", date(2026, 3, 2), 2, 8640, "ab" * 32)], *window)
 
     async def refs() -> list[SealRef]:
         return seals
 
-    window = (datetime(2026, 3, 2, 12, tzinfo=UTC), datetime(2026, 3, 3, 12, tzinfo=UTC))
-    _, _, pages = _render(_doc([_row(1)], seals=refs, window=window))
+    _, _, pages = _render(_doc([_row(1)], seals=refs))
     every = " ".join(pages)
     assert "Selos diários" in every
     assert "Veículo (id) Placa Dia Versão Posições SHA-256 De (UTC) Até (UTC)" in every

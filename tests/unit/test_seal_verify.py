@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from telemetria.localtime import LOCAL_TZ
+from telemetria.localtime import LOCAL_TZ, day_bounds
 from telemetria.reports.kinds.track import COLUMNS
 from telemetria.reports.output import csv
 from telemetria.reports.output.report import seals_csv
@@ -20,7 +20,7 @@ from telemetria.seals import verify as v
 from telemetria.seals.model import SealRef
 
 DAY = date(2026, 3, 2)
-D0, D1 = table.day_bounds(DAY)  # 04:00Z to 04:00Z next day
+D0, D1 = day_bounds(DAY)  # 04:00Z to 04:00Z next day
 
 
 def _fixes(n: int = 6, start: datetime | None = None) -> list[tuple[datetime, float, float, float | None]]:

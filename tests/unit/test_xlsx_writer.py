@@ -34,6 +34,7 @@ from telemetria.reports.output.csv import (
     decimal,
 )  # fmt: skip
 from telemetria.reports.output.document import Document, Table
+from telemetria.seals import table
 from telemetria.seals.model import SealRef
 
 TZ = ZoneInfo("America/Porto_Velho")
@@ -158,13 +159,13 @@ def test_rows_may_be_an_async_iterable_with_totals_and_extra_tables() -> None:
 
 
 def test_seals_go_to_the_query_sheet_and_their_own_sheet() -> None:
-    refs = [SealRef(7, "NDK1A23", date(2026, 3, 2), 2, 1440, "ab" * 32)]
+    window = (datetime(2026, 3, 2, 12, tzinfo=UTC), datetime(2026, 3, 5, tzinfo=UTC))
+    refs = table.clipped([SealRef(7, "NDK1A23", date(2026, 3, 2), 2, 1440, "ab" * 32)], *window)
 
     async def seals() -> list[SealRef]:
         return refs
 
-    window = (datetime(2026, 3, 2, 12, tzinfo=UTC), datetime(2026, 3, 5, tzinfo=UTC))
-    wb = build(doc([row()], seals=seals, window=window))
+    wb = build(doc([row()], seals=seals))
     assert wb.sheetnames == ["Consulta", "Km rodados", "Selos"]
     ws = wb["Selos"]
     assert [c.value for c in ws[1]] == xlsx.SEAL_HEADERS

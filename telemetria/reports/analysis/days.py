@@ -7,12 +7,7 @@ from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 from telemetria.localtime import LOCAL_TZ
-
-
-def day_bounds(day: date) -> tuple[datetime, datetime]:
-    """The instants a local day (the service's zone) starts and ends."""
-    start = datetime.combine(day, time(), LOCAL_TZ)
-    return start, datetime.combine(day + timedelta(days=1), time(), LOCAL_TZ)
+from telemetria.localtime import day_bounds as day_bounds  # where the reports have always taken it from
 
 
 def _midnights(start: datetime, end: datetime, tz: ZoneInfo) -> list[datetime]:

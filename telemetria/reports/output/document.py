@@ -46,7 +46,6 @@ class Document:
     drawing: Drawing | None = None  # the map of the PDF (track, trips, deviations, occurrences)
     seals: Callable[[], Awaitable[list[SealRef]]] | None = None  # the daily seals a track was cut from
     notes: list[str] = field(default_factory=list)  # lines said under the query (how a figure is measured)
-    window: tuple[datetime, datetime] | None = None  # [start, end) asked for, aware: clips the seals' De/Até
     # The PDF's letterhead (settings municipality_name and coat_of_arms_path: files.letterhead()).
     municipality: str = ""
     coat_of_arms_path: Path | None = None

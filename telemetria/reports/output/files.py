@@ -112,7 +112,6 @@ def document_of(
         extra=report.extra,
         drawing=report.drawing or report.gis,
         seals=report.seals,
-        window=(report.window.start, report.window.end),
         **letterhead(settings),
     )
 

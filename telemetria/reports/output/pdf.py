@@ -16,7 +16,6 @@ import io
 import tempfile
 import zlib
 from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,11 +27,11 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase import pdfdoc
 from reportlab.pdfgen.canvas import Canvas
 
-from telemetria.reports.analysis.days import day_bounds
 from telemetria.reports.output import csv, pdf_map
 from telemetria.reports.output import pdf_layout as lay
-from telemetria.reports.output.csv import DATE, INT, TEXT, Column, Kind, as_async
+from telemetria.reports.output.csv import DATE, INT, TEXT, Column, as_async
 from telemetria.reports.output.document import Document, Table
+from telemetria.seals import table as seal_table
 from telemetria.seals.model import SealRef
 
 MEDIA_TYPE = "application/pdf"
@@ -51,29 +50,15 @@ PAGES_FORM = "pagecount"
 HEADER_FORM = "letterhead"
 
 
-def _utc(t: datetime) -> str:
-    return f"{t.astimezone(UTC):%Y-%m-%dT%H:%M:%S}Z"
+# The seals table every track export ends with (seals/table.py: its columns, its rows clipped to the window).
+SEAL_KINDS = {"vehicle_id": INT, "day": DATE, "version": INT, "fixes": INT}
+SEAL_COLUMNS = [Column(h, k, SEAL_KINDS.get(k, TEXT)) for h, k in zip(seal_table.COLUMNS, seal_table.KEYS, strict=True)]
+SEALS_TITLE = seal_table.CSV_TITLE
 
 
-UTC_ISO = Kind("utc", lambda v, _tz: _utc(v))
-SEAL_COLUMNS = [
-    Column("Veículo (id)", "vehicle_id", INT), Column("Placa", "plate", TEXT), Column("Dia", "day", DATE),
-    Column("Versão", "version", INT), Column("Posições", "fixes", INT), Column("SHA-256", "sha256", TEXT),
-    Column("De (UTC)", "from", UTC_ISO), Column("Até (UTC)", "to", UTC_ISO),
-]  # fmt: skip
-SEALS_TITLE = "Selos diários"
-
-
-def seal_rows(seals: Sequence[SealRef], doc: Document) -> list[dict[str, Any]]:
+def seal_rows(seals: Sequence[SealRef]) -> list[dict[str, Any]]:
     """The seals table's rows: each vehicle-day's seal and the part of that local day the export covers."""
-    out = []
-    for s in seals:
-        start, end = day_bounds(s.day)
-        if doc.window is not None:
-            start, end = max(start, doc.window[0]), min(end, doc.window[1])
-        out.append({**{k: getattr(s, k) for k in ("vehicle_id", "plate", "day", "version", "fixes", "sha256")},
-                    "from": start, "to": end})  # fmt: skip
-    return out
+    return [seal_table.cells(s) for s in seals]
 
 
 def response(doc: Document) -> StreamingResponse:
@@ -104,7 +89,7 @@ async def render(doc: Document, out: IO[bytes]) -> None:
         await w.table(t)
     seals = await doc.seals() if doc.seals else []
     if seals:
-        await w.table(Table(SEALS_TITLE, SEAL_COLUMNS, seal_rows(seals, doc)))
+        await w.table(Table(SEALS_TITLE, SEAL_COLUMNS, seal_rows(seals)))
     await asyncio.to_thread(w.finish)  # compressing and writing every object is CPU work: off the event loop
 
 

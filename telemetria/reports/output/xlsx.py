@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -35,10 +35,10 @@ from fastapi.responses import StreamingResponse
 from xlsxwriter.format import Format
 from xlsxwriter.worksheet import Worksheet
 
-from telemetria.reports.analysis.days import day_bounds
 from telemetria.reports.output import csv
 from telemetria.reports.output.csv import Column, Kind, as_async
 from telemetria.reports.output.document import Document, Table
+from telemetria.seals import table as seal_table
 from telemetria.seals.model import SealRef
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -48,7 +48,7 @@ MAX_SHEET_NAME = 31  # Excel's limit
 MAX_ROW = 1_048_575  # the last row a sheet has (0-based: the header is row 0)
 MAX_WIDTH = 60  # characters: a column is never drawn wider (long text still fits in its cell)
 MAX_TEXT = 32_767  # characters Excel keeps in a cell
-SEAL_HEADERS = ["Veículo (id)", "Placa", "Dia", "Versão", "Posições", "SHA-256", "De (UTC)", "Até (UTC)"]
+SEAL_HEADERS = list(seal_table.COLUMNS)  # the seals table every track export ends with (seals/table.py)
 DATETIME_FORMAT = "dd/mm/yyyy hh:mm:ss"
 DATE_FORMAT = "dd/mm/yyyy"
 
@@ -153,16 +153,15 @@ def sheet_name(title: str, used: set[str]) -> str:
     return name
 
 
-def seal_rows(refs: Iterable[SealRef], window: tuple[datetime, datetime] | None) -> list[list[Any]]:
-    """The "Selos" rows: vehicle, plate, day, version, fixes, SHA-256 and the window clipped to the day (UTC)."""
+def seal_rows(refs: Iterable[SealRef]) -> list[list[Any]]:
+    """The "Selos" rows, as seals/table.py writes the seals table (refs already clipped to the export's window),
+    the day a date cell."""
     out = []
-    for r in refs:
-        lo, hi = day_bounds(r.day)
-        if window is not None:
-            lo, hi = max(lo, window[0]), min(hi, window[1])
-        iso = [f"{t.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" for t in (lo, hi)]
-        out.append([r.vehicle_id, r.plate, datetime(r.day.year, r.day.month, r.day.day), r.version, r.fixes,
-                    r.sha256, *iso])  # fmt: skip
+    for ref in refs:
+        cells = seal_table.cells(ref)
+        day = cells["day"]
+        cells["day"] = datetime(day.year, day.month, day.day)
+        out.append([cells[k] for k in seal_table.KEYS])
     return out
 
 
@@ -341,7 +340,7 @@ def _seal_cells(book: Book, ws: Worksheet, i: int, r: list[Any]) -> None:
 
 
 def _selos(book: Book, rows: list[list[Any]]) -> None:
-    ws = book.sheet("Selos")
+    ws = book.sheet(seal_table.SHEET)
     for j, h in enumerate(SEAL_HEADERS):
         ws.write_string(0, j, h, book.style("header"))
     for i, r in enumerate(rows, start=1):
@@ -379,7 +378,7 @@ async def write(doc: Document, path: Path) -> None:
         await _table(book, table, doc.tz, table.totals)
     refs = await doc.seals() if doc.seals else []
     if refs:
-        rows = seal_rows(refs, doc.window)
+        rows = seal_rows(refs)
         query.seals(rows)
         _selos(book, rows)
     await asyncio.to_thread(book.close)
