@@ -30,7 +30,9 @@ async def source(test_db: ScratchDb) -> AsyncIterator[asyncpg.Connection]:
     await conn.execute("TRUNCATE fixes, tracker_installations, trackers, vehicles RESTART IDENTITY CASCADE")
     t1 = await register(conn, "BKP1A00", "bkp-0001")
     t2 = await register(conn, "BKP1A01", "bkp-0002")
-    now = datetime.now(UTC).replace(microsecond=0)
+    # Yesterday's noon (UTC): each day's 20 minutes stay inside one 1-day chunk whatever time the test runs
+    # (at 00:10 UTC "now - 19 min" straddled midnight and each day made two chunks).
+    now = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(hours=12)
     rows = [
         (
             t.vehicle_id,
@@ -103,6 +105,7 @@ async def test_backup_and_restore_round_trip(
     try:
         assert [dict(r) for r in await target.fetch(SAMPLE)] == [dict(r) for r in await source.fetch(SAMPLE)]
         chunks = "SELECT count(*) FROM timescaledb_information.chunks WHERE hypertable_name = 'fixes'"
+        assert await source.fetchval(chunks) == 3
         assert await target.fetchval(chunks) == 3
         assert await target.fetchval("SHOW timescaledb.restoring") == "off"
         # The restored database takes new writes: identities continue after the restored rows.
