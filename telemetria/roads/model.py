@@ -1,0 +1,96 @@
+"""What the roads domain passes around (pure): ways as imported, a network's summary, a matched stretch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+# OSM `surface` values counted as paved; anything else known counts as unpaved; no tag falls back on `highway`.
+PAVED_SURFACES = frozenset(
+    {"paved", "asphalt", "concrete", "concrete:plates", "concrete:lanes", "paving_stones", "sett", "chipseal",
+     "metal", "wood", "cobblestone", "bricks", "unhewn_cobblestone"}
+)  # fmt: skip
+# Without a `surface` tag: these highway kinds are taken as paved (trunks, primaries...), the rest as unpaved.
+PAVED_HIGHWAYS = frozenset({"motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link"})
+
+
+def is_paved(surface: str | None, highway: str) -> bool:
+    """Whether a way counts as paved: by its `surface` tag when it has one, else by its `highway` kind."""
+    if surface:
+        return surface.strip().lower() in PAVED_SURFACES
+    return highway in PAVED_HIGHWAYS
+
+
+@dataclass(frozen=True, slots=True)
+class Way:
+    """An OSM way kept for vehicles: its id, tags we use, and its vertices in order with their OSM node ids.
+
+    Ways meet where they share a node id (that is how OSM says two roads connect); a way's vertices are
+    (lat, lon) degrees WGS 84. `label` is what a report names the road by: the name, else the ref, else None.
+    """
+
+    osm_id: int
+    highway: str
+    name: str | None
+    ref: str | None
+    surface: str | None
+    oneway: bool
+    node_ids: tuple[int, ...]
+    lat: tuple[float, ...]
+    lon: tuple[float, ...]
+
+    @property
+    def label(self) -> str | None:
+        return self.name or self.ref
+
+    @property
+    def paved(self) -> bool:
+        return is_paved(self.surface, self.highway)
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """One imported road network, as `telemetria roads status` and the reports name it."""
+
+    id: int
+    source: str  # the file's name as given
+    sha256: str  # of the file's bytes
+    bbox: tuple[float, float, float, float] | None  # W, S, E, N the import was clipped to, None: the whole file
+    imported_at: datetime
+    ways: int
+    km: float  # length of every way kept
+    named_km: float  # of them, with a name or ref
+    paved_km: float
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """How the vehicle went from fix i-1 to fix i of a matched stretch.
+
+    method: 'road' when both fixes matched and a road path joins them (km along it), 'chord' when not (km straight);
+    road/paved describe where fix i lies (its matched way), None when it did not match.
+    """
+
+    km: float
+    method: str  # 'road' | 'chord'
+    paved_km: float  # of km, on paved ways (0 for a chord)
+    unpaved_km: float  # of km, on unpaved ways (0 for a chord)
+
+
+@dataclass(frozen=True, slots=True)
+class Matched:
+    """A stretch of fixes matched to the roads: for each fix its way (index into the graph's ways, -1 when it did
+    not match), its road label (None when unmatched or unnamed), and for each fix after the first the Step from
+    the one before (len(steps) == len(fixes) - 1)."""
+
+    way: tuple[int, ...]
+    road: tuple[str | None, ...]
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+    @property
+    def road_km(self) -> float:
+        return sum(s.km for s in self.steps if s.method == "road")
+
+    @property
+    def chord_km(self) -> float:
+        return sum(s.km for s in self.steps if s.method == "chord")
