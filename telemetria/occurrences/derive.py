@@ -98,7 +98,7 @@ async def window_candidates(
         d0, d1 = day_bounds(day)
         if d0 > now:
             break
-        a = await fetch.analyze_piece(conn, vehicle, ctx.zones, day, d0, d1, params.report)
+        a = await fetch.analyze_piece(conn, vehicle, ctx.zones, day, d0, d1, params.report, ctx.network_on(day))
         due = [r for r in a.routes if await calendar.due(r, day)]
         run_plans = {r.id: plans.plan_runs(r, engine.line(r), day) for r in a.routes}
         timed = any(p.scheduled is not None for r in a.routes for p in r.points)

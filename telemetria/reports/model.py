@@ -173,11 +173,13 @@ class Vehicle:
         planned = [r.planned_km for r in self.routes_on(day) if r.planned_km is not None]
         return sum(planned) if planned else None
 
-    def basis(self, day: date, zones_digest: str, params: ReportParams) -> str:
+    def basis(self, day: date, zones_digest: str, params: ReportParams, network: int | None = None) -> str:
         """What the vehicle's figures of local day `day` derive from besides its fixes: a rollup is current
-        while this is unchanged, so a registry edit outdates only the vehicle-days it can change."""
+        while this is unchanged, so a registry edit outdates only the vehicle-days it can change. `network`: the
+        road network in force that day (none: the basis is what it was before road networks existed)."""
         routes = tuple(sorted(r.digest for r in self.routes_on(day)))
-        return _basis(params.fingerprint(), self.limit_on(day), routes, zones_digest)
+        basis = _basis(params.fingerprint(), self.limit_on(day), routes, zones_digest)
+        return basis if network is None else f"{basis}:net{network}"
 
     def label(self) -> dict[str, Any]:
         """What every report row carries to say which vehicle it is about."""
@@ -193,6 +195,9 @@ class Context:
     vehicles: list[Vehicle]
     zones: list[SpeedZone]
     generation: int
+    # The road networks (telemetria/roads): (first local day in force, network id), ascending; a day takes the
+    # last one whose first day it is on or after (none: no network in force, km as before roads existed).
+    networks: tuple[tuple[date, int], ...] = ()
 
     @cached_property
     def _by_id(self) -> dict[int, Vehicle]:
@@ -216,9 +221,17 @@ class Context:
     def vehicle(self, vehicle_id: int) -> Vehicle | None:
         return self._by_id.get(vehicle_id)
 
+    def network_on(self, day: date) -> int | None:
+        """The road network in force on local date `day`, None when none is."""
+        found = None
+        for first, network in self.networks:
+            if first <= day:
+                found = network
+        return found
+
     def basis(self, vehicle: Vehicle, day: date) -> str:
         """The basis a rollup of `vehicle` on local day `day` computed with the default knobs has now."""
-        return vehicle.basis(day, self.zones_digest(day), DEFAULT)
+        return vehicle.basis(day, self.zones_digest(day), DEFAULT, self.network_on(day))
 
     def holds(self, rollup: Mapping[str, Any]) -> bool:
         """Whether a rollup row's basis is the one the registry gives its vehicle and day now."""

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 # OSM `surface` values counted as paved; anything else known counts as unpaved; no tag falls back on `highway`.
 PAVED_SURFACES = frozenset(
@@ -94,3 +102,34 @@ class Matched:
     @property
     def chord_km(self) -> float:
         return sum(s.km for s in self.steps if s.method == "chord")
+
+
+@dataclass(frozen=True, slots=True)
+class RoadStep:
+    """The road path a vehicle took between two fixes: metres along it, of them on paved and on unpaved ways, and
+    the way each fix lies on (indexes into the network's ways)."""
+
+    length_m: float
+    paved_m: float
+    unpaved_m: float
+    way_from: int
+    way_to: int
+
+
+class Roads(Protocol):
+    """A road network as the reports use it (roads/steps.py builds one from an imported network's ways)."""
+
+    network_id: int
+    ways: Sequence[Way]
+
+    def nearest(self, lat: FloatArray, lon: FloatArray, radius_m: float) -> IntArray:
+        """Per point, the index of the nearest way within radius_m, -1 where none."""
+        ...
+
+    def step(
+        self, lat0: float, lon0: float, lat1: float, lon1: float, low_m: float, high_m: float, expected_m: float
+    ) -> RoadStep | None:
+        """The road path from the first point to the second (each taken where it projects on a way within the
+        matching radius) whose length lies in [low_m - both offsets, high_m + both offsets], the one closest to
+        expected_m (NaN: the shortest); None when no road path is plausible (off-road, disconnected, too long)."""
+        ...

@@ -17,12 +17,14 @@ import numpy.typing as npt
 from telemetria.geo.geodesic import GEOD
 from telemetria.geo.routeline import RouteLine, angle_deg
 from telemetria.reports.analysis.clean import stationary_mask
+from telemetria.reports.analysis.roads import NEAR_ROAD_M, RoadSegments, along_roads, profile
 from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
 from telemetria.reports.knobs import ReportParams
+from telemetria.roads.model import Roads
 
-# Segment methods (Segments.method).
-NONE, ROUTE, CHORD = 0, 1, 2
-METHOD_NAMES = {NONE: "none", ROUTE: "route", CHORD: "chord"}
+# Segment methods (Segments.method). ROAD only with a road network in force (analysis/roads.py).
+NONE, ROUTE, CHORD, ROAD = 0, 1, 2, 3
+METHOD_NAMES = {NONE: "none", ROUTE: "route", CHORD: "chord", ROAD: "road"}
 
 # Along-route progress may fall short of the chord by the two offsets plus this much (UTM-vs-geodesic scale,
 # the chord bending over a corner the route line takes square), metres + fraction of the chord.
@@ -50,6 +52,11 @@ class Segments:
     # segment ran, forward (m_end > m_start) whenever an equally good pair says so (SAME_PROGRESS_M).
     m_start: FloatArray
     m_end: FloatArray
+    # Of length_m, metres on paved and on unpaved ways (both 0 where unknown: a chord, no network); the way the
+    # fix lies on (index into the network's ways, -1: none or no network).
+    paved_m: FloatArray
+    unpaved_m: FloatArray
+    way: npt.NDArray[np.int64]
 
     def by_method_m(self, mask: BoolArray | None = None) -> dict[str, float]:
         """Metres per method name ('route', 'chord'), over all fixes or over `mask`."""
@@ -64,11 +71,13 @@ class Segments:
 
 def segments(
     track: Track, keep: BoolArray, routes: Sequence[RouteLine], tolerances_m: Sequence[float], params: ReportParams,
-    still: BoolArray | None = None,
+    still: BoolArray | None = None, roads: Roads | None = None,
 ) -> Segments:  # fmt: skip
     """Length of every segment between consecutive kept fixes, metres, by the rules in the module docstring.
 
-    still: clean.stationary_mask(track, params, keep) when the caller already has it.
+    still: clean.stationary_mask(track, params, keep) when the caller already has it. roads: the road network in
+    force (analysis/roads.py): segments the routes do not explain are then measured along the roads where a road
+    path is plausible (method ROAD), and every segment gets its paved and unpaved metres.
     """
     if len(routes) != len(tolerances_m):
         raise ValueError("one tolerance per route")
@@ -84,13 +93,16 @@ def segments(
     along, which, m0, m1 = _along_route(track, a, b, dt, chord, routes, tolerances_m, params)
     use_route = linked & ~jitter & (which >= 0)
     use_chord = linked & ~jitter & ~use_route
+    road = _roads(roads, track, a, b, dt, chord, use_chord, params)
+    use_road = use_chord & np.isfinite(road.length_m)
+    use_chord &= ~use_road
 
     length = np.zeros(n)
-    length[b] = np.where(use_route, along, np.where(use_chord, chord, 0.0))
+    length[b] = np.where(use_route, along, np.where(use_road, road.length_m, np.where(use_chord, chord, 0.0)))
     dt_s = np.full(n, np.nan)
     dt_s[b] = dt
     method = np.full(n, NONE, dtype=np.int8)
-    method[b] = np.where(use_route, ROUTE, np.where(use_chord, CHORD, NONE))
+    method[b] = np.where(use_route, ROUTE, np.where(use_road, ROAD, np.where(use_chord, CHORD, NONE)))
     route = np.full(n, -1, dtype=np.int16)
     route[b] = np.where(use_route, which, -1)
     gap = np.zeros(n, dtype=bool)
@@ -100,7 +112,51 @@ def segments(
     m_start, m_end = np.full(n, np.nan), np.full(n, np.nan)
     m_start[b] = np.where(use_route, m0, np.nan)
     m_end[b] = np.where(use_route, m1, np.nan)
-    return Segments(track.t.copy(), length, dt_s, method, route, gap, jit, m_start, m_end)
+    paved, unpaved = np.zeros(n), np.zeros(n)
+    way = np.full(n, -1, dtype=np.int64)
+    if roads is not None:
+        paved[b] = np.where(use_road, road.paved_m, 0.0)
+        unpaved[b] = np.where(use_road, road.unpaved_m, 0.0)
+        way[b] = np.where(use_road, road.way_to, -1)
+        _route_pavement(roads, routes, b, use_route, which, m0, m1, length, paved, unpaved)
+        rest = keep & (way < 0)
+        if rest.any():
+            way[rest] = roads.nearest(track.lat[rest], track.lon[rest], NEAR_ROAD_M)
+    return Segments(track.t.copy(), length, dt_s, method, route, gap, jit, m_start, m_end, paved, unpaved, way)
+
+
+def _roads(
+    roads: Roads | None, track: Track, a: IntArray, b: IntArray, dt: FloatArray, chord: FloatArray, todo: BoolArray,
+    params: ReportParams,
+) -> RoadSegments:  # fmt: skip
+    """Road metres of the segments in `todo` (NaN where none is plausible or there is no network).
+
+    Bounds as the route method's: at least the chord less the slack, at most max_jump_kmh × dt; closest to the
+    reported speeds × dt when both ends have one and the segment is no gap (across a gap the speeds at its ends
+    say nothing of the time between: the shortest plausible path counts).
+    """
+    if roads is None or not todo.any():
+        m = len(a)
+        return RoadSegments(np.full(m, np.nan), np.zeros(m), np.zeros(m), np.full(m, -1, dtype=np.int64))
+    low = chord * (1 - SHORT_SLACK) - SHORT_SLACK_M
+    high = params.max_jump_kmh / 3.6 * dt + SHORT_SLACK_M
+    v = track.speed_kmh / 3.6
+    expected = np.where(dt > params.gap_s, np.nan, (v[a] + v[b]) / 2 * dt)
+    return along_roads(roads, track, a, b, chord, todo, low, high, expected)
+
+
+def _route_pavement(
+    roads: Roads, routes: Sequence[RouteLine], b: IntArray, use_route: BoolArray, which: npt.NDArray[np.int16],
+    m0: FloatArray, m1: FloatArray, length: FloatArray, paved: FloatArray, unpaved: FloatArray,
+) -> None:  # fmt: skip
+    """Paved and unpaved metres of the route segments, from the roads under the route line between the measures,
+    scaled to the segment's length (its progress along the line)."""
+    for k in np.flatnonzero(use_route).tolist():
+        i = int(b[k])
+        p, u = profile(routes[int(which[k])], roads).split(float(m0[k]), float(m1[k]))
+        span = abs(float(m1[k]) - float(m0[k]))
+        if span > 0:
+            paved[i], unpaved[i] = p / span * length[i], u / span * length[i]
 
 
 def _chord_m(track: Track, a: IntArray, b: IntArray) -> FloatArray:

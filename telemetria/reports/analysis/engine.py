@@ -20,6 +20,7 @@ from telemetria.reports.analysis.stops import Classified, Leg, Stop, Trip
 from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Point, Route, SpeedZone, Vehicle
+from telemetria.roads.model import Roads
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -46,6 +47,7 @@ class Analysis:
     legs: list[Leg]
     speeding: list[episodes.Speeding]
     deviations: list[episodes.Deviation]
+    roads: Roads | None = None  # the road network the segments were measured on (None: none in force)
 
     def owns(self, t: float) -> bool:
         return self.start <= t < self.end
@@ -110,13 +112,15 @@ def analyze(
     start: float,
     end: float,
     params: ReportParams,
+    roads: Roads | None = None,
 ) -> Analysis:
-    """Every derived fact of the vehicle in [start, end), from its fixes (with context) and the day's registry."""
+    """Every derived fact of the vehicle in [start, end), from its fixes (with context) and the day's registry;
+    `roads`: the road network in force that day, if any (distance.segments)."""
     t = track.t
     keep = clean.keep_mask(track, params)
     still = clean.stationary_mask(track, params, keep)
     tolerances = [r.tolerance_m for r in routes]
-    seg = distance.segments(track, keep, lines, tolerances, params, still)
+    seg = distance.segments(track, keep, lines, tolerances, params, still, roads)
     speed = effective_speed(track, seg)
     offset, near = _offsets(track, lines)
     tol = np.array([tolerances[i] if i >= 0 else np.nan for i in near.tolist()], dtype=float)
@@ -167,4 +171,5 @@ def analyze(
         legs=[x for x in legs if inside(x.start)],
         speeding=[x for x in speeding if inside(x.start)],
         deviations=[x for x in deviations if inside(x.start)],
+        roads=roads,
     )

@@ -22,6 +22,9 @@ class Facts:
     route_m: float = 0.0
     chord_m: float = 0.0
     gap_m: float = 0.0
+    road_m: float = 0.0  # along the roads, off the routes (a road network in force)
+    paved_m: float = 0.0  # of the km, on paved ways (route or road segments; chords are neither)
+    unpaved_m: float = 0.0
     moving_s: float = 0.0
     max_kmh: float | None = None
     trips: int = 0
@@ -35,7 +38,7 @@ class Facts:
 
     @property
     def km(self) -> float:
-        return (self.route_m + self.chord_m) / 1000.0
+        return (self.route_m + self.road_m + self.chord_m) / 1000.0
 
     def add(self, other: Facts) -> None:
         """Fold `other` (a later or earlier period) into these figures."""
@@ -54,8 +57,8 @@ class Facts:
         return [getattr(self, f.name) for f in fields(self)]
 
 
-_SUMS = ("fixes", "kept", "route_m", "chord_m", "gap_m", "moving_s", "trips", "stops", "unauthorized_stops",
-         "speeding", "deviations")  # fmt: skip
+_SUMS = ("fixes", "kept", "route_m", "chord_m", "gap_m", "road_m", "paved_m", "unpaved_m", "moving_s", "trips",
+         "stops", "unauthorized_stops", "speeding", "deviations")  # fmt: skip
 
 
 def _opt(fn: Any, a: Any, b: Any) -> Any:
@@ -73,6 +76,9 @@ def facts(a: Analysis) -> Facts:
         route_m=by["route"],
         chord_m=by["chord"],
         gap_m=a.seg.gap_m(own),
+        road_m=by["road"],
+        paved_m=float(np.sum(a.seg.paved_m[own])),
+        unpaved_m=float(np.sum(a.seg.unpaved_m[own])),
         moving_s=a.moving_s(own),
         max_kmh=a.max_kmh(own),
         trips=len(a.trips),

@@ -122,7 +122,7 @@ async def _neutral_rows(
         kept = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
         sources["from_rollups" if kept is not None else "computed_live"] += 1
         if kept is None:
-            kept = ROWS[kind](await analyze_piece(conn, v, ctx.zones, day, s, e, params))
+            kept = ROWS[kind](await analyze_piece(conn, v, ctx.zones, day, s, e, params, ctx.network_on(day)))
         out += kept
     return out
 

@@ -30,12 +30,12 @@ from telemetria.reports.store.fetch import analyze_piece
 
 
 def method(f: Facts) -> str:
-    """Which measurement produced the km: along the route, chords, both, none (no movement), or no fixes at all."""
+    """Which measurements produced the km: along the route, along the roads, chords, those present joined by '+'
+    in that order ('route+chord', 'road', ...), none (no movement), or no fixes at all."""
     if f.fixes == 0:
         return "no_fixes"
-    if f.route_m > 0 and f.chord_m > 0:
-        return "route+chord"
-    return "route" if f.route_m > 0 else "chord" if f.chord_m > 0 else "none"
+    used = [name for name, m in (("route", f.route_m), ("road", f.road_m), ("chord", f.chord_m)) if m > 0]
+    return "+".join(used) or "none"
 
 
 async def daily_facts(
@@ -57,7 +57,7 @@ async def daily_facts(
             f = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
             rolled = f is not None
             if f is None:
-                f = facts(await analyze_piece(conn, v, zones, day, s, e, params))
+                f = facts(await analyze_piece(conn, v, zones, day, s, e, params, ctx.network_on(day)))
             shown = s.astimezone(win.tz).date()
             if rows and rows[-1][0] == shown:  # a day of the report's zone cut by a local midnight
                 merged = Facts()
@@ -89,7 +89,10 @@ def vehicle_row(v: Vehicle, f: Facts, win: Window) -> dict[str, Any]:
         "method": method(f),
         "route_km": round(f.route_m / 1000, 3),
         "chord_km": round(f.chord_m / 1000, 3),
+        "road_km": round(f.road_m / 1000, 3),
         "gap_km": round(f.gap_m / 1000, 3),
+        "paved_km": round(f.paved_m / 1000, 3),
+        "unpaved_km": round(f.unpaved_m / 1000, 3),
         "odometer_km": None if f.odometer_m is None else round(f.odometer_m / 1000, 3),
         "fixes": f.fixes,
         "fixes_used": f.kept,
@@ -109,7 +112,10 @@ KM_COLUMNS = [
     Column("Método", words("method")),
     Column("Km pela rota", km_or_blank("route_km"), KM),
     Column("Km em linha reta", km_or_blank("chord_km"), KM),
+    Column("Km pelas estradas", km_or_blank("road_km"), KM),
     Column("Km em lacunas de sinal", km_or_blank("gap_km"), KM),
+    Column("Km pavimentados", km_or_blank("paved_km"), KM),
+    Column("Km não pavimentados", km_or_blank("unpaved_km"), KM),
     Column("Km do odômetro (conferência)", "odometer_km", KM),
     Column("Posições recebidas", "fixes", INT),
     Column("Posições usadas", "fixes_used", INT),
@@ -151,6 +157,9 @@ async def km(
             "total_km": round(total.km, 3),
             "total_route_km": round(total.route_m / 1000, 3),
             "total_chord_km": round(total.chord_m / 1000, 3),
+            "total_road_km": round(total.road_m / 1000, 3),
+            "total_paved_km": round(total.paved_m / 1000, 3),
+            "total_unpaved_km": round(total.unpaved_m / 1000, 3),
             "total_gap_km": round(total.gap_m / 1000, 3),
             "total_planned_km": plan_total,
             "vehicle_days": {"from_rollups": rolled, "computed_live": live},

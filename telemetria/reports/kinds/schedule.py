@@ -134,7 +134,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
             if day > today or not v.routes_on(day):
                 continue
             d0, d1 = day_bounds(day)
-            a = await analyze_piece(conn, v, zones, day, d0, d1, params)
+            a = await analyze_piece(conn, v, zones, day, d0, d1, params, ctx.network_on(day))
             for route, run in runs_of(a, day, params):
                 run = still_open(run, now.timestamp())
                 rows.append(row(v, route, run, win.tz, not run.made and now.timestamp() < run.closes))

@@ -23,6 +23,8 @@ SUMMARY_COLUMNS = [
     Column("Km", km_or_blank("km"), KM),
     Column("Método", words("method")),
     Column("Km em lacunas de sinal", km_or_blank("gap_km"), KM),
+    Column("Km pavimentados", km_or_blank("paved_km"), KM),
+    Column("Km não pavimentados", km_or_blank("unpaved_km"), KM),
     Column("Tempo em movimento", "driving_s", HMS),
     Column("Trechos", "trips", INT),
     Column("Velocidade máxima (km/h)", "max_kmh", KMH),

@@ -17,6 +17,7 @@ import numpy as np
 from telemetria.db import Conn
 from telemetria.reports.analysis.engine import Analysis
 from telemetria.reports.analysis.places import passed_points
+from telemetria.reports.analysis.roads import NEAR_ROAD_M
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Window
 from telemetria.reports.output import gis as gf
@@ -61,8 +62,11 @@ PLACE_COLUMNS = [
     Column("Duração", "duration_s", HMS),
     Column("Latitude", "lat", COORD),
     Column("Longitude", "lon", COORD),
+    Column("Via", "road", TEXT),
+    Column("Km na via", "km", KM),
+    Column("Saída da via", "end", DATETIME),
 ]
-METHODS = {0: None, 1: "route", 2: "chord"}
+METHODS = {0: None, 1: "route", 2: "chord", 3: "road"}
 IGNITION = {-1: None, 0: "desligada", 1: "ligada"}
 
 
@@ -124,8 +128,45 @@ def positions(a: Analysis, win: Window) -> list[dict[str, Any]]:
                 "received": local(tr.received[i], win.tz),
                 "delay_s": round(float(tr.received[i] - tr.t[i])),
                 "limit_kmh": None if limit != limit else round(float(limit), 1),  # the one speeding is judged by
+                "road": road_at(a, i),
             }
         )
+    return out
+
+
+def road_at(a: Analysis, i: int) -> str | None:
+    """The road fix i lies on (its name, else its ref), None without a network, off the roads or unnamed."""
+    w = int(a.seg.way[i])
+    return a.roads.ways[w].label if a.roads is not None and w >= 0 else None
+
+
+def roads_passed(a: Analysis, win: Window) -> list[dict[str, Any]]:
+    """The roads the window's kept positions lie on, in order: each stretch of consecutive positions on one road
+    (an unnamed way or none ends a stretch) with its entry and exit times and the km driven on it (the segments
+    ending at its positions after the first)."""
+    if a.roads is None:
+        return []
+    idx = np.flatnonzero(a.own & a.keep)
+    out: list[dict[str, Any]] = []
+    current: str | None = None
+    for i in idx.tolist():
+        road = road_at(a, i)
+        if road is not None and road == current:
+            out[-1]["km"] += float(a.seg.length_m[i]) / 1000.0
+            out[-1]["end"] = local(a.track.t[i], win.tz)
+        elif road is not None:
+            out.append(
+                {
+                    **a.vehicle.label(), "time": local(a.track.t[i], win.tz), "kind": "road", "name": road,
+                    "authorized": None, "duration_s": None, "lat": round(float(a.track.lat[i]), 6),
+                    "lon": round(float(a.track.lon[i]), 6), "road": road, "km": 0.0,
+                    "end": local(a.track.t[i], win.tz),
+                }
+            )  # fmt: skip
+        current = road
+    for r in out:
+        r["km"] = round(r["km"], 3)
+        r["duration_s"] = round((r["end"] - r["time"]).total_seconds())
     return out
 
 
@@ -141,6 +182,9 @@ def places(a: Analysis, win: Window) -> list[dict[str, Any]]:
             "duration_s": round(c.stop.duration_s),
             "lat": round(c.stop.lat, 6),
             "lon": round(c.stop.lon, 6),
+            "road": road_near(a, c.stop.lat, c.stop.lon),
+            "km": None,
+            "end": None,
         }
         for c in a.stops
     ]
@@ -148,11 +192,21 @@ def places(a: Analysis, win: Window) -> list[dict[str, Any]]:
         out.append(
             {
                 **a.vehicle.label(), "time": local(a.track.t[i], win.tz), "kind": p.kind, "name": p.name,
-                "authorized": True, "duration_s": None, "lat": p.lat, "lon": p.lon,
+                "authorized": True, "duration_s": None, "lat": p.lat, "lon": p.lon, "road": road_at(a, i), "km": None,
+                "end": None,
             }
         )  # fmt: skip
-    out.sort(key=lambda r: r["time"])
+    out += roads_passed(a, win)
+    out.sort(key=lambda r: (r["time"], r["kind"] == "road"))
     return out
+
+
+def road_near(a: Analysis, lat: float, lon: float) -> str | None:
+    """The road nearest a place (a stop's centre) within the matching distance, None without a network."""
+    if a.roads is None:
+        return None
+    w = int(a.roads.nearest(np.array([lat]), np.array([lon]), NEAR_ROAD_M)[0])
+    return a.roads.ways[w].label if w >= 0 else None
 
 
 async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:

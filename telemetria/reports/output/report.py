@@ -22,7 +22,8 @@ from telemetria.seals.model import SealRef
 # The codes JSON carries (for scripts), as a pt-BR CSV shows them (for people).
 WORDS = {
     "route": "rota", "chord": "linha reta", "route+chord": "rota e linha reta", "none": "sem deslocamento",
-    "no_fixes": "sem posições",
+    "no_fixes": "sem posições", "road": "estradas", "route+road": "rota e estradas",
+    "road+chord": "estradas e linha reta", "route+road+chord": "rota, estradas e linha reta",
     "media": "média", "grave": "grave", "gravissima": "gravíssima",
     "boarding": "embarque", "school": "escola", "garage": "garagem",
     "served": "atendido", "passed": "passou sem parar", "skipped": "pulado", "pending": "pendente",

@@ -10,6 +10,7 @@ from typing import Any
 from telemetria.db import Conn
 from telemetria.reports.model import Assignment, Context, NotFound, Point, Route, Selection, SpeedZone, Vehicle, Window
 from telemetria.reports.store import queries as q
+from telemetria.roads import inforce
 
 DAY = timedelta(days=1)
 
@@ -71,7 +72,7 @@ async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Co
         SpeedZone(z["limit_kmh"], z["geometry"], True, z["name"], z["lo"], last_day(z["hi"]))
         for z in await conn.fetch(q.ZONES, first, last)
     ]
-    return Context(vehicles, zones, gen["n"])
+    return Context(vehicles, zones, gen["n"], await inforce.networks(conn))
 
 
 DatedRoutes = dict[int, list[tuple[Route, date | None, date | None]]]

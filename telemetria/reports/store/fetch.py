@@ -19,6 +19,7 @@ from telemetria.reports.analysis.track import IGN_OFF, IGN_ON, IGN_UNKNOWN, Floa
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, SpeedZone, Vehicle, Window, zones_on
 from telemetria.reports.store import queries as q
+from telemetria.roads import inforce
 
 # Derivations at a window's edges look at fixes beyond it: distances and cleaning at a few fixes,
 # stops and trips crossing the edge at up to this much. The same context is used whether a day is
@@ -57,16 +58,18 @@ async def track(conn: Conn, vehicle_id: int, start: datetime, end: datetime) -> 
 
 async def analyze_piece(
     conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
-    params: ReportParams,
+    params: ReportParams, network: int | None = None,
 ) -> engine.Analysis:  # fmt: skip
     """The analysis of one piece of one local day with the registry of that day: the route versions assigned to
-    the vehicle, its speed limit and the speed zones (of `zones`, the versions) in force on `day`."""
+    the vehicle, its speed limit and the speed zones (of `zones`, the versions) in force on `day`, and the road
+    network in force then (`network`: Context.network_on(day); None: none)."""
     fixes = await track(conn, vehicle.id, start, end)
     routes = vehicle.routes_on(day)
     lines = [engine.line(r) for r in routes]
+    roads = await inforce.roads(conn, network) if network is not None else None
     return await asyncio.to_thread(
         engine.analyze, fixes, vehicle.as_on(day), routes, lines, zones_on(zones, day), start.timestamp(),
-        end.timestamp(), params,
+        end.timestamp(), params, roads,
     )  # fmt: skip
 
 
@@ -76,4 +79,4 @@ async def analyses(
     """The vehicle's analyses over the window, one per piece of `split`, in time order."""
     zones = ctx.zones
     for day, s, e in split(win.start, win.end, win.tz):
-        yield await analyze_piece(conn, vehicle, zones, day, s, e, params)
+        yield await analyze_piece(conn, vehicle, zones, day, s, e, params, ctx.network_on(day))

@@ -137,8 +137,9 @@ ORDER BY u.ord"""
 # --- rollups ----------------------------------------------------------------------------------
 # Current rollups of the vehicles for local days [$2, $3] with basis $4: no stale mark pending.
 ROLLUPS = """
-SELECT r.vehicle_id, r.day, r.basis, r.fixes, r.kept, r.route_m, r.chord_m, r.gap_m, r.moving_s, r.max_kmh, r.trips,
-       r.stops, r.unauthorized_stops, r.speeding, r.deviations, r.odometer_m, r.first_ts, r.last_ts
+SELECT r.vehicle_id, r.day, r.basis, r.fixes, r.kept, r.route_m, r.chord_m, r.gap_m, r.road_m, r.paved_m,
+       r.unpaved_m, r.moving_s, r.max_kmh, r.trips, r.stops, r.unauthorized_stops, r.speeding, r.deviations,
+       r.odometer_m, r.first_ts, r.last_ts
 FROM report_rollups r
 WHERE r.vehicle_id = ANY ($1) AND r.day BETWEEN $2 AND $3
   AND r.day <= (SELECT closed_through FROM rollup_horizon)
@@ -166,13 +167,14 @@ CHECKED = "SELECT checked_generation FROM rollup_horizon"
 SET_CHECKED = "UPDATE rollup_horizon SET checked_generation = $1"
 MARK_DAYS = "INSERT INTO rollup_stale (vehicle_id, day) SELECT $1, unnest($2::date[])"
 UPSERT_ROLLUP = """
-INSERT INTO report_rollups (vehicle_id, day, basis, fixes, kept, route_m, chord_m, gap_m, moving_s, max_kmh,
-                            trips, stops, unauthorized_stops, speeding, deviations, odometer_m, first_ts, last_ts,
-                            events)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+INSERT INTO report_rollups (vehicle_id, day, basis, fixes, kept, route_m, chord_m, gap_m, road_m, paved_m, unpaved_m,
+                            moving_s, max_kmh, trips, stops, unauthorized_stops, speeding, deviations, odometer_m,
+                            first_ts, last_ts, events)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 ON CONFLICT (vehicle_id, day) DO UPDATE SET
     basis = EXCLUDED.basis, fixes = EXCLUDED.fixes, kept = EXCLUDED.kept, route_m = EXCLUDED.route_m,
-    chord_m = EXCLUDED.chord_m, gap_m = EXCLUDED.gap_m, moving_s = EXCLUDED.moving_s,
+    chord_m = EXCLUDED.chord_m, gap_m = EXCLUDED.gap_m, road_m = EXCLUDED.road_m, paved_m = EXCLUDED.paved_m,
+    unpaved_m = EXCLUDED.unpaved_m, moving_s = EXCLUDED.moving_s,
     max_kmh = EXCLUDED.max_kmh, trips = EXCLUDED.trips, stops = EXCLUDED.stops,
     unauthorized_stops = EXCLUDED.unauthorized_stops, speeding = EXCLUDED.speeding,
     deviations = EXCLUDED.deviations, odometer_m = EXCLUDED.odometer_m, first_ts = EXCLUDED.first_ts,

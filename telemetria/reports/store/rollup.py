@@ -45,7 +45,7 @@ async def compute_day(conn: Conn, vehicle_id: int, day: date) -> tuple[Facts, di
     """One vehicle's local day from the fixes with the default knobs: figures, event rows, and the basis used."""
     d0, d1 = day_bounds(day)
     ctx = await load(conn, None, Selection([vehicle_id], None, None), Window(d0, d1, LOCAL_TZ))
-    a = await analyze_piece(conn, ctx.vehicles[0], ctx.zones, day, d0, d1, DEFAULT)
+    a = await analyze_piece(conn, ctx.vehicles[0], ctx.zones, day, d0, d1, DEFAULT, ctx.network_on(day))
     return facts(a), neutral(a), ctx.basis(ctx.vehicles[0], day)
 
 

@@ -24,7 +24,7 @@ const flags = (r) => {
 const REPORTS = {
   km: {
     about: "Quilômetros rodados por veículo (ou por veículo e dia) no período, com o total do grupo e como " +
-      "foram medidos: ao longo da rota ou em linha reta entre posições.",
+      "foram medidos: ao longo da rota, pelas estradas (com a malha viária importada) ou em linha reta entre posições.",
     week: true, key: "vehicles",
     noun: (d) => (d.by === "day" ? ["dia de veículo", "dias de veículo"] : ["veículo", "veículos"]),
     columns: (d) => [
@@ -32,12 +32,16 @@ const REPORTS = {
       num("Km", "km", km), num("Km planejado (rotas)", "planned_km", rule("km")), col("Método", "method", word), num("Tempo em movimento", "driving_s", fmt.duration),
       num("Vel. máxima (km/h)", "max_kmh"), col("Contratada", "contractor"),
       more(col("Prefixo", "prefix")), more(num("Km pela rota", "route_km", km)),
-      more(num("Km em linha reta", "chord_km", km)), more(num("Km em lacunas de sinal", "gap_km", km)),
-      more(num("Km do odômetro", "odometer_km", km)), more(num("Posições recebidas", "fixes", int)),
+      more(num("Km em linha reta", "chord_km", km)), more(num("Km pelas estradas", "road_km", km)),
+      more(num("Km em lacunas de sinal", "gap_km", km)), more(num("Km pavimentados", "paved_km", km)),
+      more(num("Km não pavimentados", "unpaved_km", km)), more(num("Km do odômetro", "odometer_km", km)), more(num("Posições recebidas", "fixes", int)),
       more(num("Posições usadas", "fixes_used", int)), more(tcol("Primeira posição", "first_fix", time)),
       more(tcol("Última posição", "last_fix", time)),
     ],
-    totals: (d) => ({ km: d.total_km, planned_km: d.total_planned_km, route_km: d.total_route_km, chord_km: d.total_chord_km, gap_km: d.total_gap_km }),
+    totals: (d) => ({
+      km: d.total_km, planned_km: d.total_planned_km, route_km: d.total_route_km, chord_km: d.total_chord_km,
+      road_km: d.total_road_km, gap_km: d.total_gap_km, paved_km: d.total_paved_km, unpaved_km: d.total_unpaved_km,
+    }),
   },
   summary: {
     about: "Por veículo: km, tempo em movimento, trechos, velocidades, paradas, alertas e condutores do período.",
@@ -48,7 +52,8 @@ const REPORTS = {
       num("Paradas fora de ponto autorizado", "unauthorized_stops", int), num("Excessos de velocidade", "speeding", int),
       num("Desvios de rota", "deviations", int),
       more(col("Prefixo", "prefix")), more(col("Contratada", "contractor")), more(col("Método", "method", word)),
-      more(num("Km em lacunas de sinal", "gap_km", km)), more(num("Vel. máxima (km/h)", "max_kmh")),
+      more(num("Km em lacunas de sinal", "gap_km", km)), more(num("Km pavimentados", "paved_km", km)),
+      more(num("Km não pavimentados", "unpaved_km", km)), more(num("Vel. máxima (km/h)", "max_kmh")),
       more(num("Vel. média (km/h)", "avg_kmh")), more(num("Paradas", "stops", int)),
       more(col("Com posições", "active", yes)),
     ],

@@ -18,7 +18,8 @@ export const bytes = (n) => (n < 1024 ? `${n} bytes` : n < 1048576 ? `${dec(1)(n
 // The codes the API carries, as people read them (the CSV's words: telemetria/reports/output/report.py).
 const WORDS = {
   route: "rota", chord: "linha reta", "route+chord": "rota e linha reta", none: "sem deslocamento",
-  no_fixes: "sem posições",
+  no_fixes: "sem posições", road: "estradas", "route+road": "rota e estradas",
+  "road+chord": "estradas e linha reta", "route+road+chord": "rota, estradas e linha reta",
   media: "média", grave: "grave", gravissima: "gravíssima",
   boarding: "embarque", school: "escola", garage: "garagem", stop: "parada",
   served: "atendido", passed: "passou sem parar", skipped: "pulado", pending: "pendente",

@@ -1,0 +1,54 @@
+"""Which road network is in force on a day, and that network ready for the reports (built once per process).
+
+A network applies from its first day (`road_networks.effective_from`) until the next one's: an import never
+changes the km of days before it unless it is back-dated on purpose (`telemetria roads import --from`), as a
+registry edit's `effective_from` does. Ways of a network never change once imported, so a built network is kept
+by (database, id) with no invalidation; the few last used are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from datetime import date
+
+from telemetria.db import Conn
+from telemetria.roads import queries as q
+from telemetria.roads.model import Roads
+
+KEPT = 3  # networks kept built: the one in force, the previous (days before it) and one being imported
+_built: OrderedDict[tuple[str, int], Roads] = OrderedDict()
+_locks: dict[tuple[str, int], asyncio.Lock] = {}
+
+
+async def networks(conn: Conn) -> tuple[tuple[date, int], ...]:
+    """(first local day in force, network id) of every network, ascending (Context.networks)."""
+    return tuple((r["effective_from"], r["id"]) for r in await conn.fetch(q.IN_FORCE))
+
+
+async def network_on(conn: Conn, day: date) -> int | None:
+    """The network in force on local date `day`, None when none is."""
+    found: int | None = await conn.fetchval(q.IN_FORCE_ON, day)
+    return found
+
+
+async def roads(conn: Conn, network_id: int) -> Roads:
+    """The network `network_id` ready for matching (roads/steps.py), built at its first use in this process."""
+    db: str = await conn.fetchval("SELECT current_database()")
+    key = (db, network_id)
+    got = _built.get(key)
+    if got is not None:
+        _built.move_to_end(key)
+        return got
+    lock = _locks.setdefault(key, asyncio.Lock())
+    async with lock:
+        got = _built.get(key)
+        if got is None:
+            from telemetria.roads import steps, store
+
+            ways = await store.load_ways(conn, network_id)
+            got = await asyncio.to_thread(steps.build, network_id, ways)
+            _built[key] = got
+            while len(_built) > KEPT:
+                _built.popitem(last=False)
+    return got
