@@ -49,6 +49,7 @@ from telemetria.reports import api as reports_api
 from telemetria.reports import knobs as report_knobs
 from telemetria.reports.store import rollup
 from telemetria.reports.store.queries import last_fixes
+from telemetria.roads import api as roads_api
 from telemetria.seals import api as seals_api
 from telemetria.seals import verify_api as seals_verify_api
 from telemetria.settings import Settings
@@ -61,7 +62,7 @@ _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, api_versions.router, audit_api.router,
     reports_api.router, live_api.router, contracts_api.router, measurement_api.router, occurrences_api.router,
-    day_api.router, seals_api.router, seals_verify_api.router,
+    day_api.router, seals_api.router, seals_verify_api.router, roads_api.router,
 )  # fmt: skip
 
 

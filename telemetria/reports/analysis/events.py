@@ -15,7 +15,7 @@ import numpy as np
 
 from telemetria.reports.analysis import runs
 from telemetria.reports.analysis.engine import Analysis
-from telemetria.reports.analysis.places import place
+from telemetria.reports.analysis.places import place, road, road_near
 
 Row = dict[str, Any]
 Rows = Callable[[Analysis], list[Row]]
@@ -61,6 +61,7 @@ def stops(a: Analysis) -> list[Row]:
                 "nearest_point": point.name if point else None,
                 "nearest_point_m": round(c.distance_m) if point else None,
                 "ignition_off": s.ignition_off,
+                "road": road_near(a, s.lat, s.lon),
             }
         )
     return out
@@ -81,8 +82,10 @@ def trips(a: Analysis) -> list[Row]:
                 **_span(x.start, x.end),
                 **_at(a, x.first, "start_"),
                 "start_place": place(a, x.first)["place"],
+                "start_road": road(a, x.first),
                 **_at(a, x.last, "end_"),
                 "end_place": place(a, x.last)["place"],
+                "end_road": road(a, x.last),
                 "km": round(km, 3),
                 "avg_kmh": round(km / (x.moving_s / 3600), 1) if x.moving_s > 0 else None,
                 "max_kmh": None if x.max_kmh != x.max_kmh else round(x.max_kmh, 1),

@@ -8,6 +8,7 @@ import numpy as np
 
 from telemetria.geo.geodesic import distance_m
 from telemetria.reports.analysis.engine import Analysis
+from telemetria.reports.analysis.roads import NEAR_ROAD_M
 from telemetria.reports.model import Point
 
 NEAR_POINT_M = 300.0
@@ -27,11 +28,18 @@ def route_km(a: Analysis, i: int) -> tuple[str, float] | None:
     return (a.routes[r].code, float(measures[0]) / 1000.0) if len(measures) else None
 
 
+def road(a: Analysis, i: int) -> str | None:
+    """The road fix i lies on (name, else ref) when a road network is in force and the fix is on a named way."""
+    w = int(a.seg.way[i])
+    return a.roads.ways[w].label if a.roads is not None and w >= 0 else None
+
+
 def place(a: Analysis, i: int) -> dict[str, Any]:
-    """`place` (text), `route_code` and `route_km` of fix i; what is unknown is None."""
+    """`place` (text), `road`, `route_code` and `route_km` of fix i; what is unknown is None."""
     lat, lon = float(a.track.lat[i]), float(a.track.lon[i])
     along = route_km(a, i)
-    words = []
+    on = road(a, i)
+    words = [on] if on else []
     points = [p for r in a.routes for p in r.points]
     if points:
         d = np.asarray(distance_m(lon, lat, [p.lon for p in points], [p.lat for p in points]))
@@ -42,6 +50,7 @@ def place(a: Analysis, i: int) -> dict[str, Any]:
         words.append(f"rota {along[0]}, km {_km(along[1])}")
     return {
         "place": "; ".join(words) or None,
+        "road": on,
         "route_code": along[0] if along else None,
         "route_km": round(along[1], 2) if along else None,
     }
@@ -59,3 +68,11 @@ def passed_points(a: Analysis, radius_m: float = 50.0) -> list[tuple[Point, int]
         starts = np.flatnonzero(near & ~np.concatenate([[False], near[:-1]]))
         out += [(p, int(idx[k])) for k in starts.tolist()]
     return out
+
+
+def road_near(a: Analysis, lat: float, lon: float) -> str | None:
+    """The road nearest a place (a stop's centre) within the matching distance, None without a network."""
+    if a.roads is None:
+        return None
+    w = int(a.roads.nearest(np.array([lat]), np.array([lon]), NEAR_ROAD_M)[0])
+    return a.roads.ways[w].label if w >= 0 else None

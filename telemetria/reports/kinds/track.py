@@ -16,8 +16,7 @@ import numpy as np
 
 from telemetria.db import Conn
 from telemetria.reports.analysis.engine import Analysis
-from telemetria.reports.analysis.places import passed_points
-from telemetria.reports.analysis.roads import NEAR_ROAD_M
+from telemetria.reports.analysis.places import passed_points, road, road_near
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Window
 from telemetria.reports.output import gis as gf
@@ -56,7 +55,7 @@ TOTALS_COLUMNS = [
 PLACE_COLUMNS = [
     *VEHICLE,
     Column("Data e hora", "time", DATETIME),
-    Column("Tipo", lambda r: "parada" if r["kind"] == "stop" else WORDS.get(r["kind"], r["kind"])),
+    Column("Tipo", lambda r: PLACE_KINDS.get(r["kind"]) or WORDS.get(r["kind"], r["kind"])),
     Column("Nome", "name", TEXT),
     Column("Ponto autorizado", "authorized", BOOL),
     Column("Duração", "duration_s", HMS),
@@ -67,6 +66,7 @@ PLACE_COLUMNS = [
     Column("Saída da via", "end", DATETIME),
 ]
 METHODS = {0: None, 1: "route", 2: "chord", 3: "road"}
+PLACE_KINDS = {"stop": "parada", "road": "via"}
 IGNITION = {-1: None, 0: "desligada", 1: "ligada"}
 
 
@@ -128,16 +128,10 @@ def positions(a: Analysis, win: Window) -> list[dict[str, Any]]:
                 "received": local(tr.received[i], win.tz),
                 "delay_s": round(float(tr.received[i] - tr.t[i])),
                 "limit_kmh": None if limit != limit else round(float(limit), 1),  # the one speeding is judged by
-                "road": road_at(a, i),
+                "road": road(a, i),
             }
         )
     return out
-
-
-def road_at(a: Analysis, i: int) -> str | None:
-    """The road fix i lies on (its name, else its ref), None without a network, off the roads or unnamed."""
-    w = int(a.seg.way[i])
-    return a.roads.ways[w].label if a.roads is not None and w >= 0 else None
 
 
 def roads_passed(a: Analysis, win: Window) -> list[dict[str, Any]]:
@@ -150,20 +144,20 @@ def roads_passed(a: Analysis, win: Window) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     current: str | None = None
     for i in idx.tolist():
-        road = road_at(a, i)
-        if road is not None and road == current:
+        on = road(a, i)
+        if on is not None and on == current:
             out[-1]["km"] += float(a.seg.length_m[i]) / 1000.0
             out[-1]["end"] = local(a.track.t[i], win.tz)
-        elif road is not None:
+        elif on is not None:
             out.append(
                 {
-                    **a.vehicle.label(), "time": local(a.track.t[i], win.tz), "kind": "road", "name": road,
+                    **a.vehicle.label(), "time": local(a.track.t[i], win.tz), "kind": "road", "name": on,
                     "authorized": None, "duration_s": None, "lat": round(float(a.track.lat[i]), 6),
-                    "lon": round(float(a.track.lon[i]), 6), "road": road, "km": 0.0,
+                    "lon": round(float(a.track.lon[i]), 6), "road": on, "km": 0.0,
                     "end": local(a.track.t[i], win.tz),
                 }
             )  # fmt: skip
-        current = road
+        current = on
     for r in out:
         r["km"] = round(r["km"], 3)
         r["duration_s"] = round((r["end"] - r["time"]).total_seconds())
@@ -192,21 +186,13 @@ def places(a: Analysis, win: Window) -> list[dict[str, Any]]:
         out.append(
             {
                 **a.vehicle.label(), "time": local(a.track.t[i], win.tz), "kind": p.kind, "name": p.name,
-                "authorized": True, "duration_s": None, "lat": p.lat, "lon": p.lon, "road": road_at(a, i), "km": None,
+                "authorized": True, "duration_s": None, "lat": p.lat, "lon": p.lon, "road": road(a, i), "km": None,
                 "end": None,
             }
         )  # fmt: skip
     out += roads_passed(a, win)
     out.sort(key=lambda r: (r["time"], r["kind"] == "road"))
     return out
-
-
-def road_near(a: Analysis, lat: float, lon: float) -> str | None:
-    """The road nearest a place (a stop's centre) within the matching distance, None without a network."""
-    if a.roads is None:
-        return None
-    w = int(a.roads.nearest(np.array([lat]), np.array([lon]), NEAR_ROAD_M)[0])
-    return a.roads.ways[w].label if w >= 0 else None
 
 
 async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) -> Report:
@@ -236,7 +222,11 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) ->
                 if pts:
                     day = local(a.start, win.tz)
                     segments.append(gf.Segment(f"{v.plate} {day:%d/%m/%Y}", pts))
-                marks += [gf.Place(p["name"], p["kind"], p["lat"], p["lon"], p["time"]) for p in places(a, win)]
+                marks += [
+                    gf.Place(p["name"], p["kind"], p["lat"], p["lon"], p["time"])
+                    for p in places(a, win)
+                    if p["kind"] != "road"  # the roads passed are the line itself, not marks on it
+                ]
         return segments, marks
 
     def footer() -> dict[str, Any]:

@@ -1,6 +1,6 @@
 // A Leaflet map with the configured base layers (street, satellite, hybrid, none). The pages work
 // without tiles: vehicles, tracks and routes are vector layers, drawn whether tiles load or not.
-import { config, el } from "./api.js";
+import { api, config, el } from "./api.js";
 
 const L = window.L;
 const CHOICE = "telemetria.baselayer";
@@ -23,10 +23,53 @@ export function makeMap(element) {
   const saved = localStorage.getItem(CHOICE);
   const first = bases[saved] ? saved : Object.keys(bases)[0];
   bases[first].addTo(map);
-  L.control.layers(bases, {}, { position: "topright" }).addTo(map);
+  const control = L.control.layers(bases, {}, { position: "topright" }).addTo(map);
   L.control.scale({ imperial: false }).addTo(map);
   map.on("baselayerchange", (e) => localStorage.setItem(CHOICE, e.name));
+  offerRoads(map, control, bases[first], saved);
   return map;
+}
+
+// The imported road network (telemetria roads import) as a base layer of vectors: roads drawn from the
+// service itself, named when close enough, so the map is useful where no tile server is reachable.
+export const ROADS_LAYER = "Estradas importadas (sem internet)";
+const NAMES_FROM_ZOOM = 14;
+
+async function offerRoads(map, control, shown, saved) {
+  let status;
+  try { status = await api("/api/v1/roads/status"); } catch { return; }
+  if (!status || !status.network) return;
+  const layer = L.layerGroup();
+  let pending = null;
+  const draw = async () => {
+    if (!map.hasLayer(layer)) return;
+    pending?.abort();
+    pending = new AbortController();
+    const b = map.getBounds();
+    const box = [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((x) => x.toFixed(5)).join(",");
+    let data;
+    try {
+      data = await api(`/api/v1/roads?bbox=${box}&zoom=${map.getZoom()}`, { signal: pending.signal });
+    } catch { return; }
+    layer.clearLayers();
+    const named = map.getZoom() >= NAMES_FROM_ZOOM;
+    for (const f of data.features) {
+      const p = f.properties;
+      const line = L.polyline(f.geometry.coordinates.map(([x, y]) => [y, x]), {
+        color: p.paved ? "#7a7a7a" : "#a0522d", weight: p.paved ? 4 : 2.5, dashArray: p.paved ? null : "6 4",
+        interactive: Boolean(p.road),
+      });
+      if (p.road) line.bindTooltip(tip(p.road), { permanent: named, direction: "center", className: "road-name" });
+      layer.addLayer(line);
+    }
+  };
+  layer.on("add", draw);
+  map.on("moveend", draw);
+  control.addBaseLayer(layer, ROADS_LAYER);
+  if (saved === ROADS_LAYER) {
+    map.removeLayer(shown);
+    layer.addTo(map);
+  }
 }
 
 // Once per page: say that the base map is unreachable, and that everything else still works.
@@ -37,7 +80,8 @@ function tileTrouble(element) {
   const note = document.createElement("p");
   note.className = "map-note";
   note.setAttribute("role", "status");
-  note.title = "Veículos e trajetos continuam sendo mostrados. Escolha outra camada no canto superior direito.";
+  note.title = "Veículos e trajetos continuam sendo mostrados. Escolha outra camada no canto superior direito " +
+    `(com a malha viária importada: "${ROADS_LAYER}").`;
   const close = document.createElement("button");
   close.type = "button";
   close.className = "map-note-close";

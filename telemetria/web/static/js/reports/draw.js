@@ -154,6 +154,7 @@ function drawTrack(positions, places) {
       .bindTooltip(tip(`${line.plate} · ${fmt.time(line.day).slice(0, 10)}`)).addTo(layer);
   }
   for (const p of places) {
+    if (p.kind === "road") continue; // the roads passed are the line itself, listed in the table below
     const colour = p.kind !== "stop" ? COLOURS.point : p.authorized ? COLOURS.stopOk : COLOURS.stopBad;
     const what = p.kind === "stop" ? (p.authorized ? `parada em ${p.name}` : "parada fora de ponto autorizado")
       : `${word(p.kind)}: ${p.name}`;
@@ -169,6 +170,6 @@ function trackExtras(data) {
   const tbl = (cols, rows, caption) => el("div", { class: "table-wrap" }, el("table", { class: "data compact" },
     el("caption", {}, caption), head(cols), el("tbody", {}, rows.map((r) => el("tr", {}, cols.map((c) => cell(c, r)))))));
   totalsBox.append(tbl(TRACK_TOTALS, totals, "Totais por veículo"),
-    el("details", { class: "places" }, el("summary", {}, `Paradas e pontos de rota passados (${int(places.length)})`),
-      tbl(TRACK_PLACES, places, "Paradas e pontos de rota passados, em ordem de tempo")));
+    el("details", { class: "places" }, el("summary", {}, `Locais passados: vias, paradas e pontos de rota (${int(places.length)})`),
+      tbl(TRACK_PLACES, places, "Vias percorridas, paradas e pontos de rota passados, em ordem de tempo")));
 }
