@@ -14,6 +14,7 @@ from datetime import date
 
 from telemetria.db import Conn
 from telemetria.roads import queries as q
+from telemetria.roads import steps, store
 from telemetria.roads.model import Roads
 
 KEPT = 3  # networks kept built: the one in force, the previous (days before it) and one being imported
@@ -36,19 +37,15 @@ async def roads(conn: Conn, network_id: int) -> Roads:
     """The network `network_id` ready for matching (roads/steps.py), built at its first use in this process."""
     db: str = await conn.fetchval("SELECT current_database()")
     key = (db, network_id)
-    got = _built.get(key)
-    if got is not None:
+    found = _built.get(key)
+    if found is not None:
         _built.move_to_end(key)
-        return got
-    lock = _locks.setdefault(key, asyncio.Lock())
-    async with lock:
-        got = _built.get(key)
-        if got is None:
-            from telemetria.roads import steps, store
-
-            ways = await store.load_ways(conn, network_id)
-            got = await asyncio.to_thread(steps.build, network_id, ways)
-            _built[key] = got
+        return found
+    async with _locks.setdefault(key, asyncio.Lock()):
+        found = _built.get(key)
+        if found is None:
+            ways = [w for _, w in await store.load_ways(conn, network_id)]
+            found = _built[key] = await asyncio.to_thread(steps.build, network_id, ways)
             while len(_built) > KEPT:
                 _built.popitem(last=False)
-    return got
+    return found

@@ -119,8 +119,13 @@ class RoadStep:
 class Roads(Protocol):
     """A road network as the reports use it (roads/steps.py builds one from an imported network's ways)."""
 
-    network_id: int
-    ways: Sequence[Way]
+    @property
+    def network_id(self) -> int: ...
+
+    @property
+    def ways(self) -> Sequence[Way]:
+        """The network's ways; indexes are `road_ways.idx`."""
+        ...
 
     def nearest(self, lat: FloatArray, lon: FloatArray, radius_m: float) -> IntArray:
         """Per point, the index of the nearest way within radius_m, -1 where none."""

@@ -52,6 +52,7 @@ TOTALS_COLUMNS = [
     Column("Tempo em movimento", "moving_s", HMS),
     Column("Velocidade média (km/h)", "avg_kmh", KMH),
 ]
+PLACE_KINDS = {"stop": "parada", "road": "via"}
 PLACE_COLUMNS = [
     *VEHICLE,
     Column("Data e hora", "time", DATETIME),
@@ -66,7 +67,6 @@ PLACE_COLUMNS = [
     Column("Saída da via", "end", DATETIME),
 ]
 METHODS = {0: None, 1: "route", 2: "chord", 3: "road"}
-PLACE_KINDS = {"stop": "parada", "road": "via"}
 IGNITION = {-1: None, 0: "desligada", 1: "ligada"}
 
 

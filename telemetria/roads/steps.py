@@ -1,0 +1,249 @@
+"""A road network ready for the reports (pure): the ways split into edges at the nodes they share, a spatial
+index of the edges, and the road path between two fixes (roads.model.Roads).
+
+A fix lies on a way when the way passes within the matching radius; between two fixes the path is searched from
+each place near the first fix along its edge to each place near the second (a bounded Dijkstra over the junctions,
+oneway respected), and among the paths whose length the caller's bounds allow, the one closest to the expected
+length (what the speeds imply), else the shortest, counting each metre a fix lies off its road twice against
+it: a fix is more likely on the road it touches than on one 40 m away. Lengths are geodesic metres (WGS 84),
+projections in SIRGAS 2000 / UTM 20S (geo/metric.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+from telemetria.geo.geodesic import GEOD
+from telemetria.geo.metric import to_metric
+from telemetria.roads.model import FloatArray, IntArray, RoadStep, Way
+
+RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road's width, a stop on the verge)
+CANDIDATES = 4  # nearest edges considered per fix
+OFFSET_WEIGHT = 2.0  # metres of path one metre of a fix's offset from its road weighs
+CACHED_STEPS = 200_000  # steps remembered: the live detector recomputes the same day's segments every round
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A stretch of one way between two junctions: its vertices' cumulative geodesic metres and UTM coordinates."""
+
+    way: int
+    u: int  # junction index at the first vertex
+    v: int  # ... at the last
+    cum_m: FloatArray
+    x: FloatArray
+    y: FloatArray
+    oneway: bool
+    paved: bool
+
+    @property
+    def length_m(self) -> float:
+        return float(self.cum_m[-1])
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a fix may lie: on `edge`, `at_m` metres from its first vertex, `off_m` metres from the fix."""
+
+    edge: int
+    at_m: float
+    off_m: float
+
+
+class RoadNet:
+    """roads.model.Roads over one imported network."""
+
+    def __init__(self, network_id: int, ways: Sequence[Way]) -> None:
+        self.network_id = network_id
+        self.ways = list(ways)
+        self.edges: list[Edge] = []
+        self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
+        self._steps: OrderedDict[tuple[float, ...], RoadStep | None] = OrderedDict()
+        self._build()
+
+    def _build(self) -> None:
+        uses: dict[int, int] = {}
+        for w in self.ways:
+            for n in w.node_ids:
+                uses[n] = uses.get(n, 0) + 1
+        junction: dict[int, int] = {}
+
+        def node(osm: int) -> int:
+            if osm not in junction:
+                junction[osm] = len(junction)
+                self._adj.append([])
+            return junction[osm]
+
+        seg_edge: list[int] = []
+        seg_k: list[int] = []
+        starts: list[tuple[float, float]] = []
+        ends: list[tuple[float, float]] = []
+        for wi, w in enumerate(self.ways):
+            lat, lon = np.asarray(w.lat, dtype=float), np.asarray(w.lon, dtype=float)
+            if len(lat) < 2:
+                continue
+            x, y = to_metric(lon, lat)
+            _, _, d = GEOD.inv(lon[:-1], lat[:-1], lon[1:], lat[1:])
+            cum = np.concatenate([[0.0], np.cumsum(np.asarray(d, dtype=float))])
+            cut = [0] + [k for k in range(1, len(lat) - 1) if uses[w.node_ids[k]] > 1] + [len(lat) - 1]
+            for a, b in itertools.pairwise(cut):
+                e = len(self.edges)
+                u, v = node(w.node_ids[a]), node(w.node_ids[b])
+                edge = Edge(wi, u, v, cum[a : b + 1] - cum[a], x[a : b + 1], y[a : b + 1], w.oneway, w.paved)
+                self.edges.append(edge)
+                self._adj[u].append((v, e, True))
+                if not w.oneway:
+                    self._adj[v].append((u, e, False))
+                for k in range(b - a):
+                    seg_edge.append(e)
+                    seg_k.append(k)
+                    starts.append((float(edge.x[k]), float(edge.y[k])))
+                    ends.append((float(edge.x[k + 1]), float(edge.y[k + 1])))
+        self._seg_edge = np.asarray(seg_edge, dtype=np.int64)
+        self._seg_k = np.asarray(seg_k, dtype=np.int64)
+        lines = shapely.linestrings(np.stack([np.asarray(starts), np.asarray(ends)], axis=1)) if starts else []
+        self._tree = shapely.STRtree(lines)
+        self._lines = lines
+
+    # --- Roads --------------------------------------------------------------------------------------------------
+
+    def nearest(self, lat: FloatArray, lon: FloatArray, radius_m: float) -> IntArray:
+        """Per point, the way nearest within radius_m, -1 where none (or where the point is not finite)."""
+        lat, lon = np.asarray(lat, dtype=float), np.asarray(lon, dtype=float)
+        out = np.full(len(lat), -1, dtype=np.int64)
+        ok = np.flatnonzero(np.isfinite(lat) & np.isfinite(lon))
+        if not len(ok) or not len(self._seg_edge):
+            return out
+        x, y = to_metric(lon[ok], lat[ok])
+        pairs = self._tree.query_nearest(shapely.points(x, y), max_distance=radius_m, all_matches=False)
+        edges = self._seg_edge[pairs[1]]
+        out[ok[pairs[0]]] = [self.edges[e].way for e in edges.tolist()]
+        return out
+
+    def step(
+        self, lat0: float, lon0: float, lat1: float, lon1: float, low_m: float, high_m: float, expected_m: float
+    ) -> RoadStep | None:
+        """See roads.model.Roads.step; results are remembered (same arguments, same answer)."""
+        key = (lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
+        if key in self._steps:
+            self._steps.move_to_end(key)
+            return self._steps[key]
+        found = self._step(lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
+        self._steps[key] = found
+        if len(self._steps) > CACHED_STEPS:
+            self._steps.popitem(last=False)
+        return found
+
+    # --- the search ---------------------------------------------------------------------------------------------
+
+    def places(self, lat: float, lon: float, radius_m: float = RADIUS_M) -> list[Place]:
+        """Where a fix may lie: per edge within radius_m, its nearest place; the CANDIDATES nearest edges."""
+        if not len(self._seg_edge):
+            return []
+        x, y = (float(v[0]) for v in to_metric([lon], [lat]))
+        p = shapely.Point(x, y)
+        hits = self._tree.query(p, predicate="dwithin", distance=radius_m)
+        best: dict[int, Place] = {}
+        for s in hits.tolist():
+            e, k = int(self._seg_edge[s]), int(self._seg_k[s])
+            edge = self.edges[e]
+            ax, ay, bx, by = edge.x[k], edge.y[k], edge.x[k + 1], edge.y[k + 1]
+            dx, dy = bx - ax, by - ay
+            span = dx * dx + dy * dy
+            f = 0.0 if span == 0 else min(1.0, max(0.0, ((x - ax) * dx + (y - ay) * dy) / span))
+            off = math.hypot(ax + f * dx - x, ay + f * dy - y)
+            at = float(edge.cum_m[k] + f * (edge.cum_m[k + 1] - edge.cum_m[k]))
+            if e not in best or off < best[e].off_m:
+                best[e] = Place(e, at, off)
+        return sorted(best.values(), key=lambda c: (c.off_m, c.edge))[:CANDIDATES]
+
+    def _step(
+        self, lat0: float, lon0: float, lat1: float, lon1: float, low_m: float, high_m: float, expected_m: float
+    ) -> RoadStep | None:
+        froms, tos = self.places(lat0, lon0), self.places(lat1, lon1)
+        if not froms or not tos:
+            return None
+        best: tuple[float, float, Place, Place, list[tuple[int, float, float]]] | None = None
+        for a in froms:
+            reach = high_m + a.off_m + RADIUS_M
+            dist, back = self._search(a, reach)
+            for b in tos:
+                path = self._path(a, b, dist, back)
+                if path is None:
+                    continue
+                length = sum(hi - lo for _, lo, hi in path)
+                slack = a.off_m + b.off_m
+                if not low_m - slack <= length <= high_m + slack:
+                    continue
+                fit = abs(length - expected_m) if math.isfinite(expected_m) else length
+                score = fit + OFFSET_WEIGHT * slack
+                if best is None or (score, length) < (best[0], best[1]):
+                    best = (score, length, a, b, path)
+        if best is None:
+            return None
+        _, length, a, b, path = best
+        paved = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
+        return RoadStep(length, paved, length - paved, self.edges[a.edge].way, self.edges[b.edge].way)
+
+    def _search(self, a: Place, reach_m: float) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
+        """Metres from place `a` to each junction within reach_m (leaving along its edge, oneway respected), and
+        each junction's (previous junction or -1 for a's edge, edge taken)."""
+        edge = self.edges[a.edge]
+        dist: dict[int, float] = {}
+        back: dict[int, tuple[int, int]] = {}
+        heap: list[tuple[float, int, int, int]] = [(edge.length_m - a.at_m, edge.v, -1, a.edge)]
+        if not edge.oneway:
+            heap.append((a.at_m, edge.u, -1, a.edge))
+        heapq.heapify(heap)
+        while heap:
+            d, n, prev, e = heapq.heappop(heap)
+            if n in dist or d > reach_m:
+                continue
+            dist[n], back[n] = d, (prev, e)
+            for m, e2, _ in self._adj[n]:
+                if m not in dist:
+                    heapq.heappush(heap, (d + self.edges[e2].length_m, m, n, e2))
+        return dist, back
+
+    def _path(
+        self, a: Place, b: Place, dist: dict[int, float], back: dict[int, tuple[int, int]]
+    ) -> list[tuple[int, float, float]] | None:
+        """The shortest path from a to b as (edge, from m, to m) pieces, or None when b is out of reach."""
+        eb = self.edges[b.edge]
+        options: list[tuple[float, list[tuple[int, float, float]]]] = []
+        if a.edge == b.edge and (b.at_m >= a.at_m or not eb.oneway):
+            options.append((abs(b.at_m - a.at_m), [(a.edge, min(a.at_m, b.at_m), max(a.at_m, b.at_m))]))
+        if eb.u in dist:  # enter b's edge at its first vertex, travel forward
+            options.append((dist[eb.u] + b.at_m, [*self._pieces(a, eb.u, back), (b.edge, 0.0, b.at_m)]))
+        if eb.v in dist and not eb.oneway:  # enter at its last vertex, travel backward
+            pieces = [*self._pieces(a, eb.v, back), (b.edge, b.at_m, eb.length_m)]
+            options.append((dist[eb.v] + eb.length_m - b.at_m, pieces))
+        if not options:
+            return None
+        return min(options, key=lambda o: o[0])[1]
+
+    def _pieces(self, a: Place, n: int, back: dict[int, tuple[int, int]]) -> list[tuple[int, float, float]]:
+        """The edges from place a to junction n, in order, as (edge, from m, to m) along each."""
+        out: list[tuple[int, float, float]] = []
+        while True:
+            prev, e = back[n]
+            edge = self.edges[e]
+            if prev < 0:  # a's own edge: from a's place to the end it left by
+                out.append((e, a.at_m, edge.length_m) if n == edge.v else (e, 0.0, a.at_m))
+                break
+            out.append((e, 0.0, edge.length_m))
+            n = prev
+        return out[::-1]
+
+
+def build(network_id: int, ways: Sequence[Way]) -> RoadNet:
+    """The network `network_id` of `ways` (in the order of their idx) ready for the reports."""
+    return RoadNet(network_id, ways)
