@@ -111,6 +111,7 @@ class RoadNet:
         self._seg_k = np.asarray(seg_k, dtype=np.int64)
         lines = shapely.linestrings(np.stack([np.asarray(starts), np.asarray(ends)], axis=1)) if starts else []
         self._tree = shapely.STRtree(lines)
+        self._lengths = [e.length_m for e in self.edges]
         self._lines = lines
 
     # --- Roads --------------------------------------------------------------------------------------------------
@@ -142,6 +143,10 @@ class RoadNet:
             self._steps.popitem(last=False)
         return found
 
+    def forget(self) -> None:
+        """Drop the remembered steps (a benchmark's first-time figure)."""
+        self._steps.clear()
+
     # --- the search ---------------------------------------------------------------------------------------------
 
     def places(self, lat: float, lon: float, radius_m: float = RADIUS_M) -> list[Place]:
@@ -172,9 +177,10 @@ class RoadNet:
         if not froms or not tos:
             return None
         best: tuple[float, float, Place, Place, list[tuple[int, float, float]]] | None = None
+        targets = {n for b in tos for n in (self.edges[b.edge].u, self.edges[b.edge].v)}
         for a in froms:
             reach = high_m + a.off_m + RADIUS_M
-            dist, back = self._search(a, reach)
+            dist, back = self._search(a, reach, targets)
             for b in tos:
                 path = self._path(a, b, dist, back)
                 if path is None:
@@ -193,24 +199,31 @@ class RoadNet:
         paved = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
         return RoadStep(length, paved, length - paved, self.edges[a.edge].way, self.edges[b.edge].way)
 
-    def _search(self, a: Place, reach_m: float) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
-        """Metres from place `a` to each junction within reach_m (leaving along its edge, oneway respected), and
-        each junction's (previous junction or -1 for a's edge, edge taken)."""
+    def _search(
+        self, a: Place, reach_m: float, targets: set[int]
+    ) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
+        """Metres from place `a` to junctions within reach_m (leaving along its edge, oneway respected), until every
+        junction of `targets` is settled, and each junction's (previous junction or -1 for a's edge, edge taken)."""
         edge = self.edges[a.edge]
+        lengths = self._lengths
         dist: dict[int, float] = {}
         back: dict[int, tuple[int, int]] = {}
         heap: list[tuple[float, int, int, int]] = [(edge.length_m - a.at_m, edge.v, -1, a.edge)]
         if not edge.oneway:
             heap.append((a.at_m, edge.u, -1, a.edge))
         heapq.heapify(heap)
-        while heap:
+        left = len(targets)
+        while heap and left:
             d, n, prev, e = heapq.heappop(heap)
-            if n in dist or d > reach_m:
+            if d > reach_m:
+                break
+            if n in dist:
                 continue
             dist[n], back[n] = d, (prev, e)
+            left -= n in targets
             for m, e2, _ in self._adj[n]:
                 if m not in dist:
-                    heapq.heappush(heap, (d + self.edges[e2].length_m, m, n, e2))
+                    heapq.heappush(heap, (d + lengths[e2], m, n, e2))
         return dist, back
 
     def _path(
