@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from telemetria.fix import Fix
 from telemetria.reports.analysis import engine
 from telemetria.reports.analysis.track import Track
 from telemetria.reports.knobs import DEFAULT
@@ -39,7 +40,7 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 def day_of_fixes(n: int) -> Track:
     """At least n fixes: the simulator's runs of one vehicle on its grid, back to back."""
-    fixes = []
+    fixes: list[Fix] = []
     run = 0
     start = T0
     while len(fixes) < n:
@@ -115,12 +116,13 @@ def main() -> None:
         built = time.perf_counter() - t
         mem = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
+
         def first_time(net: steps.RoadNet = net) -> engine.Analysis:
             net.forget()
             return analyze(net)
 
         cold = best_of(args.reps, first_time)
-        warm = best_of(args.reps, lambda: analyze(net))
+        warm = best_of(args.reps, lambda net=net: analyze(net))  # type: ignore[misc]
         km = float(np.sum(analyze(net).seg.length_m)) / 1000
         print(f"{name:30} {len(ways):>7} {built:>8.2f} {mem:>6.1f} {cold * 1000:>8.0f} {warm * 1000:>9.0f} "
               f"{base * 1000:>12.0f} {km:>8.2f} {km0:>9.2f}")  # fmt: skip
