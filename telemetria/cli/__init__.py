@@ -1,4 +1,4 @@
-"""`telemetria` command line: local database, migrations, service, registry, simulator, demo."""
+"""`telemetria` command line: local database, migrations, service, registry, roads, simulator, demo."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import sys
 
 from pydantic import ValidationError
 
-from telemetria.cli import access, database, operations, registry, service, simulation, verify
+from telemetria.cli import access, database, operations, registry, roads, service, simulation, verify
 from telemetria.cli.common import CliError
 from telemetria.settings import Settings, SettingsError
 
 # In the order `telemetria --help` lists them.
-GROUPS = (database, service, operations, registry, access, simulation, verify)
+GROUPS = (database, service, operations, registry, roads, access, simulation, verify)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,8 +48,9 @@ def main(argv: list[str] | None = None) -> None:
         from telemetria.ops.backup import BackupError
         from telemetria.ops.localdb import LocalDbError
         from telemetria.ops.retention import RetentionError
+        from telemetria.roads.errors import RoadsError
 
-        if isinstance(e, FieldError | LocalDbError | BackupError | RetentionError):
+        if isinstance(e, FieldError | LocalDbError | BackupError | RetentionError | RoadsError):
             print(f"telemetria: {e}", file=sys.stderr)
             sys.exit(1)
         raise

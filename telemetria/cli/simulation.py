@@ -1,11 +1,13 @@
-"""`telemetria simulate|demo`: simulated vehicles posting real HTTP, alone or with the service."""
+"""`telemetria simulate|demo|simulate-osm`: simulated vehicles posting real HTTP, alone or with the service; the
+simulated roads as an OpenStreetMap file."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 
-from telemetria.cli.common import Subparsers, free_port_or_say, run_db
+from telemetria.cli.common import Subparsers, emit, free_port_or_say, run_db
 from telemetria.settings import Settings
 
 
@@ -43,8 +45,19 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> None:
     )
 
 
+def cmd_simulate_osm(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.sim.osm import write_osm
+    from telemetria.sim.roadnet import grid_ways
+    from telemetria.sim.roads import make_grid
+
+    # make_grid(seed): the grid `simulate` and `demo` drive on with the same --seed (sim/runner.py).
+    ways = grid_ways(make_grid(args.seed))
+    write_osm(ways, args.out)
+    emit({"out": str(args.out.resolve()), "seed": args.seed, "ways": len(ways)})
+
+
 def add_commands(sub: Subparsers) -> None:
-    """Add the `simulate`, `demo` commands to the `telemetria` parser."""
+    """Add the `simulate`, `demo`, `simulate-osm` commands to the `telemetria` parser."""
     sim = sub.add_parser("simulate", help="drive simulated vehicles that post real HTTP fixes")
     sim.add_argument("--vehicles", type=int, default=5)
     sim.add_argument("--interval", type=float, default=30.0, help="seconds between fixes")
@@ -67,3 +80,8 @@ def add_commands(sub: Subparsers) -> None:
     demo.add_argument("--speedup", type=float, default=1.0)
     demo.add_argument("--seed", type=int, default=1)
     demo.set_defaults(func=cmd_demo)
+
+    osm = sub.add_parser("simulate-osm", help="write the simulated roads as an OpenStreetMap file (.osm or .osm.pbf)")
+    osm.add_argument("--out", type=Path, required=True, help="file to write; a name ending in .pbf gives PBF, else XML")
+    osm.add_argument("--seed", type=int, default=1, help="the seed of the simulation whose roads to write")
+    osm.set_defaults(func=cmd_simulate_osm)

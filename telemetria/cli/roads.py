@@ -1,0 +1,97 @@
+"""`telemetria roads import|status`: the municipality's roads from an OpenStreetMap extract (docs/roads.md)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from telemetria.cli.common import Subparsers, emit, run_db
+from telemetria.settings import Settings
+
+
+def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.roads import store
+    from telemetria.roads.clip import Clip, load_polygon, parse_bbox
+    from telemetria.roads.errors import RoadsError
+    from telemetria.roads.osmread import file_format, read_ways
+
+    # Everything that can be refused before the database is touched: the options, then the file's kind.
+    if args.bbox and args.polygon:
+        raise RoadsError("give --bbox or --polygon, not both")
+    clip = Clip(bbox=parse_bbox(args.bbox)) if args.bbox else load_polygon(args.polygon) if args.polygon else Clip()
+    path: Path = args.file
+    file_format(path)
+    digest = sha256_of(path)
+
+    def progress(read: int, kept: int) -> None:
+        print(f"roads: {read} highway ways read, {kept} kept", file=sys.stderr, flush=True)
+
+    async def run(conn: Any) -> Any:
+        ways = read_ways(path, clip, progress, every=args.progress_every)
+        return await store.import_ways(
+            conn, ways, source=str(path), sha256=digest, bbox=clip.bbox, polygon=clip.polygon, by=_user()
+        )
+
+    emit(network_json(run_db(settings, run)))
+
+
+def cmd_status(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.roads import store
+
+    network = run_db(settings, store.current)
+    if network is None:
+        emit({"network": None, "message": "no road network imported; run `telemetria roads import FILE`"})
+    else:
+        emit({"network": network_json(network)})
+
+
+def network_json(network: Any) -> dict[str, Any]:
+    """What the commands print about a network (roads.model.Network): km rounded to metres."""
+    return {
+        "id": network.id,
+        "source": network.source,
+        "sha256": network.sha256,
+        "imported_at": network.imported_at.isoformat(),
+        "bbox": list(network.bbox) if network.bbox else None,
+        "ways": network.ways,
+        "km": round(network.km, 3),
+        "named_km": round(network.named_km, 3),
+        "paved_km": round(network.paved_km, 3),
+        "unpaved_km": round(network.km - network.paved_km, 3),
+    }
+
+
+def sha256_of(path: Path) -> str:
+    """Hex SHA-256 of the file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container's anonymous uid)
+        return "unknown"
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add the `roads` command and its `import`, `status` actions to the `telemetria` parser."""
+    roads = sub.add_parser("roads", help="the municipality's roads from an OpenStreetMap extract")
+    rsub = roads.add_subparsers(dest="action", required=True)
+    imp = rsub.add_parser("import", help="import an .osm.pbf or .osm file as the road network in use, replacing it")
+    imp.add_argument("file", type=Path, help="OpenStreetMap extract: .osm.pbf, .osm, .osm.gz or .osm.bz2")
+    imp.add_argument(
+        "--bbox", help="keep the roads with a vertex inside W,S,E,N (degrees), e.g. -62.9,-10.8,-62.0,-10.0"
+    )
+    imp.add_argument("--polygon", type=Path, help="keep the roads with a vertex inside this GeoJSON (Multi)Polygon")
+    imp.add_argument("--progress-every", type=int, default=50_000, help="report progress every N ways read")
+    imp.set_defaults(func=cmd_import)
+    sta = rsub.add_parser("status", help="the road network in use")
+    sta.set_defaults(func=cmd_status)

@@ -1,0 +1,164 @@
+"""Read the roads a vehicle may drive from an OpenStreetMap file (.osm.pbf, .osm, .osm.gz, .osm.bz2), streaming.
+
+pyosmium (C++ libosmium) parses the file and keeps node locations in its own C++ index, so Python only ever holds
+one way at a time: memory grows with the file's nodes at ~16 bytes each (libosmium), not with Python objects.
+The index is `flex_mem`: a sparse table for an extract's scattered node ids (Rondônia's, or a clipped region's),
+switching by itself to a dense array when ids are dense (a planet-sized file); it needs no temporary file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import osmium
+import osmium.filter
+import osmium.osm
+
+from telemetria.roads.clip import Clip
+from telemetria.roads.errors import RoadsError
+from telemetria.roads.model import Way
+
+# `highway` values a school bus or car may drive; footways, paths, cycleways, steps, tracks for horses,
+# construction, proposed roads and platforms are not among them.
+DRIVABLE = frozenset(
+    {"motorway", "trunk", "primary", "secondary", "tertiary", "unclassified", "residential", "living_street",
+     "service", "track", "road", "motorway_link", "trunk_link", "primary_link", "secondary_link", "tertiary_link"}
+)  # fmt: skip
+_DENIED = frozenset({"no", "private"})
+_ONEWAY = frozenset({"yes", "1", "true"})
+
+Progress = Callable[[int, int], None]  # (ways read, ways kept so far)
+
+
+def is_drivable(tags: dict[str, str]) -> bool:
+    """Whether a way with these tags is a road a vehicle may drive (kind of highway, not an area, not closed)."""
+    if tags.get("highway") not in DRIVABLE or tags.get("area") == "yes":
+        return False
+    # The most specific access tag decides: motor_vehicle, then vehicle, then access.
+    access = tags.get("motor_vehicle") or tags.get("vehicle") or tags.get("access")
+    return access not in _DENIED
+
+
+def oneway(tags: dict[str, str]) -> int:
+    """1 when the way is one-way along its nodes, -1 when against them, 0 when two-way."""
+    value = tags.get("oneway", "").strip().lower()
+    if value in _ONEWAY:
+        return 1
+    if value == "-1":
+        return -1
+    if value == "no":
+        return 0
+    # OSM's implied one-ways: roundabouts and motorways, unless tagged otherwise.
+    return 1 if tags.get("junction") in ("roundabout", "circular") or tags.get("highway") == "motorway" else 0
+
+
+def file_format(path: Path) -> str:
+    """libosmium's format name for the file, from its first bytes (not its name); RoadsError when it is no OSM."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(1024)
+    except FileNotFoundError:
+        raise RoadsError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise RoadsError(f"{path} is a directory, not an OpenStreetMap file") from None
+    except OSError as e:
+        raise RoadsError(f"cannot read {path}: {e.strerror or e}") from None
+    if not head:
+        raise RoadsError(f"{path} is empty (0 bytes); download the extract again")
+    if head[:2] == b"\x1f\x8b":
+        return "osm.gz"
+    if head[:3] == b"BZh":
+        return "osm.bz2"
+    if b"OSMHeader" in head[:32]:
+        return "pbf"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"<") and b"<osm" in head:
+        return "osm"
+    raise RoadsError(f"{path} is not an OpenStreetMap file (.osm.pbf or .osm XML): it looks like {_kind(head)}")
+
+
+def _kind(head: bytes) -> str:
+    for magic, kind in ((b"\x89PNG", "a PNG image"), (b"%PDF", "a PDF document"), (b"PK\x03\x04", "a ZIP archive"),
+                        (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"), (b"{", "JSON"),
+                        (b"<", "XML or HTML of another kind")):  # fmt: skip
+        if head.lstrip().startswith(magic):
+            return kind
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary data of another kind"
+    return "text (CSV or similar)"
+
+
+def read_ways(
+    path: Path, clip: Clip | None = None, progress: Progress | None = None, every: int = 50_000
+) -> Iterator[Way]:
+    """The file's drivable ways within `clip` (all when None), in file order; RoadsError on a bad or roadless file.
+
+    A way whose vertices are partly missing from the file (cut at an extract's edge) keeps those present; one
+    left with fewer than two is skipped. `progress(read, kept)` is called every `every` highway ways read.
+    """
+    fmt = file_format(path)
+    clip = clip or Clip()
+    processor = (
+        osmium.FileProcessor(osmium.io.File(str(path), fmt), osmium.osm.NODE | osmium.osm.WAY)
+        .with_locations("flex_mem")
+        .with_filter(osmium.filter.EntityFilter(osmium.osm.WAY))  # after the location index has seen the nodes
+        .with_filter(osmium.filter.KeyFilter("highway"))
+    )
+    read = kept = 0
+    try:
+        for obj in processor:
+            read += 1
+            if progress is not None and read % every == 0:
+                progress(read, kept)
+            assert isinstance(obj, osmium.osm.Way)
+            way = _way(obj)
+            if way is not None and clip.keeps(way.lat, way.lon):
+                kept += 1
+                yield way
+    except RuntimeError as e:  # libosmium's parse errors all arrive as RuntimeError
+        raise RoadsError(f"{path} is damaged or truncated and cannot be read to its end ({e})") from None
+    if progress is not None:
+        progress(read, kept)
+    if kept == 0:
+        if read == 0:
+            raise RoadsError(f"{path} holds no roads: no way in it is tagged highway=*")
+        if clip.bbox is None and clip.polygon is None:
+            raise RoadsError(f"{path} holds no road a vehicle may drive ({read} highway ways read, none kept)")
+        raise RoadsError(f"no road of {path} lies within {clip.describe()} ({read} highway ways read, none kept)")
+
+
+def _way(obj: osmium.osm.Way) -> Way | None:
+    """The Way of a drivable OSM way with at least two located vertices, else None."""
+    tags = {t.k: t.v for t in obj.tags}
+    if not is_drivable(tags):
+        return None
+    ids: list[int] = []
+    lat: list[float] = []
+    lon: list[float] = []
+    for node in obj.nodes:
+        loc = node.location
+        if loc.valid():
+            ids.append(node.ref)
+            lat.append(loc.lat)
+            lon.append(loc.lon)
+    if len(ids) < 2:
+        return None
+    direction = oneway(tags)
+    if direction < 0:
+        ids.reverse()
+        lat.reverse()
+        lon.reverse()
+    return Way(
+        osm_id=obj.id,
+        highway=tags["highway"],
+        name=tags.get("name") or None,
+        ref=tags.get("ref") or None,
+        surface=tags.get("surface") or None,
+        oneway=direction != 0,
+        node_ids=tuple(ids),
+        lat=tuple(lat),
+        lon=tuple(lon),
+    )

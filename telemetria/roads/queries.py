@@ -1,0 +1,87 @@
+"""SQL of the imported road networks (migration 0021): one constant per statement, one thin function each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telemetria.db import Conn
+
+# Any constant: it only keeps two imports from replacing the network at once (the second waits for the first).
+IMPORT_LOCK = 4_242_020
+
+WAY_COLUMNS = (
+    "network_id", "idx", "osm_id", "highway", "name", "ref", "surface", "oneway", "paved", "node_ids", "lat", "lon",
+    "min_lat", "min_lon", "max_lat", "max_lon", "length_m",
+)  # fmt: skip
+
+_NETWORK = "id, source, sha256, bbox, imported_at, ways, km, named_km, paved_km"
+
+INSERT_NETWORK = """
+INSERT INTO road_networks (source, sha256, bbox, polygon, imported_by)
+VALUES ($1, $2, $3::float8[], $4::jsonb, $5)
+RETURNING id"""
+
+RETIRE_CURRENT = """
+UPDATE road_networks SET current = false, replaced_at = now() WHERE current RETURNING id"""
+
+DELETE_WAYS = """
+DELETE FROM road_ways WHERE network_id = ANY($1::bigint[])"""
+
+MAKE_CURRENT = f"""
+UPDATE road_networks SET current = true, ways = $2, km = $3, named_km = $4, paved_km = $5
+WHERE id = $1
+RETURNING {_NETWORK}"""
+
+CURRENT = f"""
+SELECT {_NETWORK} FROM road_networks WHERE current"""
+
+HISTORY = f"""
+SELECT {_NETWORK}, current, replaced_at FROM road_networks ORDER BY id DESC LIMIT $1"""
+
+# A way intersects the box [W, E] x [S, N] when their ranges overlap on both axes (NULL box: every way).
+WAYS = f"""
+SELECT {", ".join(WAY_COLUMNS[1:])} FROM road_ways
+WHERE network_id = $1
+  AND ($2::float8 IS NULL OR (max_lon >= $2 AND min_lon <= $4 AND max_lat >= $3 AND min_lat <= $5))
+ORDER BY idx"""
+
+
+async def lock_imports(conn: Conn) -> None:
+    """Wait for any other import to finish; held until the transaction ends."""
+    await conn.execute("SELECT pg_advisory_xact_lock($1)", IMPORT_LOCK)
+
+
+async def insert_network(
+    conn: Conn, source: str, sha256: str, bbox: list[float] | None, polygon: dict[str, Any] | None, by: str
+) -> int:
+    return int(await conn.fetchval(INSERT_NETWORK, source, sha256, bbox, polygon, by))
+
+
+async def copy_ways(conn: Conn, rows: Any) -> None:
+    """COPY the rows (tuples in WAY_COLUMNS order, any iterable: consumed as it is sent) into road_ways."""
+    await conn.copy_records_to_table("road_ways", records=rows, columns=WAY_COLUMNS)
+
+
+async def retire_current(conn: Conn) -> list[int]:
+    return [r["id"] for r in await conn.fetch(RETIRE_CURRENT)]
+
+
+async def delete_ways(conn: Conn, network_ids: list[int]) -> None:
+    await conn.execute(DELETE_WAYS, network_ids)
+
+
+async def make_current(conn: Conn, network_id: int, ways: int, km: float, named_km: float, paved_km: float) -> Any:
+    return await conn.fetchrow(MAKE_CURRENT, network_id, ways, km, named_km, paved_km)
+
+
+async def current(conn: Conn) -> Any:
+    return await conn.fetchrow(CURRENT)
+
+
+async def history(conn: Conn, limit: int) -> list[Any]:
+    return list(await conn.fetch(HISTORY, limit))
+
+
+async def ways(conn: Conn, network_id: int, bbox: tuple[float, float, float, float] | None) -> list[Any]:
+    w, s, e, n = bbox if bbox is not None else (None, None, None, None)
+    return list(await conn.fetch(WAYS, network_id, w, s, e, n))
