@@ -6,6 +6,7 @@ import argparse
 import getpass
 import hashlib
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
     async def run(conn: Any) -> Any:
         ways = read_ways(path, clip, progress, every=args.progress_every)
         return await store.import_ways(
-            conn, ways, source=str(path), sha256=digest, bbox=clip.bbox, polygon=clip.polygon, by=_user()
-        )
+            conn, ways, source=str(path), sha256=digest, bbox=clip.bbox, polygon=clip.polygon, by=_user(),
+            effective_from=args.effective_from,
+        )  # fmt: skip
 
     emit(network_json(run_db(settings, run)))
 
@@ -62,6 +64,7 @@ def network_json(network: Any) -> dict[str, Any]:
         "named_km": round(network.named_km, 3),
         "paved_km": round(network.paved_km, 3),
         "unpaved_km": round(network.km - network.paved_km, 3),
+        "effective_from": network.effective_from.isoformat() if network.effective_from else None,
     }
 
 
@@ -91,6 +94,13 @@ def add_commands(sub: Subparsers) -> None:
         "--bbox", help="keep the roads with a vertex inside W,S,E,N (degrees), e.g. -62.9,-10.8,-62.0,-10.0"
     )
     imp.add_argument("--polygon", type=Path, help="keep the roads with a vertex inside this GeoJSON (Multi)Polygon")
+    imp.add_argument(
+        "--from",
+        dest="effective_from",
+        type=date.fromisoformat,
+        help="first local day (YYYY-MM-DD) the km are measured on this network; default today: earlier days keep "
+        "the network they had (a date in the past recomputes the days from it)",
+    )
     imp.add_argument("--progress-every", type=int, default=50_000, help="report progress every N ways read")
     imp.set_defaults(func=cmd_import)
     sta = rsub.add_parser("status", help="the road network in use")

@@ -6,3 +6,14 @@ ALTER TABLE report_rollups
     ADD COLUMN road_m   double precision NOT NULL DEFAULT 0,
     ADD COLUMN paved_m  double precision NOT NULL DEFAULT 0,
     ADD COLUMN unpaved_m double precision NOT NULL DEFAULT 0;
+
+-- A network applies from its first local day until the next one's (telemetria/roads/inforce.py), as a registry
+-- version does, so importing a network never changes the km of the days before it unless the import says so
+-- (`telemetria roads import --from DATE`). A network whose first day is on or after a later import's is never in
+-- force again: `superseded`, its ways deleted (the row stays: which file, when, by whom).
+ALTER TABLE road_networks
+    ADD COLUMN effective_from date,
+    ADD COLUMN superseded boolean NOT NULL DEFAULT false;
+UPDATE road_networks SET effective_from = (imported_at AT TIME ZONE 'America/Porto_Velho')::date;
+ALTER TABLE road_networks ALTER COLUMN effective_from SET NOT NULL;
+CREATE INDEX road_networks_in_force ON road_networks (effective_from, id) WHERE NOT superseded;

@@ -3,14 +3,14 @@
 A network applies from its first day (`road_networks.effective_from`) until the next one's: an import never
 changes the km of days before it unless it is back-dated on purpose (`telemetria roads import --from`), as a
 registry edit's `effective_from` does. Ways of a network never change once imported, so a built network is kept
-by (database, id) with no invalidation; the few last used are kept.
+by (database, id, import time) with no invalidation; the few last used are kept.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from datetime import date
+from datetime import date, datetime
 
 from telemetria.db import Conn
 from telemetria.roads import queries as q
@@ -18,8 +18,8 @@ from telemetria.roads import steps, store
 from telemetria.roads.model import Roads
 
 KEPT = 3  # networks kept built: the one in force, the previous (days before it) and one being imported
-_built: OrderedDict[tuple[str, int], Roads] = OrderedDict()
-_locks: dict[tuple[str, int], asyncio.Lock] = {}
+_built: OrderedDict[tuple[str, int, datetime], Roads] = OrderedDict()
+_locks: dict[tuple[str, int, datetime], asyncio.Lock] = {}
 
 
 async def networks(conn: Conn) -> tuple[tuple[date, int], ...]:
@@ -35,8 +35,10 @@ async def network_on(conn: Conn, day: date) -> int | None:
 
 async def roads(conn: Conn, network_id: int) -> Roads:
     """The network `network_id` ready for matching (roads/steps.py), built at its first use in this process."""
-    db: str = await conn.fetchval("SELECT current_database()")
-    key = (db, network_id)
+    stamp = await conn.fetchrow(q.STAMP, network_id)
+    if stamp is None:
+        raise LookupError(f"no road network {network_id}")
+    key = (stamp["db"], network_id, stamp["imported_at"])
     found = _built.get(key)
     if found is not None:
         _built.move_to_end(key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Protocol
 
 import numpy as np
@@ -69,6 +69,7 @@ class Network:
     km: float  # length of every way kept
     named_km: float  # of them, with a name or ref
     paved_km: float
+    effective_from: date | None = None  # the first local day it is in force (roads/inforce.py)
 
 
 @dataclass(frozen=True, slots=True)

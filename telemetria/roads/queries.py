@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from telemetria.db import Conn
@@ -14,12 +15,29 @@ WAY_COLUMNS = (
     "min_lat", "min_lon", "max_lat", "max_lon", "length_m",
 )  # fmt: skip
 
-_NETWORK = "id, source, sha256, bbox, imported_at, ways, km, named_km, paved_km"
+_NETWORK = "id, source, sha256, bbox, imported_at, ways, km, named_km, paved_km, effective_from"
 
 INSERT_NETWORK = """
-INSERT INTO road_networks (source, sha256, bbox, polygon, imported_by)
-VALUES ($1, $2, $3::float8[], $4::jsonb, $5)
+INSERT INTO road_networks (source, sha256, bbox, polygon, imported_by, effective_from)
+VALUES ($1, $2, $3::float8[], $4::jsonb, $5, $6)
 RETURNING id"""
+
+# Networks the new one ($2, from local day $1) replaces on every day they applied: never in force again.
+SUPERSEDE = """
+UPDATE road_networks SET superseded = true, replaced_at = coalesce(replaced_at, now())
+WHERE effective_from >= $1 AND id <> $2 AND NOT superseded RETURNING id"""
+
+# Reports computed before must be checked again: the network is part of a rollup's basis (reports/model.py).
+BUMP_GENERATION = "UPDATE report_generation SET n = n + 1"
+
+# The networks in force on some day, by first day (roads/inforce.py).
+IN_FORCE = """
+SELECT id, effective_from FROM road_networks WHERE NOT superseded AND ways > 0 ORDER BY effective_from, id"""
+# What tells one network from another in this database, even after ids restart (TRUNCATE, a restore).
+STAMP = "SELECT current_database() AS db, imported_at FROM road_networks WHERE id = $1"
+IN_FORCE_ON = """
+SELECT id FROM road_networks WHERE NOT superseded AND ways > 0 AND effective_from <= $1
+ORDER BY effective_from DESC, id DESC LIMIT 1"""
 
 RETIRE_CURRENT = """
 UPDATE road_networks SET current = false, replaced_at = now() WHERE current RETURNING id"""
@@ -52,9 +70,18 @@ async def lock_imports(conn: Conn) -> None:
 
 
 async def insert_network(
-    conn: Conn, source: str, sha256: str, bbox: list[float] | None, polygon: dict[str, Any] | None, by: str
-) -> int:
-    return int(await conn.fetchval(INSERT_NETWORK, source, sha256, bbox, polygon, by))
+    conn: Conn, source: str, sha256: str, bbox: list[float] | None, polygon: dict[str, Any] | None, by: str,
+    effective_from: date,
+) -> int:  # fmt: skip
+    return int(await conn.fetchval(INSERT_NETWORK, source, sha256, bbox, polygon, by, effective_from))
+
+
+async def supersede(conn: Conn, effective_from: date, network_id: int) -> list[int]:
+    return [r["id"] for r in await conn.fetch(SUPERSEDE, effective_from, network_id)]
+
+
+async def bump_generation(conn: Conn) -> None:
+    await conn.execute(BUMP_GENERATION)
 
 
 async def copy_ways(conn: Conn, rows: Any) -> None:

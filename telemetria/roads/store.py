@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 from telemetria.db import Conn
 from telemetria.geo.geodesic import line_length_m
+from telemetria.localtime import LOCAL_TZ
 from telemetria.roads import queries
 from telemetria.roads.errors import RoadsError
 from telemetria.roads.model import Network, Way
@@ -30,20 +32,28 @@ async def import_ways(
     bbox: tuple[float, float, float, float] | None = None,
     polygon: dict[str, Any] | None = None,
     by: str,
+    effective_from: date | None = None,
 ) -> Network:
-    """Store the ways as a new network and make it the one in use, replacing the previous network's ways.
+    """Store the ways as a new network and make it the one in use from local day `effective_from` (None: today).
 
-    All in one transaction: if reading the ways fails part way (RoadsError from the reader), or none comes, nothing
-    is stored and the previous network stays in use. The ways stream into COPY; none is held in a list.
+    The network it follows stays in force for the days before (so their km do not change); networks that began on
+    or after that day are superseded and their ways deleted. All in one transaction: if reading the ways fails part
+    way (RoadsError from the reader), or none comes, nothing is stored and the previous network stays in use. The
+    ways stream into COPY; none is held in a list.
     """
     totals = _Totals()
+    first = effective_from or datetime.now(LOCAL_TZ).date()
     async with conn.transaction():
         await queries.lock_imports(conn)
-        network_id = await queries.insert_network(conn, source, sha256, list(bbox) if bbox else None, polygon, by)
+        network_id = await queries.insert_network(
+            conn, source, sha256, list(bbox) if bbox else None, polygon, by, first
+        )
         await queries.copy_ways(conn, _rows(network_id, ways, totals))
         if totals.ways == 0:
             raise RoadsError(f"{source} gave no road to import; the network in use is unchanged")
-        await queries.delete_ways(conn, await queries.retire_current(conn))
+        await queries.retire_current(conn)
+        await queries.delete_ways(conn, await queries.supersede(conn, first, network_id))
+        await queries.bump_generation(conn)
         row = await queries.make_current(
             conn, network_id, totals.ways, totals.m / 1000, totals.named_m / 1000, totals.paved_m / 1000
         )
@@ -113,4 +123,5 @@ def _network(row: Any) -> Network:
         km=row["km"],
         named_km=row["named_km"],
         paved_km=row["paved_km"],
+        effective_from=row["effective_from"],
     )
