@@ -27,10 +27,12 @@ from telemetria.registry import fleet, routes, schemas, store
 from telemetria.registry import queries as q
 from telemetria.registry.documents import DocumentError, normalize_cnpj, normalize_cpf
 from telemetria.registry.geocheck import RouteGeometry, StopIn, finish
+from telemetria.roads import store as roads_store
 from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
 from telemetria.sim.motion import MotionParams
-from telemetria.sim.roads import Route
+from telemetria.sim.roadnet import grid_ways
+from telemetria.sim.roads import Route, make_grid
 from telemetria.sim.tracker import TrackerParams
 from telemetria.sim.vehicle import DEFAULT_MOTION, DEFAULT_TRACKER, vehicle_route
 
@@ -197,6 +199,16 @@ async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, n
                 await conn.fetchval(q.INSERT_ROUTE_ASSIGNMENT, rid, vid, since, None, weekdays)
 
 
+async def ensure_demo_roads(conn: Any, seed: int) -> None:
+    """Import the simulator's grid as the road network (sim/roadnet.py), from today on, unless one was imported:
+    the demo's pages then name the roads, draw them offline and measure off-route km along them."""
+    if await roads_store.current(conn) is None:
+        await roads_store.import_ways(
+            conn, iter(grid_ways(make_grid(seed))), source=f"simulador (semente {seed})",
+            sha256=f"demo-grid-{seed}", by="demo",
+        )  # fmt: skip
+
+
 async def ensure_demo_admin(conn: Any, settings: Settings) -> tuple[str, str] | None:
     """On a database with no users, an `admin` whose password is kept in the data dir (0600); else None."""
     import secrets
@@ -317,6 +329,11 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
             serving.result()
             return
         await asyncio.sleep(0.05)
+    roads = await asyncpg.connect(settings.dsn())  # only once serving: a demo that could not start imports nothing
+    try:
+        await ensure_demo_roads(roads, seed)
+    finally:
+        await roads.close()
     url = f"http://{host}:{port}"
     text = banner(url, admin, settings.data_dir / "demo-admin.txt", vehicles, speedup, datetime.now(UTC))
     print(text, flush=True)
