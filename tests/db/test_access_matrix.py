@@ -262,6 +262,8 @@ CASES = [
     Case("GET", "/api/v1/route-assignments/{assignment_id}/history", R, {"assignment_id": "ra1"}),
     Case("GET", "/api/v1/live", R),
     Case("GET", "/api/v1/day", R),
+    Case("GET", "/api/v1/roads/status", R),
+    Case("GET", "/api/v1/roads", R, query={"bbox": "-62.6,-10.6,-62.3,-10.3"}),
     Case("GET", "/api/v1/school-years/{year}", R, {"year": stored_school_year}),
     Case(
         "PUT",
