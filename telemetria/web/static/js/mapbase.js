@@ -57,7 +57,7 @@ async function offerRoads(map, control, shown, saved) {
       const p = f.properties;
       const line = L.polyline(f.geometry.coordinates.map(([x, y]) => [y, x]), {
         color: p.paved ? "#7a7a7a" : "#a0522d", weight: p.paved ? 4 : 2.5, dashArray: p.paved ? null : "6 4",
-        interactive: Boolean(p.road),
+        interactive: Boolean(p.road), className: "road-line",
       });
       if (p.road) line.bindTooltip(tip(p.road), { permanent: named, direction: "center", className: "road-name" });
       layer.addLayer(line);
