@@ -92,6 +92,8 @@ async def serve(
         if kind == "track" and fmt in ROW_CAPS:
             await _within_rows(conn, ctx, win, fmt)
         report = await build(conn, ctx, win)
+    if used := ctx.networks_used(win.local_days()):
+        report.header["road_networks"] = used  # which road network measured the km (docs/roads.md)
     if fmt == "json":
         return output.json_stream(report)
     detail: dict[str, Any] = {

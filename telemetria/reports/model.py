@@ -198,6 +198,7 @@ class Context:
     # The road networks (telemetria/roads): (first local day in force, network id), ascending; a day takes the
     # last one whose first day it is on or after (none: no network in force, km as before roads existed).
     networks: tuple[tuple[date, int], ...] = ()
+    network_names: dict[int, dict[str, Any]] = field(default_factory=dict)  # id → what names it in a report
 
     @cached_property
     def _by_id(self) -> dict[int, Vehicle]:
@@ -228,6 +229,11 @@ class Context:
             if first <= day:
                 found = network
         return found
+
+    def networks_used(self, days: Sequence[date]) -> list[dict[str, Any]]:
+        """The road networks in force on any of `days`, as a report names them (the reports say which they used)."""
+        used = sorted({n for day in days if (n := self.network_on(day)) is not None})
+        return [self.network_names.get(n, {"network_id": n}) for n in used]
 
     def basis(self, vehicle: Vehicle, day: date) -> str:
         """The basis a rollup of `vehicle` on local day `day` computed with the default knobs has now."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from datetime import date, datetime
+from typing import Any
 
 from telemetria.db import Conn
 from telemetria.roads import queries as q
@@ -22,9 +23,15 @@ _built: OrderedDict[tuple[str, int, datetime], Roads] = OrderedDict()
 _locks: dict[tuple[str, int, datetime], asyncio.Lock] = {}
 
 
-async def networks(conn: Conn) -> tuple[tuple[date, int], ...]:
-    """(first local day in force, network id) of every network, ascending (Context.networks)."""
-    return tuple((r["effective_from"], r["id"]) for r in await conn.fetch(q.IN_FORCE))
+async def in_force(conn: Conn) -> tuple[tuple[tuple[date, int], ...], dict[int, dict[str, Any]]]:
+    """Context.networks, and what names each network in a report: id, source file, its SHA-256, first day."""
+    rows = await conn.fetch(q.IN_FORCE)
+    named = {
+        r["id"]: {"network_id": r["id"], "source": r["source"], "sha256": r["sha256"],
+                  "effective_from": r["effective_from"].isoformat()}
+        for r in rows
+    }  # fmt: skip
+    return tuple((r["effective_from"], r["id"]) for r in rows), named
 
 
 async def network_on(conn: Conn, day: date) -> int | None:

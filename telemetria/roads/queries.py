@@ -32,7 +32,8 @@ BUMP_GENERATION = "UPDATE report_generation SET n = n + 1"
 
 # The networks in force on some day, by first day (roads/inforce.py).
 IN_FORCE = """
-SELECT id, effective_from FROM road_networks WHERE NOT superseded AND ways > 0 ORDER BY effective_from, id"""
+SELECT id, effective_from, source, sha256 FROM road_networks WHERE NOT superseded AND ways > 0
+ORDER BY effective_from, id"""
 # What tells one network from another in this database, even after ids restart (TRUNCATE, a restore).
 STAMP = "SELECT current_database() AS db, imported_at FROM road_networks WHERE id = $1"
 IN_FORCE_ON = """

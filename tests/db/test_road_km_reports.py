@@ -5,11 +5,13 @@ its first day: importing one leaves the days before it as they were, a back-date
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import asyncpg
 import httpx
+import openpyxl
 import orjson
 import pytest
 
@@ -62,8 +64,13 @@ async def test_a_vehicle_off_any_route_is_measured_along_the_roads_and_its_place
     before = (await km_row(client, people, vehicle_id))["vehicles"][0]
     assert before["method"] == "chord" and before["road_km"] == 0 and before["paved_km"] == 0
 
-    await import_grid(conn, DAY)
-    row = (await km_row(client, people, vehicle_id))["vehicles"][0]
+    assert "road_networks" not in await km_row(client, people, vehicle_id)  # no network: the answer as before
+    network_id = await import_grid(conn, DAY)
+    answer = await km_row(client, people, vehicle_id)
+    assert answer["road_networks"] == [
+        {"network_id": network_id, "source": "grid.osm.pbf", "sha256": "grid.osm.pbf" * 2, "effective_from": str(DAY)}
+    ]
+    row = answer["vehicles"][0]
     assert row["method"] == "road+chord" or row["method"] == "road"
     assert row["km"] == pytest.approx(true_km, rel=0.01)
     assert abs(row["km"] - true_km) < abs(before["km"] - true_km)  # the corners chords cut are given back
@@ -78,6 +85,14 @@ async def test_a_vehicle_off_any_route_is_measured_along_the_roads_and_its_place
     roads = [p for p in track["places"] if p["kind"] == "road"]
     assert len(roads) >= 3 and all(p["road"] == p["name"] and p["end"] >= p["time"] for p in roads)
     assert sum(p["km"] for p in roads) == pytest.approx(row["road_km"], rel=0.05)
+    xlsx = await client.get(
+        "/api/v1/reports/km", params={"vehicle_id": str(vehicle_id), "from": str(DAY), "to": str(DAY),
+                                      "format": "xlsx"}, headers=people.auth("auditor"),
+    )  # fmt: skip
+    assert xlsx.status_code == 200
+    sheet = openpyxl.load_workbook(io.BytesIO(xlsx.content), read_only=True)["Consulta"]
+    query = {row[0]: row[1] for row in sheet.iter_rows(values_only=True) if row and row[0]}
+    assert "grid.osm.pbf, em vigor desde 23/11/2026" in str(query["Malha viária (OpenStreetMap)"])
     stops = (await km_row(client, people, vehicle_id, "stops"))["stops"]
     assert stops and all("road" in s for s in stops) and any(s["road"] for s in stops)
 

@@ -20,7 +20,8 @@ from telemetria.settings import Settings
 MAX_PLATES = 40  # the query sheet names this many vehicles, then says how many more
 METHOD = (
     "Derivado por hora da posição (não por ordem de chegada): km ao longo da rota registrada onde o veículo "
-    "a percorre, em linha reta entre posições no resto; posições inválidas ou saltos impossíveis descartados."
+    "a percorre, pelas estradas da malha viária importada fora dela (quando há uma em vigor), em linha reta "
+    "entre posições no resto; posições inválidas ou saltos impossíveis descartados."
 )
 
 
@@ -77,6 +78,13 @@ def query_lines(
         if isinstance(value, str | int | float | bool | datetime):
             shown = VALUES.get((key, value), None) if isinstance(value, str) else None
             lines.append((label(key), shown or _value(value)))
+    for n in ctx.networks_used(win.local_days()):
+        since = datetime.fromisoformat(n["effective_from"]) if "effective_from" in n else None
+        lines.append((
+            "Malha viária (OpenStreetMap)",
+            f"{n.get('source', n['network_id'])}, em vigor desde {since:%d/%m/%Y}, SHA-256 {n.get('sha256', '')}"
+            if since else str(n["network_id"]),
+        ))  # fmt: skip
     lines.append(("Método", METHOD))
     lines.append(("Versão", f"Telemetria {__version__}; cadastro na geração {generation or ctx.generation}"))
     return lines

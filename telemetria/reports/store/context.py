@@ -72,7 +72,8 @@ async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Co
         SpeedZone(z["limit_kmh"], z["geometry"], True, z["name"], z["lo"], last_day(z["hi"]))
         for z in await conn.fetch(q.ZONES, first, last)
     ]
-    return Context(vehicles, zones, gen["n"], await inforce.networks(conn))
+    networks, named = await inforce.in_force(conn)
+    return Context(vehicles, zones, gen["n"], networks, named)
 
 
 DatedRoutes = dict[int, list[tuple[Route, date | None, date | None]]]
