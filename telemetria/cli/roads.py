@@ -27,8 +27,8 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
     file_format(path)
     digest = sha256_of(path)
 
-    def progress(read: int, kept: int) -> None:
-        print(f"roads: {read} highway ways read, {kept} kept", file=sys.stderr, flush=True)
+    def progress(message: str) -> None:
+        print(f"roads: {message}", file=sys.stderr, flush=True)
 
     async def run(conn: Any) -> Any:
         ways = read_ways(path, clip, progress, every=args.progress_every)

@@ -20,7 +20,11 @@ def test_import_the_simulated_roads_and_refuse_bad_files(db_env: dict[str, str],
     assert loaded["km"] > 4000 and loaded["named_km"] == loaded["km"]  # every simulated road has a name or ref
     assert 0 < loaded["paved_km"] < loaded["km"]
     assert abs(loaded["paved_km"] + loaded["unpaved_km"] - loaded["km"]) < 0.002
-    assert "roads: 500 highway ways read" in proc.stderr and "roads: 1200 highway ways read, 1200 kept" in proc.stderr
+    assert "roads: 500 highway ways scanned, 499 drivable" in proc.stderr
+    assert (
+        "roads: 500 of 1200 roads read, 499 kept" in proc.stderr
+        and "roads: 1200 of 1200 roads read, 1200 kept" in proc.stderr
+    )
     status = json.loads(cli(env, "roads", "status").stdout)
     assert status["network"] == loaded
 

@@ -171,9 +171,16 @@ def test_a_polygon_keeps_ways_with_a_vertex_inside(tmp_path: Path) -> None:
 def test_progress_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "grid.osm.pbf"
     write_osm(grid(), path)
-    seen: list[tuple[int, int]] = []
-    list(read_ways(path, progress=lambda read, kept: seen.append((read, kept)), every=500))
-    assert [r for r, _ in seen] == [500, 1000, len(grid())] and seen[-1] == (len(grid()), len(grid()))
+    seen: list[str] = []
+    list(read_ways(path, progress=seen.append, every=500))
+    assert seen == [
+        "500 highway ways scanned, 499 drivable",
+        "1000 highway ways scanned, 999 drivable",
+        "1200 highway ways scanned, 1200 drivable",
+        "500 of 1200 roads read, 499 kept",
+        "1000 of 1200 roads read, 999 kept",
+        "1200 of 1200 roads read, 1200 kept",
+    ]
 
 
 # --- bad files: a plain message naming the file --------------------------------------------------------------
@@ -235,11 +242,11 @@ def test_a_file_without_roads(tmp_path: Path) -> None:
     path = osm_xml(tmp_path / "buildings.osm", [(1, [1, 2, 3, 1], {"building": "yes"})])
     assert "holds no roads" in bad(path)
     path = osm_xml(tmp_path / "paths.osm", [(1, [1, 2, 3], {"highway": "footway"})])
-    assert "holds no road a vehicle may drive" in bad(path)
+    assert "holds no road a vehicle may drive (no way tagged highway=* is one)" in bad(path)
 
 
 def test_a_bbox_without_roads(tmp_path: Path) -> None:
     path = tmp_path / "grid.osm.pbf"
     write_osm(grid(), path)
     message = bad(path, Clip(bbox=(-60.5, -10.5, -60.4, -10.4)))
-    assert "lies within the bbox -60.5,-10.5,-60.4,-10.4" in message and "1200 highway ways read" in message
+    assert "lies within the bbox -60.5,-10.5,-60.4,-10.4" in message and "1200 roads read, none kept" in message
