@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import getpass
 import hashlib
+import re
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from telemetria.cli.common import Subparsers, emit, run_db
+from telemetria.cli.common import CliError, Subparsers, emit, run_db
 from telemetria.settings import Settings
 
 
@@ -36,17 +38,27 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
             conn, ways, source=str(path), sha256=digest, bbox=clip.bbox, polygon=clip.polygon, by=_user()
         )
 
-    emit(network_json(run_db(settings, run)))
+    emit(network_json(_migrated(settings, run)))
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.roads import store
 
-    network = run_db(settings, store.current)
+    network = _migrated(settings, store.current)
     if network is None:
         emit({"network": None, "message": "no road network imported; run `telemetria roads import FILE`"})
     else:
         emit({"network": network_json(network)})
+
+
+def _migrated(settings: Settings, fn: Callable[[Any], Awaitable[Any]]) -> Any:
+    """run_db, saying what to do when the database predates the roads tables."""
+    import asyncpg
+
+    try:
+        return run_db(settings, fn)
+    except asyncpg.UndefinedTableError:
+        raise CliError("the database has no road tables yet; run `telemetria migrate` first") from None
 
 
 def network_json(network: Any) -> dict[str, Any]:
@@ -92,6 +104,9 @@ def add_commands(sub: Subparsers) -> None:
     )
     imp.add_argument("--polygon", type=Path, help="keep the roads with a vertex inside this GeoJSON (Multi)Polygon")
     imp.add_argument("--progress-every", type=int, default=50_000, help="report progress every N ways read")
+    # `--bbox -62.9,-10.8,-62.0,-10.0` as an operator types it: argparse takes a word starting with '-' for an
+    # option unless it reads as a negative number, and a comma-separated list of them does not by its rule.
+    imp._negative_number_matcher = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.]+(,-?[\d.]*)+$")
     imp.set_defaults(func=cmd_import)
     sta = rsub.add_parser("status", help="the road network in use")
     sta.set_defaults(func=cmd_status)

@@ -28,7 +28,8 @@ def test_import_the_simulated_roads_and_refuse_bad_files(db_env: dict[str, str],
     status = json.loads(cli(env, "roads", "status").stdout)
     assert status["network"] == loaded
 
-    box = json.loads(cli(env, "roads", "import", str(pbf), "--bbox=-62.50,-10.47,-62.44,-10.40").stdout)
+    # as an operator types it, without `=`: the leading minus sign does not make it an option
+    box = json.loads(cli(env, "roads", "import", str(pbf), "--bbox", "-62.50,-10.47,-62.44,-10.40").stdout)
     assert box["id"] > loaded["id"] and 0 < box["ways"] < 50 and box["bbox"] == [-62.50, -10.47, -62.44, -10.40]
 
     png = tmp_path / "map.osm.pbf"
@@ -47,6 +48,8 @@ def test_import_the_simulated_roads_and_refuse_bad_files(db_env: dict[str, str],
         ([str(tmp_path / "nowhere.osm.pbf")], "does not exist"),
         ([str(pbf), "--bbox=-60.5,-10.5,-60.4,-10.4"], "no road of"),
         ([str(pbf), "--bbox=-62,-10,-63,-11"], "west (-62) must be less than east (-63)"),
+        ([str(pbf), "--bbox", "-62.5,-10.5"], "is not four numbers W,S,E,N"),
+        ([str(pbf), "--polygon", str(png)], "is not GeoJSON"),
     ]
     for args, said in refusals:
         proc = cli(env, "roads", "import", *args, check=False)
