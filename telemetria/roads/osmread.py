@@ -95,7 +95,11 @@ def _kind(head: bytes) -> str:
 
 
 def read_ways(
-    path: Path, clip: Clip | None = None, progress: Progress | None = None, every: int = 50_000
+    path: Path,
+    clip: Clip | None = None,
+    progress: Progress | None = None,
+    every: int = 50_000,
+    locations: osmium.index.LocationTable | None = None,
 ) -> Iterator[Way]:
     """The file's drivable ways within `clip` (all when None), in file order; RoadsError on a bad or roadless file.
 
@@ -103,6 +107,7 @@ def read_ways(
     keeps the locations of those nodes only, so the index holds the roads' nodes, not every building's and river's.
     A way whose vertices are partly missing from the file (cut at an extract's edge) keeps those present; one
     left with fewer than two is skipped. `progress(message)` is called every `every` ways, and at each pass's end.
+    `locations`: the node index to fill (osmium.index.create_map), a new flex_mem one when None.
     """
     fmt = file_format(path)
     clip = clip or Clip()
@@ -112,7 +117,7 @@ def read_ways(
         if drivable == 0:
             raise RoadsError(f"{path} holds no road a vehicle may drive (no way tagged highway=* is one)")
         # Every handler is held by name while reading: the C++ iterator only points at them (a temporary segfaults).
-        locations = osmium.index.create_map("flex_mem")
+        locations = locations if locations is not None else osmium.index.create_map("flex_mem")
         only_wanted = wanted.id_filter()
         only_ways = osmium.filter.EntityFilter(WAY)
         index = osmium.NodeLocationsForWays(locations)
@@ -130,7 +135,7 @@ def read_ways(
                     yield way
     except RuntimeError as e:  # libosmium's parse errors all arrive as RuntimeError
         raise RoadsError(f"{path} is damaged or truncated and cannot be read to its end ({e})") from None
-    say(f"{read} of {drivable} roads read, {kept} kept")
+    say(f"{read} of {drivable} roads read, {kept} kept; node index {locations.used_memory() / 2**20:.1f} MiB")
     if kept == 0:
         raise RoadsError(f"no road of {path} lies within {clip.describe()} ({read} roads read, none kept)")
 

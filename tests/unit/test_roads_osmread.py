@@ -113,6 +113,27 @@ def test_oneway_against_the_nodes_is_reversed(tmp_path: Path) -> None:
     assert ways[6].oneway and not ways[5].oneway and not ways[8].oneway
 
 
+def test_only_the_roads_nodes_are_indexed(tmp_path: Path) -> None:
+    """The second pass keeps the locations of the drivable roads' nodes only: a regional extract's buildings,
+    footways and rivers cost the index nothing."""
+    import osmium
+
+    path = osm_xml(
+        tmp_path / "mixed.osm",
+        [
+            (1, [1, 2, 3], {"highway": "residential"}),
+            (2, [4, 5, 6, 4], {"building": "yes"}),
+            (3, [7, 8], {"highway": "footway"}),
+        ],
+    )
+    table = osmium.index.create_map("flex_mem")
+    assert [w.osm_id for w in read_ways(path, locations=table)] == [1]
+    assert table.get(2).lat == pytest.approx(-10.402)
+    for node in (4, 5, 6, 7, 8, 9):
+        with pytest.raises(KeyError):
+            table.get(node)
+
+
 def test_vertices_missing_from_the_file_are_skipped(tmp_path: Path) -> None:
     """An extract cut at its edge may name nodes it does not hold; a way keeps the vertices it has (>= 2)."""
     path = osm_xml(
@@ -179,8 +200,9 @@ def test_progress_is_reported(tmp_path: Path) -> None:
         "1200 highway ways scanned, 1200 drivable",
         "500 of 1200 roads read, 499 kept",
         "1000 of 1200 roads read, 999 kept",
-        "1200 of 1200 roads read, 1200 kept",
+        seen[-1],
     ]
+    assert seen[-1].startswith("1200 of 1200 roads read, 1200 kept; node index ") and seen[-1].endswith(" MiB")
 
 
 # --- bad files: a plain message naming the file --------------------------------------------------------------
