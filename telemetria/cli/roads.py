@@ -86,6 +86,16 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
+
+
 def _user() -> str:
     try:
         return getpass.getuser()
@@ -103,7 +113,7 @@ def add_commands(sub: Subparsers) -> None:
         "--bbox", help="keep the roads with a vertex inside W,S,E,N (degrees), e.g. -62.9,-10.8,-62.0,-10.0"
     )
     imp.add_argument("--polygon", type=Path, help="keep the roads with a vertex inside this GeoJSON (Multi)Polygon")
-    imp.add_argument("--progress-every", type=int, default=50_000, help="report progress every N ways read")
+    imp.add_argument("--progress-every", type=_positive, default=50_000, help="report progress every N ways read")
     # `--bbox -62.9,-10.8,-62.0,-10.0` as an operator types it: argparse takes a word starting with '-' for an
     # option unless it reads as a negative number, and a comma-separated list of them does not by its rule.
     imp._negative_number_matcher = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.]+(,-?[\d.]*)+$")

@@ -3,6 +3,7 @@ failed import keeping the previous network, and the ways read back by bounding b
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -153,3 +154,19 @@ async def test_ways_are_loaded_by_bbox(conn: asyncpg.Connection, no_roads: None,
         )
     assert await store.load_ways(conn, net.id, (-60.5, -10.5, -60.4, -10.4)) == []
     assert await store.load_ways(conn, net.id + 1) == []
+
+
+async def test_two_imports_at_once_leave_one_network(pool: asyncpg.Pool, no_roads: None) -> None:
+    """The second waits for the first (an advisory lock), then replaces it: one network in use, its ways only."""
+
+    async def one(ways: tuple[Way, ...], name: str) -> Network:
+        async with pool.acquire() as conn:
+            return await store.import_ways(conn, iter(ways), source=name, sha256="0" * 64, by="tests")
+
+    a, b = await asyncio.gather(one(grid()[:600], "a.osm"), one(grid()[600:], "b.osm"))
+    async with pool.acquire() as conn:
+        now = await store.current(conn)
+        assert now is not None and now.id == max(a.id, b.id)
+        assert await conn.fetchval("SELECT count(*) FROM road_networks WHERE current") == 1
+        assert await conn.fetchval("SELECT count(DISTINCT network_id) FROM road_ways") == 1
+        assert await rows_of(conn, now.id) == 600
