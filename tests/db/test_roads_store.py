@@ -4,7 +4,7 @@ failed import keeping the previous network, and the ways read back by bounding b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -30,8 +30,11 @@ def grid() -> tuple[Way, ...]:
 
 
 @pytest.fixture
-async def no_roads(conn: asyncpg.Connection) -> None:
-    await conn.execute("TRUNCATE road_networks, road_ways RESTART IDENTITY CASCADE")
+async def no_roads(pool: asyncpg.Pool) -> AsyncIterator[None]:
+    """No network before the test, and none left after it: other tests of the run expect the service without roads."""
+    await pool.execute("TRUNCATE road_networks, road_ways RESTART IDENTITY CASCADE")
+    yield
+    await pool.execute("TRUNCATE road_networks, road_ways RESTART IDENTITY CASCADE")
 
 
 @pytest.fixture

@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
+
+import asyncpg
+import pytest
 
 from tests.e2e.conftest import cli
 
 
-def test_import_the_simulated_roads_and_refuse_bad_files(db_env: dict[str, str], tmp_path: Path) -> None:
+@pytest.fixture
+def no_roads(db_env: dict[str, str]) -> Iterator[None]:
+    """No network before the test, and none left after it: other tests of the run expect the service without roads."""
+
+    async def truncate() -> None:
+        conn = await asyncpg.connect(db_env["TELEMETRIA_DATABASE_URL"])
+        try:
+            await conn.execute("TRUNCATE road_networks, road_ways RESTART IDENTITY CASCADE")
+        finally:
+            await conn.close()
+
+    asyncio.run(truncate())
+    yield
+    asyncio.run(truncate())
+
+
+def test_import_the_simulated_roads_and_refuse_bad_files(
+    db_env: dict[str, str], no_roads: None, tmp_path: Path
+) -> None:
     env = db_env
+    none = json.loads(cli(env, "roads", "status").stdout)
+    assert none["network"] is None and "no road network imported" in none["message"]
     pbf = tmp_path / "jaru.osm.pbf"
     wrote = json.loads(cli(env, "simulate-osm", "--out", str(pbf), "--seed", "4").stdout)
     assert wrote["ways"] == 1200 and pbf.stat().st_size > 1000
