@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import getpass
 import hashlib
+import re
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from telemetria.cli.common import Subparsers, emit, run_db
+from telemetria.cli.common import CliError, Subparsers, emit, run_db
 from telemetria.settings import Settings
 
 
@@ -28,8 +30,8 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
     file_format(path)
     digest = sha256_of(path)
 
-    def progress(read: int, kept: int) -> None:
-        print(f"roads: {read} highway ways read, {kept} kept", file=sys.stderr, flush=True)
+    def progress(message: str) -> None:
+        print(f"roads: {message}", file=sys.stderr, flush=True)
 
     async def run(conn: Any) -> Any:
         ways = read_ways(path, clip, progress, every=args.progress_every)
@@ -38,17 +40,27 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
             effective_from=args.effective_from,
         )  # fmt: skip
 
-    emit(network_json(run_db(settings, run)))
+    emit(network_json(_migrated(settings, run)))
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.roads import store
 
-    network = run_db(settings, store.current)
+    network = _migrated(settings, store.current)
     if network is None:
         emit({"network": None, "message": "no road network imported; run `telemetria roads import FILE`"})
     else:
         emit({"network": network_json(network)})
+
+
+def _migrated(settings: Settings, fn: Callable[[Any], Awaitable[Any]]) -> Any:
+    """run_db, saying what to do when the database predates the roads tables."""
+    import asyncpg
+
+    try:
+        return run_db(settings, fn)
+    except asyncpg.UndefinedTableError:
+        raise CliError("the database has no road tables yet; run `telemetria migrate` first") from None
 
 
 def network_json(network: Any) -> dict[str, Any]:
@@ -77,6 +89,16 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
+
+
 def _user() -> str:
     try:
         return getpass.getuser()
@@ -101,7 +123,10 @@ def add_commands(sub: Subparsers) -> None:
         help="first local day (YYYY-MM-DD) the km are measured on this network; default today: earlier days keep "
         "the network they had (a date in the past recomputes the days from it)",
     )
-    imp.add_argument("--progress-every", type=int, default=50_000, help="report progress every N ways read")
+    imp.add_argument("--progress-every", type=_positive, default=50_000, help="report progress every N ways read")
+    # `--bbox -62.9,-10.8,-62.0,-10.0` as an operator types it: argparse takes a word starting with '-' for an
+    # option unless it reads as a negative number, and a comma-separated list of them does not by its rule.
+    imp._negative_number_matcher = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.]+(,-?[\d.]*)+$")
     imp.set_defaults(func=cmd_import)
     sta = rsub.add_parser("status", help="the road network in use")
     sta.set_defaults(func=cmd_status)

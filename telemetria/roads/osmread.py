@@ -1,15 +1,17 @@
 """Read the roads a vehicle may drive from an OpenStreetMap file (.osm.pbf, .osm, .osm.gz, .osm.bz2), streaming.
 
-pyosmium (C++ libosmium) parses the file and keeps node locations in its own C++ index, so Python only ever holds
-one way at a time: memory grows with the file's nodes at ~16 bytes each (libosmium), not with Python objects.
-The index is `flex_mem`: a sparse table for an extract's scattered node ids (Rondônia's, or a clipped region's),
-switching by itself to a dense array when ids are dense (a planet-sized file); it needs no temporary file.
+pyosmium (C++ libosmium) parses the file; Python only ever holds one way at a time. Two passes: the first marks the
+drivable ways and their nodes in libosmium's id sets (bits), the second keeps the locations of those nodes only in
+a C++ index, so memory grows with the roads' nodes (~16 bytes each), not with every node of a regional extract
+(buildings, rivers, forest edges) nor with Python objects. The index is `flex_mem`: a sparse table for an
+extract's scattered node ids, switching by itself to a dense array when ids are dense; no temporary file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 import osmium
 import osmium.filter
@@ -28,7 +30,8 @@ DRIVABLE = frozenset(
 _DENIED = frozenset({"no", "private"})
 _ONEWAY = frozenset({"yes", "1", "true"})
 
-Progress = Callable[[int, int], None]  # (ways read, ways kept so far)
+Progress = Callable[[str], None]  # told how far the reading is, in words
+WAY = osmium.osm.WAY
 
 
 def is_drivable(tags: dict[str, str]) -> bool:
@@ -92,42 +95,70 @@ def _kind(head: bytes) -> str:
 
 
 def read_ways(
-    path: Path, clip: Clip | None = None, progress: Progress | None = None, every: int = 50_000
+    path: Path,
+    clip: Clip | None = None,
+    progress: Progress | None = None,
+    every: int = 50_000,
+    locations: osmium.index.LocationTable | None = None,
 ) -> Iterator[Way]:
     """The file's drivable ways within `clip` (all when None), in file order; RoadsError on a bad or roadless file.
 
+    Two passes: the first finds the drivable ways and the nodes they use (ids in libosmium's bit sets), the second
+    keeps the locations of those nodes only, so the index holds the roads' nodes, not every building's and river's.
     A way whose vertices are partly missing from the file (cut at an extract's edge) keeps those present; one
-    left with fewer than two is skipped. `progress(read, kept)` is called every `every` highway ways read.
+    left with fewer than two is skipped. `progress(message)` is called every `every` ways, and at each pass's end.
+    `locations`: the node index to fill (osmium.index.create_map), a new flex_mem one when None.
     """
     fmt = file_format(path)
     clip = clip or Clip()
-    processor = (
-        osmium.FileProcessor(osmium.io.File(str(path), fmt), osmium.osm.NODE | osmium.osm.WAY)
-        .with_locations("flex_mem")
-        .with_filter(osmium.filter.EntityFilter(osmium.osm.WAY))  # after the location index has seen the nodes
-        .with_filter(osmium.filter.KeyFilter("highway"))
-    )
-    read = kept = 0
+    say = progress or (lambda message: None)
     try:
-        for obj in processor:
-            read += 1
-            if progress is not None and read % every == 0:
-                progress(read, kept)
-            assert isinstance(obj, osmium.osm.Way)
-            way = _way(obj)
-            if way is not None and clip.keeps(way.lat, way.lon):
-                kept += 1
-                yield way
+        wanted, drivable = _drivable_ways(path, fmt, say, every)
+        if drivable == 0:
+            raise RoadsError(f"{path} holds no road a vehicle may drive (no way tagged highway=* is one)")
+        # Every handler is held by name while reading: the C++ iterator only points at them (a temporary segfaults).
+        locations = locations if locations is not None else osmium.index.create_map("flex_mem")
+        only_wanted = wanted.id_filter()
+        only_ways = osmium.filter.EntityFilter(WAY)
+        index = osmium.NodeLocationsForWays(locations)
+        index.ignore_errors()  # a node missing from the file: its vertex is skipped (_way)
+        read = kept = 0
+        with osmium.io.Reader(osmium.io.File(str(path), fmt), osmium.osm.NODE | osmium.osm.WAY) as reader:
+            # A filter stops an object's way down the chain: untracked nodes never reach the location index.
+            for obj in osmium.OsmFileIterator(reader, only_wanted, index, only_ways):
+                read += 1
+                if read % every == 0:
+                    say(f"{read} of {drivable} roads read, {kept} kept")
+                way = _way(cast(osmium.osm.Way, obj))
+                if way is not None and clip.keeps(way.lat, way.lon):
+                    kept += 1
+                    yield way
     except RuntimeError as e:  # libosmium's parse errors all arrive as RuntimeError
         raise RoadsError(f"{path} is damaged or truncated and cannot be read to its end ({e})") from None
-    if progress is not None:
-        progress(read, kept)
+    say(f"{read} of {drivable} roads read, {kept} kept; node index {locations.used_memory() / 2**20:.1f} MiB")
     if kept == 0:
-        if read == 0:
-            raise RoadsError(f"{path} holds no roads: no way in it is tagged highway=*")
-        if clip.bbox is None and clip.polygon is None:
-            raise RoadsError(f"{path} holds no road a vehicle may drive ({read} highway ways read, none kept)")
-        raise RoadsError(f"no road of {path} lies within {clip.describe()} ({read} highway ways read, none kept)")
+        raise RoadsError(f"no road of {path} lies within {clip.describe()} ({read} roads read, none kept)")
+
+
+def _drivable_ways(path: Path, fmt: str, say: Progress, every: int) -> tuple[osmium.IdTracker, int]:
+    """The first pass: the ids of the drivable ways and of their nodes, and how many ways; RoadsError without any
+    highway way."""
+    wanted = osmium.IdTracker()
+    seen = drivable = 0
+    for obj in osmium.FileProcessor(osmium.io.File(str(path), fmt), WAY).with_filter(
+        osmium.filter.KeyFilter("highway")
+    ):
+        seen += 1
+        if seen % every == 0:
+            say(f"{seen} highway ways scanned, {drivable} drivable")
+        if is_drivable({t.k: t.v for t in obj.tags}):
+            drivable += 1
+            wanted.add_way(obj.id)
+            wanted.add_references(obj)
+    say(f"{seen} highway ways scanned, {drivable} drivable")
+    if seen == 0:
+        raise RoadsError(f"{path} holds no roads: no way in it is tagged highway=*")
+    return wanted, drivable
 
 
 def _way(obj: osmium.osm.Way) -> Way | None:
