@@ -199,6 +199,20 @@ class RoadNet:
         paved = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
         return RoadStep(length, paved, length - paved, self.edges[a.edge].way, self.edges[b.edge].way)
 
+    def distances(self, froms: Sequence[Place], tos: Sequence[Place], reach_m: float) -> list[list[float]]:
+        """Road metres from each place of `froms` to each of `tos`, inf where no path lies within reach_m (what a
+        whole-track matcher's transitions need: bench/road_methods.py compares one with the rule above)."""
+        targets = {n for b in tos for n in (self.edges[b.edge].u, self.edges[b.edge].v)}
+        out = []
+        for a in froms:
+            dist, back = self._search(a, reach_m + a.off_m, targets)
+            row = []
+            for b in tos:
+                path = self._path(a, b, dist, back)
+                row.append(math.inf if path is None else sum(hi - lo for _, lo, hi in path))
+            out.append(row)
+        return out
+
     def _search(
         self, a: Place, reach_m: float, targets: set[int]
     ) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
