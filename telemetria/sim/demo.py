@@ -200,12 +200,14 @@ async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, n
 
 
 async def ensure_demo_roads(conn: Any, seed: int) -> None:
-    """Import the simulator's grid as the road network (sim/roadnet.py), from today on, unless one was imported:
-    the demo's pages then name the roads, draw them offline and measure off-route km along them."""
+    """Import the simulator's grid as the road network (sim/roadnet.py), unless one was imported, in force from the
+    demo registry's first day (its whole history is simulated): the demo's pages then name the roads, draw them
+    offline and measure off-route km along them."""
     if await roads_store.current(conn) is None:
+        first = datetime.now(LOCAL_TZ).date() - timedelta(days=DEMO_SINCE_DAYS)
         await roads_store.import_ways(
             conn, iter(grid_ways(make_grid(seed))), source=f"simulador (semente {seed})",
-            sha256=f"demo-grid-{seed}", by="demo",
+            sha256=f"demo-grid-{seed}", by="demo", effective_from=first,
         )  # fmt: skip
 
 
