@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import hashlib
 import re
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,6 +16,7 @@ from telemetria.settings import Settings
 
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
+    from telemetria.ops.backup import sha256_of
     from telemetria.roads import store
     from telemetria.roads.clip import Clip, load_polygon, parse_bbox
     from telemetria.roads.errors import RoadsError
@@ -78,15 +78,6 @@ def network_json(network: Any) -> dict[str, Any]:
         "unpaved_km": round(network.km - network.paved_km, 3),
         "effective_from": network.effective_from.isoformat() if network.effective_from else None,
     }
-
-
-def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of the file's bytes, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _positive(text: str) -> int:

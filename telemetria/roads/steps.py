@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ class RoadNet:
         self.edges: list[Edge] = []
         self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
         self._steps: OrderedDict[tuple[float, ...], RoadStep | None] = OrderedDict()
+        self._lock = threading.Lock()
         self._build()
 
     def _build(self) -> None:
@@ -134,18 +136,21 @@ class RoadNet:
     ) -> RoadStep | None:
         """See roads.model.Roads.step; results are remembered (same arguments, same answer)."""
         key = (lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
-        if key in self._steps:
-            self._steps.move_to_end(key)
-            return self._steps[key]
+        with self._lock:  # analyses run in threads (reports/store/fetch.py): one network serves them all
+            if key in self._steps:
+                self._steps.move_to_end(key)
+                return self._steps[key]
         found = self._step(lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
-        self._steps[key] = found
-        if len(self._steps) > CACHED_STEPS:
-            self._steps.popitem(last=False)
+        with self._lock:
+            self._steps[key] = found
+            if len(self._steps) > CACHED_STEPS:
+                self._steps.popitem(last=False)
         return found
 
     def forget(self) -> None:
         """Drop the remembered steps (a benchmark's first-time figure)."""
-        self._steps.clear()
+        with self._lock:
+            self._steps.clear()
 
     # --- the search ---------------------------------------------------------------------------------------------
 

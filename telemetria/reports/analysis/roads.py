@@ -11,6 +11,7 @@ fixes only, as the route method does, so a window with context gives the same pe
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ PROFILE_STEP_M = 25.0  # a route line's pavement is read at this spacing along i
 NEAR_ROAD_M = 30.0  # a route line's sample or a fix lies on the nearest way within this distance, else on none
 _PROFILES: OrderedDict[tuple[int, bytes, bytes], Profile] = OrderedDict()
 _PROFILES_MAX = 1024
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -45,10 +47,11 @@ class Profile:
 def profile(line: RouteLine, roads: Roads) -> Profile:
     """The pavement profile of a route line on a network, kept per (line, network)."""
     key = (roads.network_id, line.lon.tobytes(), line.lat.tobytes())
-    got = _PROFILES.get(key)
-    if got is not None:
-        _PROFILES.move_to_end(key)
-        return got
+    with _LOCK:  # analyses run in threads (reports/store/fetch.py)
+        got = _PROFILES.get(key)
+        if got is not None:
+            _PROFILES.move_to_end(key)
+            return got
     edges = np.unique(np.concatenate([np.arange(0.0, line.length_m, PROFILE_STEP_M), [line.length_m]]))
     mid = (edges[:-1] + edges[1:]) / 2
     lon, lat = line.point_at(mid)
@@ -58,9 +61,11 @@ def profile(line: RouteLine, roads: Roads) -> Profile:
     piece = np.diff(edges)
     paved = np.concatenate([[0.0], np.cumsum(np.where(known & paved_flag, piece, 0.0))])
     unpaved = np.concatenate([[0.0], np.cumsum(np.where(known & ~paved_flag, piece, 0.0))])
-    got = _PROFILES[key] = Profile(edges, paved, unpaved)
-    if len(_PROFILES) > _PROFILES_MAX:
-        _PROFILES.popitem(last=False)
+    got = Profile(edges, paved, unpaved)
+    with _LOCK:
+        _PROFILES[key] = got
+        if len(_PROFILES) > _PROFILES_MAX:
+            _PROFILES.popitem(last=False)
     return got
 
 
