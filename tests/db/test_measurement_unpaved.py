@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_EVEN
 from decimal import Decimal as D
@@ -73,6 +74,15 @@ async def _boletim(client: httpx.AsyncClient, people: People, k: int, **params: 
     return r
 
 
+async def _import(conn: asyncpg.Connection, first_day: date, *, paved: bool = False) -> int:
+    """The simulator's grid as the road network in force from `first_day` (every way paved when `paved`)."""
+    ways = [replace(w, surface="asphalt") if paved else w for w in grid_ways(make_grid(SEED))]
+    name = "paved-grid.osm.pbf" if paved else "grid.osm.pbf"
+    net = await store.import_ways(conn, iter(ways), source=name, sha256=name[0] * 64, by="test",
+                                  effective_from=first_day)  # fmt: skip
+    return net.id
+
+
 def _d(x: Any) -> D:
     return D(str(x))
 
@@ -102,15 +112,9 @@ async def test_the_unpaved_share_is_paid_at_the_second_price_once_a_network_is_i
     (k0,) = before["contracts"]
     assert k0["price_per_km_unpaved"] == 6.1 and k0["unpaved_km"] == 0 and k0["routes"][0]["unpaved_km"] == 0
 
-    async def import_grid(first_day: date) -> int:
-        ways = iter(grid_ways(make_grid(SEED)))
-        net = await store.import_ways(conn, ways, source="grid.osm.pbf", sha256="g" * 64, by="test",
-                                      effective_from=first_day)  # fmt: skip
-        return net.id
-
-    await import_grid(DAY + timedelta(days=1))  # in force only from the next day: the day is paid as before
+    await _import(conn, DAY + timedelta(days=1))  # in force only from the next day: the day is paid as before
     assert orjson.loads((await _boletim(client, people, ids["k"])).content) == before
-    network = await import_grid(date(2026, 11, 1))  # back-dated to before the month
+    network = await _import(conn, date(2026, 11, 1))  # back-dated to before the month
     shares = await _expected_shares(conn, ids["route"], network)
     assert all(D(0) < u < D(1) for u in shares.values()), shares  # the grid's roads are partly unpaved
 
@@ -134,3 +138,28 @@ async def test_the_unpaved_share_is_paid_at_the_second_price_once_a_network_is_i
     assert _d(rows[0]["Km não pavimentados (pagos)"].replace(",", ".")) == _d(first["unpaved_km"])
     assert rows[0]["Preço por km não pavimentado (R$)"] == "6,10"
     assert _d(rows[-1]["Km não pavimentados (pagos)"].replace(",", ".")) == _d(k1["unpaved_km"])
+
+
+async def test_a_closed_month_keeps_its_unpaved_km_when_the_network_changes(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
+) -> None:
+    ids = await _setup(client, conn, people)
+    await _import(conn, date(2026, 11, 1))
+    month = {"from": "2026-11-01", "to": "2026-11-30"}
+    live = orjson.loads((await _boletim(client, people, ids["k"], **month)).content)
+    made = [r for r in live["runs"] if r["status"] == "made"]
+    assert made and all(r["unpaved_km"] > 0 for r in made)
+    r = await client.post(f"/api/v1/measurements/{ids['k']}/2026-11/close", headers=people.auth("monitor"))
+    assert r.status_code == 201, r.text
+
+    await _import(conn, date(2026, 11, 1), paved=True)  # a corrected network: every way paved, back-dated
+    frozen = orjson.loads((await _boletim(client, people, ids["k"], **month)).content)
+    assert frozen["runs"] == live["runs"] and frozen["contracts"][0]["amount"] == live["contracts"][0]["amount"]
+    assert frozen["contracts"][0]["unpaved_km"] == live["contracts"][0]["unpaved_km"] > 0
+
+    r = await client.post(f"/api/v1/measurements/{ids['k']}/2026-11/reopen", headers=people.auth("admin"),
+                          json={"reason": "malha corrigida"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    again = orjson.loads((await _boletim(client, people, ids["k"], **month)).content)
+    for r2 in again["runs"]:  # every way paved: every km at the main price
+        assert r2["unpaved_km"] == 0 and _d(r2["amount"]) == to_cents(_d(r2["payable_km"]) * PRICE)
