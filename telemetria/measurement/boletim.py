@@ -13,7 +13,9 @@ For each due run (due.py):
 3. Coverage is taken to 0.01 % (half to even); the contract's PaymentRule in force that day gives the status
    (`justified` when a justification exists and the run was not made) and the payable km of the run's
    contracted km (route's declared km × the run's share of the day), to the metre; the amount is payable km ×
-   the price in force that day, rounded to the cent once per line. Route and contract totals are sums of lines.
+   the price in force that day, rounded to the cent once per line. With a second price in force and the run's
+   unpaved share known (a road network in force that day), the unpaved part of the payable km is paid at the
+   second price (pavement.py). Route and contract totals are sums of lines.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from telemetria.contracts.money import METRE
 from telemetria.contracts.rule import PaymentRule, Status
+from telemetria.measurement import pavement
 from telemetria.measurement.due import DueRun
 from telemetria.measurement.model import Observation
 
@@ -36,10 +39,11 @@ STATUSES: tuple[Status, ...] = ("made", "partial", "not_made", "justified")
 
 @dataclass(frozen=True, slots=True)
 class Terms:
-    """The contract's price and rule in force on a day."""
+    """The contract's prices and rule in force on a day."""
 
     price_per_km: Decimal
     rule: PaymentRule
+    price_per_km_unpaved: Decimal | None = None  # the second price, for the unpaved share of a run's km
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,8 @@ class Line:
     justification: str | None = None
     justified_by: str | None = None
     justified_at: datetime | None = None
+    unpaved_km: Decimal = ZERO  # of payable_km, those paid at price_per_km_unpaved (0: no second price or network)
+    price_per_km_unpaved: Decimal | None = None  # the second price in force that day, None: the contract has none
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +115,7 @@ class RouteTotals:
     realized_km: Decimal
     payable_km: Decimal
     amount: Decimal
+    unpaved_km: Decimal = ZERO
 
 
 def pct(coverage: float) -> Decimal:
@@ -182,12 +189,14 @@ def _justification(run: DueRun, by_day: Mapping[tuple[int, date], Sequence[Justi
 def lines(
     runs: Sequence[DueRun], obs: Mapping[ObsKey, Observation], others: Mapping[int, Sequence[int]],
     terms_on: Callable[[date], Terms], vehicles: Mapping[int, VehicleInfo], contractor_id: int,
-    justifications: Iterable[Justification],
+    justifications: Iterable[Justification], shares: Mapping[int, Decimal] | None = None,
 ) -> list[Line]:  # fmt: skip
     """The boletim's run lines, in the order of `runs`.
 
     `others`: index in `runs` → the contractor's other vehicles with fixes in that run's window (only for the
-    runs that were `short`). `terms_on(day)`: the price and rule in force that day.
+    runs that were `short`). `terms_on(day)`: the prices and rule in force that day. `shares`: index in `runs` →
+    the run's unpaved share (pavement.share), for the runs with a road network in force that day; a run without
+    one, or whose terms have no second price, is paid every km at price_per_km.
     """
     by_day: dict[tuple[int, date], list[Justification]] = {}
     for j in justifications:
@@ -211,14 +220,20 @@ def lines(
         v = vehicles.get(pick.vehicle_id) if pick.vehicle_id is not None else None
         unauthorized = pick.substitution and (v is None or not v.active or v.contractor_id != contractor_id)
         shown = just if status == "justified" else None
+        u = shares.get(i) if shares else None
+        second = terms.price_per_km_unpaved
+        if second is not None and u is not None:
+            paved, unpaved = pavement.split(payable, u)
+            amount = pavement.amount(paved, unpaved, terms.price_per_km, second)
+        else:
+            unpaved, amount = ZERO, rule.amount(payable, terms.price_per_km)
         out.append(
             Line(
                 run.plan.day, run.plan.run_no, run.plan.route_id, run.code, pick.vehicle_id, v.plate if v else None,
                 pick.substitution, unauthorized, status, coverage, km(o.route_km) if o else ZERO, off,
-                run.declared_km, run.contracted_km, payable, terms.price_per_km,
-                rule.amount(payable, terms.price_per_km), o.first if o else None, o.last if o else None,
-                shown.reason if shown else None, shown.created_by if shown else None,
-                shown.created_at if shown else None,
+                run.declared_km, run.contracted_km, payable, terms.price_per_km, amount, o.first if o else None,
+                o.last if o else None, shown.reason if shown else None, shown.created_by if shown else None,
+                shown.created_at if shown else None, unpaved, second,
             )
         )  # fmt: skip
     return out
@@ -245,7 +260,7 @@ def route_totals(routes: Sequence[RouteRef], run_lines: Sequence[Line]) -> list[
                 route_id, code, declared_km, len(mine), count["made"], count["partial"], count["not_made"],
                 count["justified"], sum((ln.contracted_km for ln in mine), ZERO),
                 sum((ln.realized_km for ln in mine), ZERO), sum((ln.payable_km for ln in mine), ZERO),
-                sum((ln.amount for ln in mine), ZERO),
+                sum((ln.amount for ln in mine), ZERO), sum((ln.unpaved_km for ln in mine), ZERO),
             )
         )  # fmt: skip
     return sorted(out, key=lambda t: (t.code, t.route_id))

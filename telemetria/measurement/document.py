@@ -3,6 +3,7 @@
 Numbers are JSON numbers with fixed places (contracts/money.py `number`): km 3, R$ 2, coverage 4 (a share 0..1),
 percentages 2. A closed month is stored as the canonical bytes of its document (keys sorted, no spaces) and
 their SHA-256; reading them back (`lines_of`) parses numbers as Decimal, so a frozen month is served exactly.
+A month frozen before lines had `unpaved_km` and `price_per_km_unpaved` reads back with 0 and null.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def rule_json(rule: PaymentRule) -> dict[str, Any]:
 def terms_json(valid_from: date, valid_to: date, terms: Terms) -> dict[str, Any]:
     """A price-and-rule version as it applies inside the period: from, to (both included)."""
     return {"valid_from": valid_from.isoformat(), "valid_to": valid_to.isoformat(),
-            "price_per_km": number(terms.price_per_km, MONEY), "rule": rule_json(terms.rule)}  # fmt: skip
+            "price_per_km": number(terms.price_per_km, MONEY),
+            "price_per_km_unpaved": number(terms.price_per_km_unpaved, MONEY),
+            "rule": rule_json(terms.rule)}  # fmt: skip
 
 
 def _when(t: float | None, tz: ZoneInfo) -> str | None:
@@ -86,8 +89,10 @@ def line_json(ln: Line, contract_id: int, tz: ZoneInfo) -> dict[str, Any]:
         "unauthorized": ln.unauthorized, "status": ln.status, "coverage": number(ln.coverage_pct / 100, SHARE),
         "realized_km": number(ln.realized_km, KM), "off_route_km": number(ln.off_route_km, KM),
         "declared_km": number(ln.declared_km, KM), "contracted_km": number(ln.contracted_km, KM),
-        "payable_km": number(ln.payable_km, KM), "price_per_km": number(ln.price_per_km, MONEY),
-        "amount": number(ln.amount, MONEY), "start": _when(ln.first, tz), "end": _when(ln.last, tz),
+        "payable_km": number(ln.payable_km, KM), "unpaved_km": number(ln.unpaved_km, KM),
+        "price_per_km": number(ln.price_per_km, MONEY),
+        "price_per_km_unpaved": number(ln.price_per_km_unpaved, MONEY), "amount": number(ln.amount, MONEY),
+        "start": _when(ln.first, tz), "end": _when(ln.last, tz),
         "justification": ln.justification, "justified_by": ln.justified_by,
         "justified_at": ln.justified_at.isoformat() if ln.justified_at else None,
     }  # fmt: skip
@@ -95,6 +100,10 @@ def line_json(ln: Line, contract_id: int, tz: ZoneInfo) -> dict[str, Any]:
 
 def _epoch(text: str | None) -> float | None:
     return None if text is None else datetime.fromisoformat(text).timestamp()
+
+
+def _decimal(value: Any) -> Decimal | None:
+    return None if value is None else Decimal(value)
 
 
 def line_of(row: dict[str, Any]) -> Line:
@@ -107,6 +116,7 @@ def line_of(row: dict[str, Any]) -> Line:
         Decimal(row["payable_km"]), Decimal(row["price_per_km"]), Decimal(row["amount"]), _epoch(row["start"]),
         _epoch(row["end"]), row["justification"], row["justified_by"],
         datetime.fromisoformat(row["justified_at"]) if row["justified_at"] else None,
+        Decimal(row.get("unpaved_km", 0)), _decimal(row.get("price_per_km_unpaved")),
     )  # fmt: skip
 
 
@@ -116,7 +126,7 @@ def totals_json(t: RouteTotals) -> dict[str, Any]:
         "runs_made": t.runs_made, "runs_partial": t.runs_partial, "runs_not_made": t.runs_not_made,
         "runs_justified": t.runs_justified, "contracted_km": number(t.contracted_km, KM),
         "realized_km": number(t.realized_km, KM), "payable_km": number(t.payable_km, KM),
-        "amount": number(t.amount, MONEY),
+        "unpaved_km": number(t.unpaved_km, KM), "amount": number(t.amount, MONEY),
     }  # fmt: skip
 
 
@@ -129,6 +139,7 @@ def sums_json(routes: Sequence[RouteTotals]) -> dict[str, Any]:
         "contracted_km": number(sum((t.contracted_km for t in routes), zero), KM),
         "realized_km": number(sum((t.realized_km for t in routes), zero), KM),
         "payable_km": number(sum((t.payable_km for t in routes), zero), KM),
+        "unpaved_km": number(sum((t.unpaved_km for t in routes), zero), KM),
         "amount": number(sum((t.amount for t in routes), zero), MONEY),
     }  # fmt: skip
 
@@ -173,6 +184,7 @@ def contract_json(c: Computed, tz: ZoneInfo) -> dict[str, Any]:
         "contractor": c.head.contractor, "valid_from": c.head.valid_from.isoformat(),
         "valid_to": c.head.valid_to.isoformat(), "from": c.first.isoformat(), "to": c.last.isoformat(),
         "price_per_km": number(first.price_per_km, MONEY) if first else None,
+        "price_per_km_unpaved": number(first.price_per_km_unpaved, MONEY) if first else None,
         "rule": rule_json(first.rule) if first else None,
         "terms": [terms_json(lo, hi, t) for lo, hi, t in c.terms],
         "frozen": bool(c.closings), "months": months,

@@ -24,8 +24,8 @@ FROM routes r LEFT JOIN contracts k ON k.id = r.contract_id WHERE r.id = $1"""
 
 # The versions of prices and rule that apply to some day of $2..$3 (both included).
 TERMS = """
-SELECT contract_id, during, price_per_km, made_min_coverage_pct, partial_min_coverage_pct, partial_pay,
-       off_route_km_paid, justified_paid
+SELECT contract_id, during, price_per_km, price_per_km_unpaved, made_min_coverage_pct, partial_min_coverage_pct,
+       partial_pay, off_route_km_paid, justified_paid
 FROM contract_terms_in_force
 WHERE contract_id = ANY ($1::int[]) AND during && daterange($2::date, $3::date, '[]')"""
 

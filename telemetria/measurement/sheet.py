@@ -26,7 +26,8 @@ COLUMNS = [
     Column("Cobertura (%)", "coverage_pct", PCT2), Column("Km declarado", "declared_km", KM3),
     Column("Km contratado", "contracted_km", KM3), Column("Km realizado", "realized_km", KM3),
     Column("Km fora da rota", "off_route_km", KM3), Column("Km a pagar", "payable_km", KM3),
-    Column("Preço por km (R$)", "price_per_km", MONEY), Column("Valor (R$)", "amount", MONEY),
+    Column("Km não pavimentados (pagos)", "unpaved_km", KM3), Column("Preço por km (R$)", "price_per_km", MONEY),
+    Column("Preço por km não pavimentado (R$)", "price_per_km_unpaved", MONEY), Column("Valor (R$)", "amount", MONEY),
     Column("Execuções devidas", "runs_due", INT), Column("Feitas", "runs_made", INT),
     Column("Parciais", "runs_partial", INT), Column("Não feitas", "runs_not_made", INT),
     Column("Justificadas", "runs_justified", INT), Column("Justificativa", "justification", TEXT),
@@ -44,13 +45,14 @@ def _run(c: Computed, ln: Line) -> dict[str, Any]:
         vehicle_id=ln.vehicle_id, plate=ln.plate, substitution=ln.substitution, unauthorized=ln.unauthorized,
         status=WORDS[ln.status], coverage_pct=ln.coverage_pct, declared_km=ln.declared_km,
         contracted_km=ln.contracted_km, realized_km=ln.realized_km, off_route_km=ln.off_route_km,
-        payable_km=ln.payable_km, price_per_km=ln.price_per_km, amount=ln.amount, justification=ln.justification,
+        payable_km=ln.payable_km, unpaved_km=ln.unpaved_km, price_per_km=ln.price_per_km,
+        price_per_km_unpaved=ln.price_per_km_unpaved, amount=ln.amount, justification=ln.justification,
     )  # fmt: skip
 
 
 def _counts(ts: Sequence[RouteTotals]) -> dict[str, Any]:
     keys = ("runs_due", "runs_made", "runs_partial", "runs_not_made", "runs_justified", "contracted_km",
-            "realized_km", "payable_km", "amount")  # fmt: skip
+            "realized_km", "payable_km", "unpaved_km", "amount")  # fmt: skip
     return {k: sum(getattr(t, k) for t in ts) for k in keys}
 
 

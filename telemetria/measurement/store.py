@@ -7,7 +7,7 @@ from its frozen content (document.py); only the other days are computed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -17,13 +17,17 @@ from telemetria.contracts.calendar import school_days
 from telemetria.contracts.rule import PaymentRule
 from telemetria.db import Conn
 from telemetria.http import FieldError
-from telemetria.measurement import batch, boletim, document, plans
+from telemetria.measurement import batch, boletim, document, pavement, plans
 from telemetria.measurement import queries as q
 from telemetria.measurement.boletim import Justification, Line, RouteRef, Terms, VehicleInfo
 from telemetria.measurement.document import Closing, Computed, ContractHead
 from telemetria.measurement.due import DueRun, days, due_days, due_runs
 from telemetria.reports.analysis.engine import line as route_line
+from telemetria.reports.analysis.roads import profile
+from telemetria.reports.model import Route
 from telemetria.reports.store import asof
+from telemetria.roads import inforce
+from telemetria.roads.model import Roads, in_force_on
 
 
 async def contracts(conn: Conn, scope: int | None, contract_id: int | None) -> list[ContractHead]:
@@ -43,7 +47,9 @@ async def _terms(conn: Conn, cid: int, first: date, last: date) -> list[tuple[da
         during = r["during"]
         lo = max(first, during.lower) if during.lower else first
         hi = min(last, date.fromordinal(during.upper.toordinal() - 1)) if during.upper else last
-        out.append((lo, hi, Terms(Decimal(r["price_per_km"]), PaymentRule.from_row(r))))
+        second = r["price_per_km_unpaved"]
+        out.append((lo, hi, Terms(Decimal(r["price_per_km"]), PaymentRule.from_row(r),
+                                  Decimal(second) if second is not None else None)))  # fmt: skip
     return sorted(out, key=lambda t: t[0])
 
 
@@ -80,6 +86,32 @@ async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], cont
     return out
 
 
+async def shares(
+    conn: Conn, runs: Sequence[DueRun], routes_by_day: Mapping[date, Mapping[int, Route]],
+    terms_on: Callable[[date], Terms],
+) -> dict[int, Decimal]:  # fmt: skip
+    """Run index → its unpaved share (pavement.share), for the runs whose terms have a second price and that have
+    a road network in force on their day: by the route version of that day, its profile kept per line and network.
+    """
+    wanted = [i for i, r in enumerate(runs) if terms_on(r.plan.day).price_per_km_unpaved is not None]
+    if not wanted:
+        return {}
+    networks, _ = await inforce.in_force(conn)
+    built: dict[int, Roads] = {}
+    out: dict[int, Decimal] = {}
+    for i in wanted:
+        p = runs[i].plan
+        network = in_force_on(networks, p.day)
+        route = routes_by_day.get(p.day, {}).get(p.route_id)
+        if network is None or route is None:
+            continue
+        if network not in built:
+            built[network] = await inforce.roads(conn, network)
+        _, unpaved_m = profile(route_line(route), built[network]).split(p.m_from, p.m_to)
+        out[i] = pavement.share(unpaved_m, abs(p.m_to - p.m_from))
+    return out
+
+
 async def live_lines(
     conn: Conn, head: ContractHead, wanted: Sequence[date], route_ids: Sequence[int],
     spans: Sequence[tuple[date, date, Terms]], where: str = "from",
@@ -108,7 +140,8 @@ async def live_lines(
         Justification(r["route_id"], r["day"], r["run_no"], r["reason"], r["created_by"], r["created_at"])
         for r in await conn.fetch(q.JUSTIFICATIONS, list(route_ids), first, last)
     ]
-    return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications)
+    unpaved = await shares(conn, runs, routes_by_day, terms_on)
+    return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications, unpaved)
 
 
 async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:

@@ -22,6 +22,7 @@ import orjson
 
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports.knobs import DEFAULT, ReportParams
+from telemetria.roads.model import in_force_on
 
 
 class ReportError(Exception):
@@ -224,11 +225,7 @@ class Context:
 
     def network_on(self, day: date) -> int | None:
         """The road network in force on local date `day`, None when none is."""
-        found = None
-        for first, network in self.networks:
-            if first <= day:
-                found = network
-        return found
+        return in_force_on(self.networks, day)
 
     def networks_used(self, days: Sequence[date]) -> list[dict[str, Any]]:
         """The road networks in force on any of `days`, as a report names them (the reports say which they used)."""

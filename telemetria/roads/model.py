@@ -56,6 +56,16 @@ class Way:
         return is_paved(self.surface, self.highway)
 
 
+def in_force_on(networks: Sequence[tuple[date, int]], day: date) -> int | None:
+    """The network in force on local date `day` among (first day, network id) in ascending order: the last one
+    whose first day is on or before it; None when none is."""
+    found = None
+    for first, network in networks:
+        if first <= day:
+            found = network
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Network:
     """One imported road network, as `telemetria roads status` and the reports name it."""

@@ -256,7 +256,7 @@ async def _measured_month(tab: Tab) -> Measured:
         length_km = await conn.fetchval("SELECT length_m / 1000 FROM routes WHERE id = $1", route_id)
     finally:
         await conn.close()
-    k = await _contract(tab, site.people.contractor_id, f"B{_tag()}/2026")
+    k = await _contract(tab, site.people.contractor_id, f"B{_tag()}/2026", price_per_km_unpaved="5.10")
     r = await _api(site, "PATCH", f"/api/v1/routes/{route_id}", "monitor",
                    json={"contract_id": k["id"], "declared_km": round(float(length_km), 2)})  # fmt: skip
     assert r.status_code == 200, r.text
@@ -313,6 +313,10 @@ async def test_the_boletim_shows_each_run_of_the_month_in_its_grid_linked_to_the
     await expect(row.locator("td").nth(2)).to_have_text(str(line["runs_due"]))
     await expect(row.locator("td").nth(3)).to_have_text(str(line["runs_made"]))
     await expect(row.locator("td").nth(10)).to_have_text(brl(line["amount"]))
+    figures = page.locator('dl.figures[aria-label="Totais do boletim"]')
+    await expect(figures).to_contain_text("Preço por km não pavimentado")  # a two-price contract says so
+    await expect(figures).to_contain_text(brl(5.10))
+    await expect(figures).to_contain_text("Km pagável não pavimentado")
     await expect(page.locator(".boletim ul.rule").first).to_contain_text("95 %")
     await tab.shot("boletim")
 

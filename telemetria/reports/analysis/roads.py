@@ -12,6 +12,7 @@ fixes only, as the route method does, so a window with context gives the same pe
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -23,7 +24,9 @@ from telemetria.roads.model import Roads
 
 PROFILE_STEP_M = 25.0  # a route line's pavement is read at this spacing along it
 NEAR_ROAD_M = 30.0  # a route line's sample or a fix lies on the nearest way within this distance, else on none
-_PROFILES: OrderedDict[tuple[int, bytes, bytes], Profile] = OrderedDict()
+# Kept per built network object (its id() checked through a weak reference, so a network rebuilt under a reused
+# id, after a TRUNCATE or a restore, never gets another's profiles) and route geometry.
+_PROFILES: OrderedDict[tuple[int, int, bytes, bytes], tuple[weakref.ref[Roads], Profile]] = OrderedDict()
 _PROFILES_MAX = 1024
 _LOCK = threading.Lock()
 
@@ -45,13 +48,14 @@ class Profile:
 
 
 def profile(line: RouteLine, roads: Roads) -> Profile:
-    """The pavement profile of a route line on a network, kept per (line, network)."""
-    key = (roads.network_id, line.lon.tobytes(), line.lat.tobytes())
+    """The pavement profile of a route line on a network, kept per (line, built network): ids restart (a test's
+    TRUNCATE, a restore), so the network itself is the key, held weakly to keep no old network alive."""
+    key = (id(roads), roads.network_id, line.lon.tobytes(), line.lat.tobytes())
     with _LOCK:  # analyses run in threads (reports/store/fetch.py)
-        got = _PROFILES.get(key)
-        if got is not None:
+        kept = _PROFILES.get(key)
+        if kept is not None and kept[0]() is roads:
             _PROFILES.move_to_end(key)
-            return got
+            return kept[1]
     edges = np.unique(np.concatenate([np.arange(0.0, line.length_m, PROFILE_STEP_M), [line.length_m]]))
     mid = (edges[:-1] + edges[1:]) / 2
     lon, lat = line.point_at(mid)
@@ -63,7 +67,8 @@ def profile(line: RouteLine, roads: Roads) -> Profile:
     unpaved = np.concatenate([[0.0], np.cumsum(np.where(known & ~paved_flag, piece, 0.0))])
     got = Profile(edges, paved, unpaved)
     with _LOCK:
-        _PROFILES[key] = got
+        _PROFILES[key] = (weakref.ref(roads), got)
+        _PROFILES.move_to_end(key)
         if len(_PROFILES) > _PROFILES_MAX:
             _PROFILES.popitem(last=False)
     return got

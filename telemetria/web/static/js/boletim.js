@@ -165,7 +165,10 @@ function draw(answer, p, contractId, school) {
       onclick: () => file(contractId, p, f) }, label)) : []),
     el("button", { type: "button", onclick: () => window.print() }, "Imprimir"));
   const figures = [["Contrato", k.number], ["Empresa", k.contractor], ["Período", `${day(p.from)} a ${day(p.to)}`],
-    ["Preço por km", brl(k.price_per_km)], ["Km pagável", km(k.payable_km)], ["Valor a pagar", brl(k.amount)]];
+    ["Preço por km", brl(k.price_per_km)],
+    ...(k.price_per_km_unpaved === null || k.price_per_km_unpaved === undefined ? []
+      : [["Preço por km não pavimentado", brl(k.price_per_km_unpaved)], ["Km pagável não pavimentado", km(k.unpaved_km)]]),
+    ["Km pagável", km(k.payable_km)], ["Valor a pagar", brl(k.amount)]];
   result.replaceChildren(el("div", {},
     banner(k, contractId, month),
     el("dl", { class: "figures", "aria-label": "Totais do boletim" },
