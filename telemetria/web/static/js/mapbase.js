@@ -1,6 +1,6 @@
 // A Leaflet map with the configured base layers (street, satellite, hybrid, none). The pages work
 // without tiles: vehicles, tracks and routes are vector layers, drawn whether tiles load or not.
-import { api, config, el } from "./api.js";
+import { config, el } from "./api.js";
 
 const L = window.L;
 const CHOICE = "telemetria.baselayer";
@@ -35,9 +35,17 @@ export function makeMap(element) {
 export const ROADS_LAYER = "Estradas importadas (sem internet)";
 const NAMES_FROM_ZOOM = 14;
 
+// A plain fetch, not api(): a page without a session (the public area) simply gets no roads layer, where api()
+// would take a 401 as a lapsed session and send the visitor to the login page.
+async function quietly(path, signal) {
+  const resp = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" }, signal });
+  if (!resp.ok) throw new Error(`${path}: ${resp.status}`);
+  return resp.json();
+}
+
 async function offerRoads(map, control, shown, saved) {
   let status;
-  try { status = await api("/api/v1/roads/status"); } catch { return; }
+  try { status = await quietly("/api/v1/roads/status"); } catch { return; }
   if (!status || !status.network) return;
   const layer = L.layerGroup();
   let pending = null;
@@ -49,7 +57,7 @@ async function offerRoads(map, control, shown, saved) {
     const box = [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((x) => x.toFixed(5)).join(",");
     let data;
     try {
-      data = await api(`/api/v1/roads?bbox=${box}&zoom=${map.getZoom()}`, { signal: pending.signal });
+      data = await quietly(`/api/v1/roads?bbox=${box}&zoom=${map.getZoom()}`, pending.signal);
     } catch { return; }
     layer.clearLayers();
     const named = map.getZoom() >= NAMES_FROM_ZOOM;
