@@ -70,7 +70,7 @@ async def test_wide_reports_show_their_key_columns_first_and_the_rest_on_demand(
         params = {"vehicle_id": str(site.history_vehicle_id), "from": day, "to": day, "by": "day", "format": "csv"}
         r = await client.get("/api/v1/reports/km", params=params, headers=site.token("auditor"))
     header = r.content.decode("utf-8-sig").splitlines()[0].split(";")
-    assert len(header) == 18 and "Km do odômetro (conferência)" in header
+    assert len(header) == 21 and "Km do odômetro (conferência)" in header and "Km pelas estradas" in header
 
     # On a phone the summary starts with the plate, the km and the drivers.
     await page.set_viewport_size({"width": 390, "height": 844})
