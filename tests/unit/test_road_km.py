@@ -207,3 +207,34 @@ def test_with_no_network_nothing_changes() -> None:
     seg = run(track, None)
     assert not (seg.method == ROAD).any() and (seg.method == CHORD).any()
     assert not seg.paved_m.any() and not seg.unpaved_m.any() and (seg.way == -1).all()
+
+
+def test_a_road_path_far_longer_than_the_chord_is_not_believed_across_a_long_gap() -> None:
+    """Two parallel roads 300 m apart joined only 10 km north: fixes on each, two hours apart. The road path is
+    20 km, which max_jump_kmh × 2 h allows, but no one believes a 20 km detour for 300 m: the chord counts (and
+    the search never has to cover more than 4 × the chord + 5 km of roads)."""
+    from telemetria.fix import Fix
+    from telemetria.roads.model import Way
+
+    lat0, lon0, north, east = -10.45, -62.47, 10_000 / 111_320, 300 / 109_500
+
+    def way(osm: int, nodes: tuple[int, ...], pts: list[tuple[float, float]]) -> Way:
+        return Way(osm, "unclassified", f"Linha {osm}", None, "dirt", False, nodes,
+                   tuple(p[0] for p in pts), tuple(p[1] for p in pts))  # fmt: skip
+
+    u = steps.build(99, [
+        way(1, (1, 2), [(lat0, lon0), (lat0 + north, lon0)]),
+        way(2, (2, 3), [(lat0 + north, lon0), (lat0 + north, lon0 + east)]),
+        way(3, (3, 4), [(lat0 + north, lon0 + east), (lat0, lon0 + east)]),
+    ])  # fmt: skip
+    t = datetime(2026, 3, 2, 10, 0, tzinfo=UTC).timestamp()
+    fixes = [Fix(datetime.fromtimestamp(t + dt, UTC), lat, lon, speed_kmh=0.0, ignition=True)
+             for dt, lat, lon in [(0, lat0 + 0.0005, lon0), (7200, lat0 + 0.0005, lon0 + east)]]  # fmt: skip
+    seg = run(Track.of(fixes), u)
+    assert seg.method[1] == CHORD
+    assert seg.length_m[1] == pytest.approx(300, abs=3)
+    # Near the junction the same two roads give a road path well within the cap: believed.
+    near = [Fix(f.ts, f.lat + north - 0.002, f.lon, speed_kmh=0.0, ignition=True) for f in fixes]
+    seg = run(Track.of(near), u)
+    assert seg.method[1] == ROAD
+    assert seg.length_m[1] == pytest.approx(2 * 0.0015 * 111_320 + 300, rel=0.02)

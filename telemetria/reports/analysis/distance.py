@@ -35,6 +35,10 @@ SHORT_SLACK_M, SHORT_SLACK = 5.0, 0.01
 SAME_PROGRESS_M, SAME_PROGRESS = 5.0, 0.02
 # A fix's heading says which way it travels along a pass only when it moves; beyond this it points the other way.
 WRONG_WAY_DEG = 90.0
+# A road path between two fixes is never taken longer than this many times the chord plus these metres, whatever
+# time passed: across an hours-long gap max_jump_kmh × dt would let the search cover the whole network (seconds per
+# gap on a municipality's roads) to find paths no one believes; past the cap the segment stays the chord.
+ROAD_DETOUR, ROAD_DETOUR_M = 4.0, 5000.0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -131,7 +135,8 @@ def _roads(
 ) -> RoadSegments:  # fmt: skip
     """Road metres of the segments in `todo` (NaN where none is plausible or there is no network).
 
-    Bounds as the route method's: at least the chord less the slack, at most max_jump_kmh × dt; closest to the
+    Bounds as the route method's: at least the chord less the slack, at most max_jump_kmh × dt (and never more
+    than ROAD_DETOUR × the chord + ROAD_DETOUR_M); closest to the
     reported speeds × dt when both ends have one and the segment is no gap (across a gap the speeds at its ends
     say nothing of the time between: the shortest plausible path counts).
     """
@@ -139,7 +144,7 @@ def _roads(
         m = len(a)
         return RoadSegments(np.full(m, np.nan), np.zeros(m), np.zeros(m), np.full(m, -1, dtype=np.int64))
     low = chord * (1 - SHORT_SLACK) - SHORT_SLACK_M
-    high = params.max_jump_kmh / 3.6 * dt + SHORT_SLACK_M
+    high = np.minimum(params.max_jump_kmh / 3.6 * dt + SHORT_SLACK_M, ROAD_DETOUR * chord + ROAD_DETOUR_M)
     v = track.speed_kmh / 3.6
     expected = np.where(dt > params.gap_s, np.nan, (v[a] + v[b]) / 2 * dt)
     return along_roads(roads, track, a, b, chord, todo, low, high, expected)
