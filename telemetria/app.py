@@ -50,6 +50,7 @@ from telemetria.reports import knobs as report_knobs
 from telemetria.reports.store import rollup
 from telemetria.reports.store.queries import last_fixes
 from telemetria.roads import api as roads_api
+from telemetria.roads.inforce import NetworkChanged
 from telemetria.seals import api as seals_api
 from telemetria.seals import verify_api as seals_verify_api
 from telemetria.settings import Settings
@@ -237,6 +238,11 @@ def _add_error_handlers(app: FastAPI) -> None:
         errors = [{"field": ".".join(str(p) for p in e["loc"]), "error": e["msg"]} for e in exc.errors()]
         detail = "; ".join(f"{e['field']}: {e['error']}" for e in errors)
         return json_response({"detail": detail, "errors": errors}, 422)
+
+    @app.exception_handler(NetworkChanged)  # a roads import replaced the network a report was reading: rare, brief
+    async def _roads_changed(request: Request, exc: NetworkChanged) -> Response:
+        detail = "a malha viária foi reimportada durante o cálculo; tente de novo"
+        return json_response({"detail": detail}, 503, headers={"Retry-After": "1"})
 
     for exc_type in DB_ERRORS:
         app.add_exception_handler(exc_type, _db_down)

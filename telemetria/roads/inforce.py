@@ -23,6 +23,10 @@ _built: OrderedDict[tuple[str, int, datetime], Roads] = OrderedDict()
 _locks: dict[tuple[str, int, datetime], asyncio.Lock] = {}
 
 
+class NetworkChanged(LookupError):
+    """The network was replaced while it was being read (a concurrent import): the request should be retried."""
+
+
 async def in_force(conn: Conn) -> tuple[tuple[tuple[date, int], ...], dict[int, dict[str, Any]]]:
     """Context.networks, and what names each network in a report: id, source file, its SHA-256, first day."""
     rows = await conn.fetch(q.IN_FORCE)
@@ -54,6 +58,9 @@ async def roads(conn: Conn, network_id: int) -> Roads:
         found = _built.get(key)
         if found is None:
             ways = [w for _, w in await store.load_ways(conn, network_id)]
+            if len(ways) != stamp["ways"]:
+                # Superseded (its ways deleted) between the two reads: never build, nor keep, a partial network.
+                raise NetworkChanged(f"road network {network_id} changed while being read; ask again")
             found = _built[key] = await asyncio.to_thread(steps.build, network_id, ways)
             while len(_built) > KEPT:
                 _built.popitem(last=False)

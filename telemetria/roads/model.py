@@ -46,6 +46,8 @@ class Way:
     node_ids: tuple[int, ...]
     lat: tuple[float, ...]
     lon: tuple[float, ...]
+    # Paved as the import decided (road_ways.paved): a stored network keeps its split even if the rules change.
+    paved_as_imported: bool | None = None
 
     @property
     def label(self) -> str | None:
@@ -53,6 +55,8 @@ class Way:
 
     @property
     def paved(self) -> bool:
+        if self.paved_as_imported is not None:
+            return self.paved_as_imported
         return is_paved(self.surface, self.highway)
 
 

@@ -35,7 +35,7 @@ IN_FORCE = """
 SELECT id, effective_from, source, sha256 FROM road_networks WHERE NOT superseded AND ways > 0
 ORDER BY effective_from, id"""
 # What tells one network from another in this database, even after ids restart (TRUNCATE, a restore).
-STAMP = "SELECT current_database() AS db, imported_at FROM road_networks WHERE id = $1"
+STAMP = "SELECT current_database() AS db, imported_at, ways FROM road_networks WHERE id = $1"
 IN_FORCE_ON = """
 SELECT id FROM road_networks WHERE NOT superseded AND ways > 0 AND effective_from <= $1
 ORDER BY effective_from DESC, id DESC LIMIT 1"""

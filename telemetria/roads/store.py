@@ -106,6 +106,7 @@ async def load_ways(
                 node_ids=tuple(r["node_ids"]),
                 lat=tuple(r["lat"]),
                 lon=tuple(r["lon"]),
+                paved_as_imported=r["paved"],
             ),
         )
         for r in await queries.ways(conn, network_id, bbox)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from datetime import date
 from functools import cache
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import asyncpg
 import pytest
 
 from telemetria.geo.geodesic import line_length_m
-from telemetria.roads import store
+from telemetria.roads import inforce, store
 from telemetria.roads.clip import Clip
 from telemetria.roads.errors import RoadsError
 from telemetria.roads.model import Network, Way
@@ -44,10 +45,15 @@ def pbf(tmp_path: Path) -> Path:
     return path
 
 
+# Every import of these tests starts on the same day, so a run across midnight still has each replace the last.
+DAY = date(2026, 3, 2)
+
+
 async def do_import(conn: asyncpg.Connection, path: Path, clip: Clip | None = None) -> Network:
     return await store.import_ways(
-        conn, read_ways(path, clip), source=str(path), sha256="ab" * 32, bbox=clip.bbox if clip else None, by="tests"
-    )
+        conn, read_ways(path, clip), source=str(path), sha256="ab" * 32, bbox=clip.bbox if clip else None,
+        by="tests", effective_from=DAY,
+    )  # fmt: skip
 
 
 async def rows_of(conn: asyncpg.Connection, network_id: int) -> int:
@@ -173,3 +179,27 @@ async def test_two_imports_at_once_leave_one_network(pool: asyncpg.Pool, no_road
         assert await conn.fetchval("SELECT count(*) FROM road_networks WHERE current") == 1
         assert await conn.fetchval("SELECT count(DISTINCT network_id) FROM road_ways") == 1
         assert await rows_of(conn, now.id) == 600
+
+
+async def test_a_network_superseded_while_read_is_not_built_nor_kept(
+    conn: asyncpg.Connection, no_roads: None, pbf: Path
+) -> None:
+    net = await do_import(conn, pbf)
+    # What a concurrent re-import does between reading the network's stamp and its ways: the ways go.
+    await conn.execute("DELETE FROM road_ways WHERE network_id = $1 AND idx >= 3", net.id)
+    with pytest.raises(inforce.NetworkChanged):
+        await inforce.roads(conn, net.id)
+    assert not any(key[1] == net.id for key in inforce._built)
+    await conn.execute("DELETE FROM road_ways WHERE network_id = $1", net.id)
+    await conn.execute("UPDATE road_networks SET ways = 0 WHERE id = $1", net.id)
+    assert await inforce.in_force(conn) == ((), {})
+
+
+async def test_a_stored_network_keeps_the_pavement_the_import_decided(
+    conn: asyncpg.Connection, no_roads: None, pbf: Path
+) -> None:
+    net = await do_import(conn, pbf)
+    first = (await store.load_ways(conn, net.id))[0][1]
+    await conn.execute("UPDATE road_ways SET paved = NOT paved WHERE network_id = $1 AND idx = 0", net.id)
+    again = (await store.load_ways(conn, net.id))[0][1]
+    assert again.paved is not first.paved  # what is stored rules, not today's is_paved()
