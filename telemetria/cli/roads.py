@@ -36,7 +36,7 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
     async def run(conn: Any) -> Any:
         ways = read_ways(path, clip, progress, every=args.progress_every)
         return await store.import_ways(
-            conn, ways, source=str(path), sha256=digest, bbox=clip.bbox, polygon=clip.polygon, by=_user(),
+            conn, ways, source=path.name, sha256=digest, bbox=clip.bbox, polygon=clip.polygon, by=_user(),
             effective_from=args.effective_from,
         )  # fmt: skip
 

@@ -15,5 +15,9 @@ ALTER TABLE road_networks
     ADD COLUMN effective_from date,
     ADD COLUMN superseded boolean NOT NULL DEFAULT false;
 UPDATE road_networks SET effective_from = (imported_at AT TIME ZONE 'America/Porto_Velho')::date;
+-- Networks imported before this migration: one replaced by a later import had its ways deleted then; it can
+-- never be in force again.
+UPDATE road_networks n SET superseded = true
+WHERE NOT n.current AND NOT EXISTS (SELECT 1 FROM road_ways w WHERE w.network_id = n.id);
 ALTER TABLE road_networks ALTER COLUMN effective_from SET NOT NULL;
 CREATE INDEX road_networks_in_force ON road_networks (effective_from, id) WHERE NOT superseded;

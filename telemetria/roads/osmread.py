@@ -185,11 +185,23 @@ def _way(obj: osmium.osm.Way) -> Way | None:
     return Way(
         osm_id=obj.id,
         highway=tags["highway"],
-        name=tags.get("name") or None,
-        ref=tags.get("ref") or None,
-        surface=tags.get("surface") or None,
+        name=_text(tags.get("name")),
+        ref=_text(tags.get("ref")),
+        surface=_text(tags.get("surface")),
         oneway=direction != 0,
         node_ids=tuple(ids),
         lat=tuple(lat),
         lon=tuple(lon),
     )
+
+
+TEXT_MAX = 255  # OSM caps a tag value at 255 characters; a longer one is no OSM tag
+
+
+def _text(value: str | None) -> str | None:
+    """A tag value as stored and shown: control characters (NUL, which PostgreSQL text refuses, among them) dropped,
+    at most TEXT_MAX characters, None when nothing is left."""
+    if not value:
+        return None
+    clean = "".join(c for c in value if c.isprintable() or c == " ").strip()[:TEXT_MAX]
+    return clean or None

@@ -272,3 +272,12 @@ def test_a_bbox_without_roads(tmp_path: Path) -> None:
     write_osm(grid(), path)
     message = bad(path, Clip(bbox=(-60.5, -10.5, -60.4, -10.4)))
     assert "lies within the bbox -60.5,-10.5,-60.4,-10.4" in message and "1200 roads read, none kept" in message
+
+
+def test_tag_values_are_stored_as_text_a_page_and_postgresql_take() -> None:
+    from telemetria.roads.osmread import TEXT_MAX, _text
+
+    assert _text("Linha\x00 625\x07 ") == "Linha 625"  # PostgreSQL text refuses NUL; control bytes show as nothing
+    assert _text(" \x00 ") is None and _text("") is None and _text(None) is None
+    assert _text("x" * 1000) == "x" * TEXT_MAX
+    assert _text("Estrada <b>Velha</b>") == "Estrada <b>Velha</b>"  # kept as text: pages set it as text
