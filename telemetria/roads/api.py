@@ -4,7 +4,9 @@ allowed or reachable."""
 
 from __future__ import annotations
 
+import asyncio
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import shapely
@@ -15,8 +17,9 @@ from telemetria.auth.guard import require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.deps import Conn
 from telemetria.http import FieldError, json_response
+from telemetria.roads import queries as q
 from telemetria.roads import store
-from telemetria.roads.model import Network, Way
+from telemetria.roads.model import Network
 
 router = APIRouter(prefix="/api/v1", tags=["roads"])
 
@@ -25,6 +28,7 @@ MAX_SPAN_DEG = 2.0  # a box wider or taller than this is refused: a municipality
 # The least zoom at which each kind of way is drawn: trunks from afar, tracks and service roads close up.
 MIN_ZOOM = {"motorway": 0, "trunk": 0, "primary": 0, "secondary": 9, "tertiary": 10, "unclassified": 11,
             "residential": 12, "living_street": 13, "road": 12, "track": 13, "service": 14}  # fmt: skip
+OTHER_KINDS_ZOOM = 12  # kinds not listed above (links, busways...) show from this zoom
 
 
 def network_json(n: Network) -> dict[str, Any]:
@@ -56,14 +60,23 @@ def parse_bbox(text: str) -> tuple[float, float, float, float]:
     return w, s, e, n
 
 
-def feature(way: Way, tolerance_deg: float) -> dict[str, Any]:
-    line = shapely.simplify(shapely.linestrings(list(zip(way.lon, way.lat, strict=True))), tolerance_deg)
+def feature(way: Mapping[str, Any], tolerance_deg: float) -> dict[str, Any]:
+    """A stored way (queries.MAP_WAYS's row) as a GeoJSON feature, simplified to `tolerance_deg`."""
+    line = shapely.simplify(shapely.linestrings(list(zip(way["lon"], way["lat"], strict=True))), tolerance_deg)
     coords = [[round(x, 6), round(y, 6)] for x, y in shapely.get_coordinates(line).tolist()]
     return {
         "type": "Feature",
         "geometry": {"type": "LineString", "coordinates": coords},
-        "properties": {"road": way.label, "highway": way.highway, "paved": way.paved, "surface": way.surface},
-    }
+        "properties": {
+            "road": way["name"] or way["ref"], "highway": way["highway"], "paved": way["paved"],
+            "surface": way["surface"],
+        },
+    }  # fmt: skip
+
+
+def features(rows: list[Any], zoom: int) -> list[dict[str, Any]]:
+    tolerance = 360.0 / (256 * 2**zoom)  # degrees per pixel at the equator
+    return [feature(r, tolerance) for r in rows]
 
 
 @router.get("/roads")
@@ -80,10 +93,10 @@ async def ways(
     n = await store.current(conn)
     if n is None:
         return json_response({"type": "FeatureCollection", "features": [], "network_id": None, "truncated": False})
-    found = [w for _, w in await store.load_ways(conn, n.id, box) if MIN_ZOOM.get(w.highway, 12) <= zoom]
+    hidden = [kind for kind, least in MIN_ZOOM.items() if least > zoom]
+    found = await q.map_ways(conn, n.id, box, hidden, zoom >= OTHER_KINDS_ZOOM, list(MIN_ZOOM), MAX_FEATURES + 1)
     truncated = len(found) > MAX_FEATURES
-    tolerance = 360.0 / (256 * 2**zoom)  # degrees per pixel at the equator
-    feats = [feature(w, tolerance) for w in found[:MAX_FEATURES]]
+    feats = await asyncio.to_thread(features, found[:MAX_FEATURES], zoom)  # simplifying: off the event loop
     return json_response(
         {"type": "FeatureCollection", "features": feats, "network_id": n.id, "truncated": truncated},
         headers={"Cache-Control": "private, max-age=300"},

@@ -64,6 +64,15 @@ WHERE network_id = $1
   AND ($2::float8 IS NULL OR (max_lon >= $2 AND min_lon <= $4 AND max_lat >= $3 AND min_lat <= $5))
 ORDER BY idx"""
 
+# What the map's base layer draws (roads/api.py): the kinds shown at its zoom, at most $9 rows, no node ids.
+# $6: kinds hidden at this zoom; $7: whether kinds not listed in MIN_ZOOM show; $8: the kinds listed there.
+MAP_WAYS = """
+SELECT highway, name, ref, surface, paved, lat, lon FROM road_ways
+WHERE network_id = $1 AND max_lon >= $2 AND min_lon <= $4 AND max_lat >= $3 AND min_lat <= $5
+  AND NOT highway = ANY($6::text[]) AND ($7 OR highway = ANY($8::text[]))
+ORDER BY idx
+LIMIT $9"""
+
 
 async def lock_imports(conn: Conn) -> None:
     """Wait for any other import to finish; held until the transaction ends."""
@@ -113,3 +122,11 @@ async def history(conn: Conn, limit: int) -> list[Any]:
 async def ways(conn: Conn, network_id: int, bbox: tuple[float, float, float, float] | None) -> list[Any]:
     w, s, e, n = bbox if bbox is not None else (None, None, None, None)
     return list(await conn.fetch(WAYS, network_id, w, s, e, n))
+
+
+async def map_ways(
+    conn: Conn, network_id: int, bbox: tuple[float, float, float, float], hidden: list[str], others: bool,
+    known: list[str], limit: int,
+) -> list[Any]:  # fmt: skip
+    w, s, e, n = bbox
+    return list(await conn.fetch(MAP_WAYS, network_id, w, s, e, n, hidden, others, known, limit))

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from telemetria.reports.store import rollup
+from telemetria.roads import api as roads_api
 from telemetria.roads import store
 from telemetria.sim import TrackerParams, simulate_vehicle
 from telemetria.sim.roadnet import grid_ways
@@ -124,7 +125,7 @@ async def test_a_network_applies_from_its_first_day_and_a_back_dated_one_recompu
 
 
 async def test_the_offline_base_layer_and_the_status(
-    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     auth = people.auth("auditor")
     assert (await client.get("/api/v1/roads/status", headers=auth)).json() == {"network": None}
@@ -140,6 +141,9 @@ async def test_the_offline_base_layer_and_the_status(
     assert "BR-364" in labels and any(x and x.startswith("Linha ") for x in labels)
     far = (await client.get("/api/v1/roads", params={"bbox": box, "zoom": "8"}, headers=auth)).json()
     assert {f["properties"]["highway"] for f in far["features"]} == {"trunk"}  # from afar, the highway only
+    monkeypatch.setattr(roads_api, "MAX_FEATURES", 10)  # more ways in the box than an answer carries
+    few = (await client.get("/api/v1/roads", params={"bbox": box, "zoom": "14"}, headers=auth)).json()
+    assert few["truncated"] and len(few["features"]) == 10
     for bad in ("1,2,3", "a,b,c,d", "-62,-10,-63,-9", "-70,-20,-60,-5"):
         r = await client.get("/api/v1/roads", params={"bbox": bad}, headers=auth)
         assert r.status_code == 400 and r.json()["field"] == "bbox", bad
