@@ -29,7 +29,7 @@ from telemetria.roads.model import FloatArray, IntArray, RoadStep, Way
 RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road's width, a stop on the verge)
 CANDIDATES = 4  # nearest edges considered per fix
 OFFSET_WEIGHT = 2.0  # metres of path one metre of a fix's offset from its road weighs
-CACHED_STEPS = 200_000  # steps remembered: the live detector recomputes the same day's segments every round
+CACHED_STEPS = 100_000  # steps remembered: the live detector recomputes the same day's segments every round
 
 
 @dataclass(frozen=True, slots=True)

@@ -189,16 +189,18 @@ def test_windows_with_context_add_up_to_the_whole_track_and_arrival_order_does_n
     for t0, t1 in pairwise(edges):
         i0, i1 = np.searchsorted(track.t, [t0, t1])
         lo, hi = max(0, i0 - CONTEXT), min(len(track), i1 + CONTEXT)
-        seg = run(track.take(np.arange(lo, hi)), roads)
+        # A network built afresh for each window: nothing the whole track computed is remembered for it.
+        seg = run(track.take(np.arange(lo, hi)), steps.build(seed + 1, grid_ways(make_grid(seed))))
         inside = (seg.t >= t0) & (seg.t < t1)
-        parts.append(seg.length_m[inside])
+        parts.append(np.stack([seg.length_m, seg.paved_m, seg.unpaved_m])[:, inside])
         ways.append(seg.way[inside])
-    assert np.array_equal(np.concatenate(parts), whole.length_m)  # per fix, bit for bit
-    assert np.array_equal(np.concatenate(ways), whole.way)
+    assert np.array_equal(np.concatenate(parts, axis=1), np.stack([whole.length_m, whole.paved_m, whole.unpaved_m]))
+    assert np.array_equal(np.concatenate(ways), whole.way)  # per fix, bit for bit: length, paved, unpaved, way
     fixes = [f for u in s.uploads for f in u.fixes]
     random.Random(1).shuffle(fixes)
-    shuffled = run(Track.of(fixes), roads)
+    shuffled = run(Track.of(fixes), steps.build(seed + 1, grid_ways(make_grid(seed))))
     assert np.array_equal(shuffled.length_m, whole.length_m) and np.array_equal(shuffled.method, whole.method)
+    assert np.array_equal(shuffled.paved_m, whole.paved_m)
 
 
 def test_with_no_network_nothing_changes() -> None:
