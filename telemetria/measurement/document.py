@@ -59,6 +59,8 @@ class Computed:
     lines: list[Line]
     terms: list[tuple[date, date, Terms]] = field(default_factory=list)
     closings: list[Closing] = field(default_factory=list)
+    # The road networks that split the unpaved km (roads/inforce.py's names): id, source file, SHA-256, first day.
+    road_networks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def rule_json(rule: PaymentRule) -> dict[str, Any]:
@@ -187,6 +189,6 @@ def contract_json(c: Computed, tz: ZoneInfo) -> dict[str, Any]:
         "price_per_km_unpaved": number(first.price_per_km_unpaved, MONEY) if first else None,
         "rule": rule_json(first.rule) if first else None,
         "terms": [terms_json(lo, hi, t) for lo, hi, t in c.terms],
-        "frozen": bool(c.closings), "months": months,
+        "frozen": bool(c.closings), "months": months, "road_networks": c.road_networks,
         "routes": [totals_json(t) for t in totals], **sums_json(totals),
     }  # fmt: skip

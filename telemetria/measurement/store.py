@@ -169,7 +169,17 @@ async def compute(
     for c in shut:  # as closed, even for a route that has left the contract since
         lines += [ln for ln in c.lines if first <= ln.day <= last and (only is None or ln.route_id in only)]
     lines.sort(key=lambda ln: (ln.day, ln.code, ln.route_id, ln.run_no))
-    return Computed(head, first, last, refs, lines, spans, shut)
+    return Computed(head, first, last, refs, lines, spans, shut, await _networks(conn, spans, first, last))
+
+
+async def _networks(conn: Conn, spans: Sequence[tuple[date, date, Terms]], first: date, last: date) -> list[Any]:
+    """What names the road networks whose pavement splits the km of first..last (a closed month keeps it): none
+    when no terms of the period have a second price."""
+    if all(t.price_per_km_unpaved is None for _, _, t in spans):
+        return []
+    networks, named = await inforce.in_force(conn)
+    used = {n for d in days(first, last) if (n := in_force_on(networks, d)) is not None}
+    return [named[n] for n in sorted(used)]
 
 
 def answer(computed: Sequence[Computed], first: date, last: date, tz: Any) -> dict[str, Any]:

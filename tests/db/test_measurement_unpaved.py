@@ -111,6 +111,7 @@ async def test_the_unpaved_share_is_paid_at_the_second_price_once_a_network_is_i
         assert _d(r["amount"]) == to_cents(_d(r["payable_km"]) * PRICE)
     (k0,) = before["contracts"]
     assert k0["price_per_km_unpaved"] == 6.1 and k0["unpaved_km"] == 0 and k0["routes"][0]["unpaved_km"] == 0
+    assert k0["road_networks"] == []
 
     await _import(conn, DAY + timedelta(days=1))  # in force only from the next day: the day is paid as before
     assert orjson.loads((await _boletim(client, people, ids["k"])).content) == before
@@ -129,6 +130,9 @@ async def test_the_unpaved_share_is_paid_at_the_second_price_once_a_network_is_i
     (k1,) = after["contracts"]
     assert _d(k1["unpaved_km"]) == _d(k1["routes"][0]["unpaved_km"]) == sum(_d(r["unpaved_km"]) for r in after["runs"])
     assert _d(k1["amount"]) == sum(_d(r["amount"]) for r in after["runs"])
+    assert [(n["network_id"], n["source"], n["effective_from"]) for n in k1["road_networks"]] == [
+        (network, "grid.osm.pbf", "2026-11-01")
+    ]  # the boletim names the network its unpaved km rest on
     again = await _boletim(client, people, ids["k"])
     assert orjson.loads(again.content) == after  # the same fixes, registry and network: the same figures
 
@@ -144,7 +148,7 @@ async def test_a_closed_month_keeps_its_unpaved_km_when_the_network_changes(
     client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
 ) -> None:
     ids = await _setup(client, conn, people)
-    await _import(conn, date(2026, 11, 1))
+    first_network = await _import(conn, date(2026, 11, 1))
     month = {"from": "2026-11-01", "to": "2026-11-30"}
     live = orjson.loads((await _boletim(client, people, ids["k"], **month)).content)
     made = [r for r in live["runs"] if r["status"] == "made"]
@@ -156,6 +160,9 @@ async def test_a_closed_month_keeps_its_unpaved_km_when_the_network_changes(
     frozen = orjson.loads((await _boletim(client, people, ids["k"], **month)).content)
     assert frozen["runs"] == live["runs"] and frozen["contracts"][0]["amount"] == live["contracts"][0]["amount"]
     assert frozen["contracts"][0]["unpaved_km"] == live["contracts"][0]["unpaved_km"] > 0
+    closed = await conn.fetchval("SELECT content FROM measurement_closures WHERE contract_id = $1", ids["k"])
+    names = orjson.loads(bytes(closed))["contract"]["road_networks"]
+    assert [n["network_id"] for n in names] == [first_network]  # the closed boletim keeps what it rested on
 
     r = await client.post(f"/api/v1/measurements/{ids['k']}/2026-11/reopen", headers=people.auth("admin"),
                           json={"reason": "malha corrigida"})  # fmt: skip
