@@ -189,7 +189,7 @@ async def test_a_network_superseded_while_read_is_not_built_nor_kept(
     await conn.execute("DELETE FROM road_ways WHERE network_id = $1 AND idx >= 3", net.id)
     with pytest.raises(inforce.NetworkChanged):
         await inforce.roads(conn, net.id)
-    assert not any(key[1] == net.id for key in inforce._built)
+    assert not any(key[1:] == (net.id, net.imported_at) for key in inforce._built)
     await conn.execute("DELETE FROM road_ways WHERE network_id = $1", net.id)
     await conn.execute("UPDATE road_networks SET ways = 0 WHERE id = $1", net.id)
     assert await inforce.in_force(conn) == ((), {})
