@@ -20,7 +20,7 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.roads import store
     from telemetria.roads.clip import Clip, load_polygon, parse_bbox
     from telemetria.roads.errors import RoadsError
-    from telemetria.roads.osmread import file_format, read_ways
+    from telemetria.roads.osmread import file_format, read_localities, read_ways
 
     # Everything that can be refused before the database is touched: the options, then the file's kind.
     if args.bbox and args.polygon:
@@ -35,9 +35,11 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> None:
 
     async def run(conn: Any) -> Any:
         ways = read_ways(path, clip, progress, every=args.progress_every)
+        places = read_localities(path, clip)
+        progress(f"{len(places)} named places (villages, hamlets, neighbourhoods) read")
         return await store.import_ways(
             conn, ways, source=path.name, sha256=digest, bbox=clip.bbox, polygon=clip.polygon, by=_user(),
-            effective_from=args.effective_from,
+            effective_from=args.effective_from, localities=places,
         )  # fmt: skip
 
     emit(network_json(_migrated(settings, run)))
@@ -77,6 +79,7 @@ def network_json(network: Any) -> dict[str, Any]:
         "paved_km": round(network.paved_km, 3),
         "unpaved_km": round(network.km - network.paved_km, 3),
         "effective_from": network.effective_from.isoformat() if network.effective_from else None,
+        "localities": network.localities,
     }
 
 

@@ -47,13 +47,14 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> None:
 
 def cmd_simulate_osm(settings: Settings, args: argparse.Namespace) -> None:
     from telemetria.sim.osm import write_osm
-    from telemetria.sim.roadnet import grid_ways
+    from telemetria.sim.roadnet import grid_localities, grid_ways
     from telemetria.sim.roads import make_grid
 
     # make_grid(seed): the grid `simulate` and `demo` drive on with the same --seed (sim/runner.py).
-    ways = grid_ways(make_grid(args.seed))
-    write_osm(ways, args.out)
-    emit({"out": str(args.out.resolve()), "seed": args.seed, "ways": len(ways)})
+    grid = make_grid(args.seed)
+    ways, places = grid_ways(grid), grid_localities(grid)
+    write_osm(ways, args.out, places)
+    emit({"out": str(args.out.resolve()), "seed": args.seed, "ways": len(ways), "localities": len(places)})
 
 
 def add_commands(sub: Subparsers) -> None:

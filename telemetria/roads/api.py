@@ -36,7 +36,7 @@ def network_json(n: Network) -> dict[str, Any]:
         "network_id": n.id, "source": n.source, "sha256": n.sha256, "bbox": list(n.bbox) if n.bbox else None,
         "imported_at": n.imported_at.isoformat(), "ways": n.ways, "km": round(n.km, 3),
         "named_km": round(n.named_km, 3), "paved_km": round(n.paved_km, 3),
-        "effective_from": n.effective_from.isoformat() if n.effective_from else None,
+        "effective_from": n.effective_from.isoformat() if n.effective_from else None, "localities": n.localities,
     }  # fmt: skip
 
 

@@ -61,7 +61,8 @@ async def roads(conn: Conn, network_id: int) -> Roads:
             if len(ways) != stamp["ways"]:
                 # Superseded (its ways deleted) between the two reads: never build, nor keep, a partial network.
                 raise NetworkChanged(f"road network {network_id} changed while being read; ask again")
-            found = _built[key] = await asyncio.to_thread(steps.build, network_id, ways)
+            places = await store.load_localities(conn, network_id)
+            found = _built[key] = await asyncio.to_thread(steps.build, network_id, ways, places)
             while len(_built) > KEPT:
                 _built.popitem(last=False)
     return found

@@ -70,6 +70,25 @@ def in_force_on(networks: Sequence[tuple[date, int]], day: date) -> int | None:
     return found
 
 
+# OSM `place` values that name where people live or gather, from a city to a farm: what a report says a road is
+# near ("Linha 625, Tarilândia"). Regions, states, islands and the like name areas, not a place one passes.
+LOCALITY_KINDS = frozenset(
+    {"city", "town", "village", "hamlet", "suburb", "quarter", "neighbourhood", "locality", "isolated_dwelling",
+     "farm"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Locality:
+    """A named place of the extract (an OSM node tagged place=*), by which reports say where a road runs."""
+
+    osm_id: int
+    kind: str  # the `place` value (LOCALITY_KINDS)
+    name: str
+    lat: float
+    lon: float
+
+
 @dataclass(frozen=True, slots=True)
 class Network:
     """One imported road network, as `telemetria roads status` and the reports name it."""
@@ -84,6 +103,7 @@ class Network:
     named_km: float  # of them, with a name or ref
     paved_km: float
     effective_from: date | None = None  # the first local day it is in force (roads/inforce.py)
+    localities: int = 0  # named places imported with it (Locality)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +164,10 @@ class Roads(Protocol):
 
     def nearest(self, lat: FloatArray, lon: FloatArray, radius_m: float) -> IntArray:
         """Per point, the index of the nearest way within radius_m, -1 where none."""
+        ...
+
+    def locality(self, lat: float, lon: float) -> tuple[str, float] | None:
+        """(name, metres) of the network's locality nearest the point within LOCALITY_M, None when none is."""
         ...
 
     def step(

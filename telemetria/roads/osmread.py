@@ -19,7 +19,7 @@ import osmium.osm
 
 from telemetria.roads.clip import Clip
 from telemetria.roads.errors import RoadsError
-from telemetria.roads.model import Way
+from telemetria.roads.model import LOCALITY_KINDS, Locality, Way
 
 # `highway` values a school bus or car may drive; footways, paths, cycleways, steps, tracks for horses,
 # construction, proposed roads and platforms are not among them.
@@ -138,6 +138,25 @@ def read_ways(
     say(f"{read} of {drivable} roads read, {kept} kept; node index {locations.used_memory() / 2**20:.1f} MiB")
     if kept == 0:
         raise RoadsError(f"no road of {path} lies within {clip.describe()} ({read} roads read, none kept)")
+
+
+def read_localities(path: Path, clip: Clip | None = None) -> list[Locality]:
+    """The file's named places (nodes tagged place=* of LOCALITY_KINDS, with a name) within `clip`, in file order:
+    what reports say a road is near. Areas tagged place (a town drawn as a polygon) are not read: their node, which
+    OSM's guidelines ask for, is. RoadsError on a damaged file."""
+    clip = clip or Clip()
+    found: list[Locality] = []
+    try:
+        for obj in osmium.FileProcessor(osmium.io.File(str(path), file_format(path)), osmium.osm.NODE).with_filter(
+            osmium.filter.KeyFilter("place")
+        ):
+            kind, name = obj.tags.get("place"), _text(obj.tags.get("name"))
+            loc = cast(osmium.osm.Node, obj).location
+            if kind in LOCALITY_KINDS and name and loc.valid() and clip.keeps((loc.lat,), (loc.lon,)):
+                found.append(Locality(obj.id, kind, name, loc.lat, loc.lon))
+    except RuntimeError as e:
+        raise RoadsError(f"{path} is damaged or truncated and cannot be read to its end ({e})") from None
+    return found
 
 
 def _drivable_ways(path: Path, fmt: str, say: Progress, every: int) -> tuple[osmium.IdTracker, int]:

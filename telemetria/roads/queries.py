@@ -15,7 +15,7 @@ WAY_COLUMNS = (
     "min_lat", "min_lon", "max_lat", "max_lon", "length_m",
 )  # fmt: skip
 
-_NETWORK = "id, source, sha256, bbox, imported_at, ways, km, named_km, paved_km, effective_from"
+_NETWORK = "id, source, sha256, bbox, imported_at, ways, km, named_km, paved_km, effective_from, localities"
 
 INSERT_NETWORK = """
 INSERT INTO road_networks (source, sha256, bbox, polygon, imported_by, effective_from)
@@ -45,9 +45,14 @@ UPDATE road_networks SET current = false, replaced_at = now() WHERE current RETU
 
 DELETE_WAYS = """
 DELETE FROM road_ways WHERE network_id = ANY($1::bigint[])"""
+DELETE_LOCALITIES = """
+DELETE FROM road_localities WHERE network_id = ANY($1::bigint[])"""
+
+LOCALITY_COLUMNS = ("network_id", "idx", "osm_id", "kind", "name", "lat", "lon")
+LOCALITIES = "SELECT osm_id, kind, name, lat, lon FROM road_localities WHERE network_id = $1 ORDER BY idx"
 
 MAKE_CURRENT = f"""
-UPDATE road_networks SET current = true, ways = $2, km = $3, named_km = $4, paved_km = $5
+UPDATE road_networks SET current = true, ways = $2, km = $3, named_km = $4, paved_km = $5, localities = $6
 WHERE id = $1
 RETURNING {_NETWORK}"""
 
@@ -104,11 +109,23 @@ async def retire_current(conn: Conn) -> list[int]:
 
 
 async def delete_ways(conn: Conn, network_ids: list[int]) -> None:
+    """The ways and localities of networks never in force again."""
     await conn.execute(DELETE_WAYS, network_ids)
+    await conn.execute(DELETE_LOCALITIES, network_ids)
 
 
-async def make_current(conn: Conn, network_id: int, ways: int, km: float, named_km: float, paved_km: float) -> Any:
-    return await conn.fetchrow(MAKE_CURRENT, network_id, ways, km, named_km, paved_km)
+async def copy_localities(conn: Conn, rows: list[tuple[Any, ...]]) -> None:
+    await conn.copy_records_to_table("road_localities", records=rows, columns=LOCALITY_COLUMNS)
+
+
+async def localities(conn: Conn, network_id: int) -> list[Any]:
+    return list(await conn.fetch(LOCALITIES, network_id))
+
+
+async def make_current(
+    conn: Conn, network_id: int, ways: int, km: float, named_km: float, paved_km: float, localities: int
+) -> Any:
+    return await conn.fetchrow(MAKE_CURRENT, network_id, ways, km, named_km, paved_km, localities)
 
 
 async def current(conn: Conn) -> Any:

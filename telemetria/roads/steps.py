@@ -24,11 +24,12 @@ import shapely
 
 from telemetria.geo.geodesic import GEOD
 from telemetria.geo.metric import to_metric
-from telemetria.roads.model import FloatArray, IntArray, RoadStep, Way
+from telemetria.roads.model import FloatArray, IntArray, Locality, RoadStep, Way
 
 RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road's width, a stop on the verge)
 CANDIDATES = 4  # nearest edges considered per fix
 OFFSET_WEIGHT = 2.0  # metres of path one metre of a fix's offset from its road weighs
+LOCALITY_M = 5000.0  # a road is said to be near a locality (a village, a hamlet) within this distance
 CACHED_STEPS = 100_000  # steps remembered: the live detector recomputes the same day's segments every round
 
 
@@ -62,9 +63,12 @@ class Place:
 class RoadNet:
     """roads.model.Roads over one imported network."""
 
-    def __init__(self, network_id: int, ways: Sequence[Way]) -> None:
+    def __init__(self, network_id: int, ways: Sequence[Way], localities: Sequence[Locality] = ()) -> None:
         self.network_id = network_id
         self.ways = list(ways)
+        self.localities = list(localities)
+        self._loc_lat = np.array([p.lat for p in self.localities], dtype=float)
+        self._loc_lon = np.array([p.lon for p in self.localities], dtype=float)
         self.edges: list[Edge] = []
         self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
         self._steps: OrderedDict[tuple[float, ...], RoadStep | None] = OrderedDict()
@@ -146,6 +150,16 @@ class RoadNet:
             if len(self._steps) > CACHED_STEPS:
                 self._steps.popitem(last=False)
         return found
+
+    def locality(self, lat: float, lon: float) -> tuple[str, float] | None:
+        """(name, metres) of the locality nearest the point within LOCALITY_M, None when none is (or none imported);
+        of two at the same distance, the first imported."""
+        if not self.localities:
+            return None
+        _, _, d = GEOD.inv(np.full(len(self._loc_lon), lon), np.full(len(self._loc_lat), lat), self._loc_lon,
+                           self._loc_lat)  # fmt: skip
+        k = int(np.argmin(d))
+        return (self.localities[k].name, float(d[k])) if d[k] <= LOCALITY_M else None
 
     def forget(self) -> None:
         """Drop the remembered steps (a benchmark's first-time figure)."""
@@ -276,6 +290,6 @@ class RoadNet:
         return out[::-1]
 
 
-def build(network_id: int, ways: Sequence[Way]) -> RoadNet:
-    """The network `network_id` of `ways` (in the order of their idx) ready for the reports."""
-    return RoadNet(network_id, ways)
+def build(network_id: int, ways: Sequence[Way], localities: Sequence[Locality] = ()) -> RoadNet:
+    """The network `network_id` of `ways` (in the order of their idx) and its localities ready for the reports."""
+    return RoadNet(network_id, ways, localities)

@@ -12,7 +12,7 @@ from telemetria.geo.geodesic import line_length_m
 from telemetria.localtime import LOCAL_TZ
 from telemetria.roads import queries
 from telemetria.roads.errors import RoadsError
-from telemetria.roads.model import Network, Way
+from telemetria.roads.model import Locality, Network, Way
 
 
 @dataclass
@@ -33,8 +33,10 @@ async def import_ways(
     polygon: dict[str, Any] | None = None,
     by: str,
     effective_from: date | None = None,
+    localities: Iterable[Locality] = (),
 ) -> Network:
-    """Store the ways as a new network and make it the one in use from local day `effective_from` (None: today).
+    """Store the ways (and the extract's named places) as a new network and make it the one in use from local day
+    `effective_from` (None: today).
 
     The network it follows stays in force for the days before (so their km do not change); networks that began on
     or after that day are superseded and their ways deleted. All in one transaction: if reading the ways fails part
@@ -51,11 +53,16 @@ async def import_ways(
         await queries.copy_ways(conn, _rows(network_id, ways, totals))
         if totals.ways == 0:
             raise RoadsError(f"{source} gave no road to import; the network in use is unchanged")
+        places = list(localities)
+        if places:
+            await queries.copy_localities(
+                conn, [(network_id, k, p.osm_id, p.kind, p.name, p.lat, p.lon) for k, p in enumerate(places)]
+            )
         await queries.retire_current(conn)
         await queries.delete_ways(conn, await queries.supersede(conn, first, network_id))
         await queries.bump_generation(conn)
         row = await queries.make_current(
-            conn, network_id, totals.ways, totals.m / 1000, totals.named_m / 1000, totals.paved_m / 1000
+            conn, network_id, totals.ways, totals.m / 1000, totals.named_m / 1000, totals.paved_m / 1000, len(places)
         )
     return _network(row)
 
@@ -125,4 +132,13 @@ def _network(row: Any) -> Network:
         named_km=row["named_km"],
         paved_km=row["paved_km"],
         effective_from=row["effective_from"],
+        localities=row["localities"],
     )
+
+
+async def load_localities(conn: Conn, network_id: int) -> list[Locality]:
+    """The network's named places, in the order of the file."""
+    return [
+        Locality(r["osm_id"], r["kind"], r["name"], r["lat"], r["lon"])
+        for r in await queries.localities(conn, network_id)
+    ]

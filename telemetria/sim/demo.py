@@ -31,7 +31,7 @@ from telemetria.roads import store as roads_store
 from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
 from telemetria.sim.motion import MotionParams
-from telemetria.sim.roadnet import grid_ways
+from telemetria.sim.roadnet import grid_localities, grid_ways
 from telemetria.sim.roads import Route, make_grid
 from telemetria.sim.tracker import TrackerParams
 from telemetria.sim.vehicle import DEFAULT_MOTION, DEFAULT_TRACKER, vehicle_route
@@ -205,9 +205,10 @@ async def ensure_demo_roads(conn: Any, seed: int) -> None:
     offline and measure off-route km along them."""
     if await roads_store.current(conn) is None:
         first = datetime.now(LOCAL_TZ).date() - timedelta(days=DEMO_SINCE_DAYS)
+        grid = make_grid(seed)
         await roads_store.import_ways(
-            conn, iter(grid_ways(make_grid(seed))), source=f"simulador (semente {seed})",
-            sha256=f"demo-grid-{seed}", by="demo", effective_from=first,
+            conn, iter(grid_ways(grid)), source=f"simulador (semente {seed})",
+            sha256=f"demo-grid-{seed}", by="demo", effective_from=first, localities=grid_localities(grid),
         )  # fmt: skip
 
 

@@ -7,11 +7,12 @@ One way per block (between two neighbouring crossings), so tags can change along
   (surface unpaved, gravel or ground by block), except every fourth linha, which has only a ref ("RO-4xx").
 Each crossing is one OSM node shared by the ways that meet there (id 1 + column * rows + row), and each block
 carries `extra_vertices` intermediate vertices on its straight line (nodes of their own), as digitised roads do.
+`grid_localities` names the town and some hamlets at crossings, as OSM's place nodes do.
 """
 
 from __future__ import annotations
 
-from telemetria.roads.model import Way
+from telemetria.roads.model import Locality, Way
 from telemetria.sim.roads import Grid
 
 _UNPAVED = ("unpaved", "gravel", "ground")
@@ -74,3 +75,23 @@ def _tags(
             return "secondary", None, f"RO-{400 + 4 * abs(index)}", "unpaved"
         return "unclassified", f"Linha {600 + 5 * (index + 12)}", None, _UNPAVED[way_id % 3]
     return "unclassified", f"Travessão B{index + 20:02d}", None, _UNPAVED[way_id % 3]
+
+
+# (name, place kind, crossing east, crossing north of Jaru): the town and hamlets of the simulated municipality.
+_LOCALITIES = (
+    ("Jaru", "town", 0, 0), ("Tarilândia", "village", 5, 3), ("Bom Jardim", "hamlet", -4, 2),
+    ("Santa Cruz", "hamlet", 3, -4), ("Nova Colina", "hamlet", -3, -3), ("Jaru-Uaru", "village", -6, 6),
+)  # fmt: skip
+LOCALITY_IDS = 10**9  # above every node id of grid_ways (no clash in the OSM file)
+
+
+def grid_localities(grid: Grid) -> list[Locality]:
+    """The simulated municipality's town and hamlets, each 300 m north-east of its crossing (as a village's node
+    sits beside the road, not on it); those off the grid are left out."""
+    half = min(grid.origin, len(grid.lats) - 1 - grid.origin, len(grid.lons) - 1 - grid.origin)
+    out = []
+    for k, (name, kind, i, j) in enumerate(_LOCALITIES):
+        if max(abs(i), abs(j)) <= half:
+            lat, lon = grid.node(i, j)
+            out.append(Locality(LOCALITY_IDS + k, kind, name, lat + 300 / 111_320, lon + 300 / 109_500))
+    return out

@@ -19,7 +19,7 @@ from telemetria.reports.store import rollup
 from telemetria.roads import api as roads_api
 from telemetria.roads import store
 from telemetria.sim import TrackerParams, simulate_vehicle
-from telemetria.sim.roadnet import grid_ways
+from telemetria.sim.roadnet import grid_localities, grid_ways
 from telemetria.sim.roads import make_grid
 from telemetria.sim.wire import body
 from tests.db.conftest import People, make_people, register
@@ -42,9 +42,11 @@ async def km_row(client: httpx.AsyncClient, people: People, vehicle_id: int, kin
 
 
 async def import_grid(conn: asyncpg.Connection, first_day: date, name: str = "grid.osm.pbf") -> int:
+    grid = make_grid(SEED)
     network = await store.import_ways(
-        conn, iter(grid_ways(make_grid(SEED))), source=name, sha256=name * 2, by="test", effective_from=first_day
-    )
+        conn, iter(grid_ways(grid)), source=name, sha256=name * 2, by="test", effective_from=first_day,
+        localities=grid_localities(grid),
+    )  # fmt: skip
     return network.id
 
 
@@ -94,6 +96,10 @@ async def test_a_vehicle_off_any_route_is_measured_along_the_roads_and_its_place
     sheet = openpyxl.load_workbook(io.BytesIO(xlsx.content), read_only=True)["Consulta"]
     query = {row[0]: row[1] for row in sheet.iter_rows(values_only=True) if row and row[0]}
     assert "grid.osm.pbf, em vigor desde 23/11/2026" in str(query["Malha viária (OpenStreetMap)"])
+    # The run ends at Jaru's school: the places near the town say so, and a trip's end place names it.
+    assert {p["locality"] for p in track["places"]} >= {"Jaru"}
+    trips = (await km_row(client, people, vehicle_id, "trips"))["trips"]
+    assert any("Jaru (a " in (t["end_place"] or "") for t in trips), [t["end_place"] for t in trips]
     stops = (await km_row(client, people, vehicle_id, "stops"))["stops"]
     assert stops and all("road" in s for s in stops) and any(s["road"] for s in stops)
 

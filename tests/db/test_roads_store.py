@@ -203,3 +203,21 @@ async def test_a_stored_network_keeps_the_pavement_the_import_decided(
     await conn.execute("UPDATE road_ways SET paved = NOT paved WHERE network_id = $1 AND idx = 0", net.id)
     again = (await store.load_ways(conn, net.id))[0][1]
     assert again.paved is not first.paved  # what is stored rules, not today's is_paved()
+
+
+async def test_localities_go_with_their_network(conn: asyncpg.Connection, no_roads: None) -> None:
+    from telemetria.sim.roadnet import grid_localities
+
+    places = grid_localities(make_grid(5))
+    first = await store.import_ways(conn, iter(grid()), source="a.osm.pbf", sha256="a" * 64, by="tests",
+                                    effective_from=DAY, localities=places)  # fmt: skip
+    assert first.localities == len(places) == 6
+    assert await store.load_localities(conn, first.id) == places
+    built = await inforce.roads(conn, first.id)
+    lat, lon = make_grid(5).node(0, 0)
+    assert (built.locality(lat, lon) or ("",))[0] == "Jaru"
+    # A network from the same day replaces it on every day: its localities go with its ways.
+    second = await store.import_ways(conn, iter(grid()), source="b.osm.pbf", sha256="b" * 64, by="tests",
+                                     effective_from=DAY)  # fmt: skip
+    assert second.localities == 0 and await store.load_localities(conn, first.id) == []
+    assert await conn.fetchval("SELECT count(*) FROM road_localities") == 0

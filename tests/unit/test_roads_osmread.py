@@ -281,3 +281,40 @@ def test_tag_values_are_stored_as_text_a_page_and_postgresql_take() -> None:
     assert _text(" \x00 ") is None and _text("") is None and _text(None) is None
     assert _text("x" * 1000) == "x" * TEXT_MAX
     assert _text("Estrada <b>Velha</b>") == "Estrada <b>Velha</b>"  # kept as text: pages set it as text
+
+
+@pytest.mark.parametrize("name", ["places.osm", "places.osm.pbf"])
+def test_named_places_are_read_as_localities_within_the_clip(tmp_path: Path, name: str) -> None:
+    from telemetria.roads.model import Locality
+    from telemetria.roads.osmread import read_localities
+    from telemetria.sim.roadnet import grid_localities
+
+    g = make_grid(5)
+    places = grid_localities(g)
+    # Not localities: a state (an area's name), a place with no name.
+    others = [
+        Locality(2 * 10**9, "state", "Rondônia", -10.4, -62.4),
+        Locality(2 * 10**9 + 1, "hamlet", " ", -10.4, -62.5),
+    ]
+    path = tmp_path / name
+    write_osm(grid(), path, [*places, *others])
+    got = read_localities(path)
+    assert [(p.osm_id, p.kind, p.name) for p in got] == [(p.osm_id, p.kind, p.name) for p in places]
+    assert all(abs(a.lat - b.lat) < 1e-6 and abs(a.lon - b.lon) < 1e-6 for a, b in zip(got, places, strict=True))
+    jaru = places[0]
+    box = (jaru.lon - 0.01, jaru.lat - 0.01, jaru.lon + 0.01, jaru.lat + 0.01)
+    assert [p.name for p in read_localities(path, Clip(bbox=box))] == ["Jaru"]
+
+
+def test_the_nearest_locality_within_five_km_names_a_point() -> None:
+    from telemetria.roads import steps
+    from telemetria.sim.roadnet import grid_localities
+
+    g = make_grid(5)
+    net = steps.build(1, grid(), grid_localities(g))
+    lat, lon = g.node(0, 0)
+    name, metres = net.locality(lat, lon) or ("", 0.0)
+    assert name == "Jaru" and 300 < metres < 500  # the town's node sits 300 m north and east of the crossing
+    far = g.node(0, -9)  # some 40 km south: no locality within 5 km
+    assert net.locality(*far) is None
+    assert steps.build(1, grid()).locality(lat, lon) is None  # none imported: none said

@@ -34,12 +34,24 @@ def road(a: Analysis, i: int) -> str | None:
     return a.roads.ways[w].label if a.roads is not None and w >= 0 else None
 
 
+def locality(a: Analysis, lat: float, lon: float) -> tuple[str, float] | None:
+    """(name, metres) of the imported locality (village, hamlet...) nearest a point, None without one near."""
+    return a.roads.locality(lat, lon) if a.roads is not None else None
+
+
+def _distance(m: float) -> str:
+    return f"{m:.0f} m" if m < 1000 else f"{_km(m / 1000)} km"
+
+
 def place(a: Analysis, i: int) -> dict[str, Any]:
-    """`place` (text), `road`, `route_code` and `route_km` of fix i; what is unknown is None."""
+    """`place` (text), `road`, `locality`, `route_code` and `route_km` of fix i; what is unknown is None."""
     lat, lon = float(a.track.lat[i]), float(a.track.lon[i])
     along = route_km(a, i)
     on = road(a, i)
+    near = locality(a, lat, lon)
     words = [on] if on else []
+    if near:
+        words.append(f"{near[0]} (a {_distance(near[1])})")
     points = [p for r in a.routes for p in r.points]
     if points:
         d = np.asarray(distance_m(lon, lat, [p.lon for p in points], [p.lat for p in points]))
@@ -51,6 +63,7 @@ def place(a: Analysis, i: int) -> dict[str, Any]:
     return {
         "place": "; ".join(words) or None,
         "road": on,
+        "locality": near[0] if near else None,
         "route_code": along[0] if along else None,
         "route_km": round(along[1], 2) if along else None,
     }
@@ -76,3 +89,8 @@ def road_near(a: Analysis, lat: float, lon: float) -> str | None:
         return None
     w = int(a.roads.nearest(np.array([lat]), np.array([lon]), NEAR_ROAD_M)[0])
     return a.roads.ways[w].label if w >= 0 else None
+
+
+def locality_name(a: Analysis, lat: float, lon: float) -> str | None:
+    near = locality(a, lat, lon)
+    return near[0] if near else None

@@ -16,7 +16,7 @@ import numpy as np
 
 from telemetria.db import Conn
 from telemetria.reports.analysis.engine import Analysis
-from telemetria.reports.analysis.places import passed_points, road, road_near
+from telemetria.reports.analysis.places import locality_name, passed_points, road, road_near
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Window
 from telemetria.reports.output import gis as gf
@@ -65,6 +65,7 @@ PLACE_COLUMNS = [
     Column("Via", "road", TEXT),
     Column("Km na via", "km", KM),
     Column("Saída da via", "end", DATETIME),
+    Column("Localidade", "locality", TEXT),
 ]
 METHODS = {0: None, 1: "route", 2: "chord", 3: "road"}
 IGNITION = {-1: None, 0: "desligada", 1: "ligada"}
@@ -155,6 +156,7 @@ def roads_passed(a: Analysis, win: Window) -> list[dict[str, Any]]:
                     "authorized": None, "duration_s": None, "lat": round(float(a.track.lat[i]), 6),
                     "lon": round(float(a.track.lon[i]), 6), "road": on, "km": 0.0,
                     "end": local(a.track.t[i], win.tz),
+                    "locality": locality_name(a, float(a.track.lat[i]), float(a.track.lon[i])),
                 }
             )  # fmt: skip
         current = on
@@ -179,6 +181,7 @@ def places(a: Analysis, win: Window) -> list[dict[str, Any]]:
             "road": road_near(a, c.stop.lat, c.stop.lon),
             "km": None,
             "end": None,
+            "locality": locality_name(a, c.stop.lat, c.stop.lon),
         }
         for c in a.stops
     ]
@@ -187,7 +190,7 @@ def places(a: Analysis, win: Window) -> list[dict[str, Any]]:
             {
                 **a.vehicle.label(), "time": local(a.track.t[i], win.tz), "kind": p.kind, "name": p.name,
                 "authorized": True, "duration_s": None, "lat": p.lat, "lon": p.lon, "road": road(a, i), "km": None,
-                "end": None,
+                "end": None, "locality": locality_name(a, p.lat, p.lon),
             }
         )  # fmt: skip
     out += roads_passed(a, win)

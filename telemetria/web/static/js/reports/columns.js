@@ -176,7 +176,8 @@ export const TRACK_TOTALS = [PLATE, num("Km", "km", km), num("Posições", "fixe
   num("Vel. média (km/h)", "avg_kmh")];
 export const TRACK_PLACES = [PLATE, tcol("Data e hora", "time", time),
   col("O quê", "kind", (k) => (k === "road" ? "via" : word(k))), col("Nome", "name"), col("Via", "road"),
-  num("Km na via", "km", km), col("Autorizado", "authorized", yes), num("Duração", "duration_s", fmt.duration)];
+  col("Localidade", "locality"), num("Km na via", "km", km), col("Autorizado", "authorized", yes),
+  num("Duração", "duration_s", fmt.duration)];
 
 // Schedule: the points of one run, opened under its row.
 function pointsButton(r) {
