@@ -23,20 +23,25 @@ from telemetria.contracts.schemas import ContractIn
 from telemetria.db import create_pool, init_connection
 from telemetria.ingest.queries import FIX_TOTALS
 from telemetria.localtime import LOCAL_TZ
+from telemetria.ops.backup import sha256_of
 from telemetria.registry import fleet, routes, schemas, store
 from telemetria.registry import queries as q
 from telemetria.registry.documents import DocumentError, normalize_cnpj, normalize_cpf
 from telemetria.registry.geocheck import RouteGeometry, StopIn, finish
 from telemetria.roads import store as roads_store
+from telemetria.roads.osmread import read_localities, read_ways
 from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
 from telemetria.sim.motion import MotionParams
+from telemetria.sim.osm import write_osm
 from telemetria.sim.roadnet import grid_localities, grid_ways
 from telemetria.sim.roads import Route, make_grid
 from telemetria.sim.tracker import TrackerParams
 from telemetria.sim.vehicle import DEFAULT_MOTION, DEFAULT_TRACKER, vehicle_route
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from telemetria.sim.runner import RunSetup
 
 log = logging.getLogger("telemetria.demo")
@@ -199,17 +204,22 @@ async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, n
                 await conn.fetchval(q.INSERT_ROUTE_ASSIGNMENT, rid, vid, since, None, weekdays)
 
 
-async def ensure_demo_roads(conn: Any, seed: int) -> None:
-    """Import the simulator's grid as the road network (sim/roadnet.py), unless one was imported, in force from the
-    demo registry's first day (its whole history is simulated): the demo's pages then name the roads, draw them
-    offline and measure off-route km along them."""
-    if await roads_store.current(conn) is None:
-        first = datetime.now(LOCAL_TZ).date() - timedelta(days=DEMO_SINCE_DAYS)
-        grid = make_grid(seed)
-        await roads_store.import_ways(
-            conn, iter(grid_ways(grid)), source=f"simulador (semente {seed})",
-            sha256=f"demo-grid-{seed}", by="demo", effective_from=first, localities=grid_localities(grid),
-        )  # fmt: skip
+async def ensure_demo_roads(conn: Any, seed: int, data_dir: Path) -> None:
+    """Import the simulator's grid as the road network, as an installation imports its extract: the grid and its
+    localities written as an OpenStreetMap file in the data dir (sim/osm.py), read back by the import's reader and
+    recorded with the file's SHA-256; unless one was imported. In force from the demo registry's first day (its
+    whole history is simulated): the demo's pages then name the roads and localities, draw them offline and
+    measure off-route km along them."""
+    if await roads_store.current(conn) is not None:
+        return
+    grid = make_grid(seed)
+    path = data_dir / f"demo-roads-{seed}.osm.pbf"
+    await asyncio.to_thread(write_osm, grid_ways(grid), path, grid_localities(grid))
+    first = datetime.now(LOCAL_TZ).date() - timedelta(days=DEMO_SINCE_DAYS)
+    await roads_store.import_ways(
+        conn, read_ways(path), source=path.name, sha256=await asyncio.to_thread(sha256_of, path), by="demo",
+        effective_from=first, localities=read_localities(path),
+    )  # fmt: skip
 
 
 async def ensure_demo_admin(conn: Any, settings: Settings) -> tuple[str, str] | None:
@@ -334,7 +344,7 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
         await asyncio.sleep(0.05)
     roads = await asyncpg.connect(settings.dsn())  # only once serving: a demo that could not start imports nothing
     try:
-        await ensure_demo_roads(roads, seed)
+        await ensure_demo_roads(roads, seed, settings.data_dir)
     finally:
         await roads.close()
     url = f"http://{host}:{port}"

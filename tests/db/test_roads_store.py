@@ -221,3 +221,19 @@ async def test_localities_go_with_their_network(conn: asyncpg.Connection, no_roa
                                      effective_from=DAY)  # fmt: skip
     assert second.localities == 0 and await store.load_localities(conn, first.id) == []
     assert await conn.fetchval("SELECT count(*) FROM road_localities") == 0
+
+
+async def test_the_demo_imports_its_roads_as_an_installation_would(
+    conn: asyncpg.Connection, no_roads: None, tmp_path: Path
+) -> None:
+    import hashlib
+
+    from telemetria.sim.demo import ensure_demo_roads
+
+    await ensure_demo_roads(conn, 5, tmp_path)
+    net = await store.current(conn)
+    assert net is not None and (net.ways, net.localities) == (len(grid()), 6)
+    path = tmp_path / net.source
+    assert net.source == "demo-roads-5.osm.pbf" and net.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    await ensure_demo_roads(conn, 5, tmp_path)  # once imported, the demo leaves it
+    assert await store.current(conn) == net
