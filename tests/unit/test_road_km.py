@@ -240,3 +240,21 @@ def test_a_road_path_far_longer_than_the_chord_is_not_believed_across_a_long_gap
     seg = run(Track.of(near), u)
     assert seg.method[1] == ROAD
     assert seg.length_m[1] == pytest.approx(2 * 0.0015 * 111_320 + 300, rel=0.02)
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_along_its_route_a_vehicle_s_km_split_paved_and_unpaved_as_driven(seed: int) -> None:
+    """With the route assigned, segments are measured along it; their pavement comes from the roads under it."""
+    from telemetria.geo.routeline import RouteLine
+
+    s = sim(seed, "plain")
+    roads = network(seed)
+    track = track_of(s)
+    line = RouteLine.of(s.truth.route.line.lon, s.truth.route.line.lat)
+    seg = segments(track, keep_mask(track, DEFAULT), [line], [60.0], DEFAULT, roads=roads)
+    on_route = seg.method == 1
+    assert on_route.sum() > 0.5 * len(track)  # the garage legs and the stops are not along it
+    # every metre along the route is on some way of the grid: paved + unpaved is the whole of it
+    assert np.allclose(seg.paved_m[on_route] + seg.unpaved_m[on_route], seg.length_m[on_route], rtol=1e-6, atol=0.5)
+    share = float(np.sum(seg.paved_m)) / float(np.sum(seg.paved_m + seg.unpaved_m))
+    assert share == pytest.approx(true_paved_share(s, roads), abs=0.01)

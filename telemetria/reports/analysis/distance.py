@@ -156,9 +156,10 @@ def _route_pavement(
 ) -> None:  # fmt: skip
     """Paved and unpaved metres of the route segments, from the roads under the route line between the measures,
     scaled to the segment's length (its progress along the line)."""
+    profiles = {r: profile(routes[r], roads) for r in np.unique(which[use_route]).tolist()}  # one lookup a route
     for k in np.flatnonzero(use_route).tolist():
         i = int(b[k])
-        p, u = profile(routes[int(which[k])], roads).split(float(m0[k]), float(m1[k]))
+        p, u = profiles[int(which[k])].split(float(m0[k]), float(m1[k]))
         span = abs(float(m1[k]) - float(m0[k]))
         if span > 0:
             paved[i], unpaved[i] = p / span * length[i], u / span * length[i]
