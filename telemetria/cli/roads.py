@@ -61,8 +61,8 @@ def _migrated(settings: Settings, fn: Callable[[Any], Awaitable[Any]]) -> Any:
 
     try:
         return run_db(settings, fn)
-    except asyncpg.UndefinedTableError:
-        raise CliError("the database has no road tables yet; run `telemetria migrate` first") from None
+    except (asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError):
+        raise CliError("the database has not all the road tables yet; run `telemetria migrate` first") from None
 
 
 def network_json(network: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ class Closing:
     closed_by: str
     closed_at: datetime
     lines: list[Line]
+    road_networks: list[dict[str, Any]] = field(default_factory=list)  # as frozen (none before they were named)
 
 
 @dataclass
@@ -153,6 +154,12 @@ def canonical(doc: dict[str, Any]) -> bytes:
 
 def digest(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
+
+
+def networks_of(content: bytes) -> list[dict[str, Any]]:
+    """The road networks a frozen month's stored content names (empty when frozen before they were named)."""
+    networks: list[dict[str, Any]] = json.loads(content)["contract"].get("road_networks", [])
+    return networks
 
 
 def lines_of(content: bytes) -> list[Line]:

@@ -146,7 +146,14 @@ async def live_lines(
 
 async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:
     return [
-        Closing(r["month"], r["sha256"], r["closed_by"], r["closed_at"], document.lines_of(bytes(r["content"])))
+        Closing(
+            r["month"],
+            r["sha256"],
+            r["closed_by"],
+            r["closed_at"],
+            document.lines_of(bytes(r["content"])),
+            document.networks_of(bytes(r["content"])),
+        )
         for r in await conn.fetch(q.CLOSED, [cid], first, last)
     ]
 
@@ -169,17 +176,20 @@ async def compute(
     for c in shut:  # as closed, even for a route that has left the contract since
         lines += [ln for ln in c.lines if first <= ln.day <= last and (only is None or ln.route_id in only)]
     lines.sort(key=lambda ln: (ln.day, ln.code, ln.route_id, ln.run_no))
-    return Computed(head, first, last, refs, lines, spans, shut, await _networks(conn, spans, first, last))
+    named = {n["network_id"]: n for c in shut for n in c.road_networks}  # closed months: as they were frozen
+    named |= await _networks(conn, spans, wanted)
+    networks = sorted(named.values(), key=lambda n: (n["effective_from"], n["network_id"]))
+    return Computed(head, first, last, refs, lines, spans, shut, networks)
 
 
-async def _networks(conn: Conn, spans: Sequence[tuple[date, date, Terms]], first: date, last: date) -> list[Any]:
-    """What names the road networks whose pavement splits the km of first..last (a closed month keeps it): none
-    when no terms of the period have a second price."""
+async def _networks(conn: Conn, spans: Sequence[tuple[date, date, Terms]], wanted: Sequence[date]) -> dict[int, Any]:
+    """What names the road networks whose pavement splits the km of the days computed live, by id: none when no
+    terms of the period have a second price."""
     if all(t.price_per_km_unpaved is None for _, _, t in spans):
-        return []
+        return {}
     networks, named = await inforce.in_force(conn)
-    used = {n for d in days(first, last) if (n := in_force_on(networks, d)) is not None}
-    return [named[n] for n in sorted(used)]
+    used = {n for d in wanted if (n := in_force_on(networks, d)) is not None}
+    return {n: named[n] for n in used}
 
 
 def answer(computed: Sequence[Computed], first: date, last: date, tz: Any) -> dict[str, Any]:

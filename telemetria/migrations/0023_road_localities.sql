@@ -3,7 +3,7 @@
 -- start or a stop is near the nearest within 5 km (telemetria/roads/steps.py). They belong to their network and
 -- go with its ways when it is superseded.
 CREATE TABLE road_localities (
-    network_id bigint NOT NULL REFERENCES road_networks (id),
+    network_id bigint NOT NULL REFERENCES road_networks (id) ON DELETE CASCADE,
     idx        integer NOT NULL,           -- the order of the file
     osm_id     bigint NOT NULL,
     kind       text NOT NULL,              -- the place=* value

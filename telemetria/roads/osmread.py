@@ -222,5 +222,6 @@ def _text(value: str | None) -> str | None:
     at most TEXT_MAX characters, None when nothing is left."""
     if not value:
         return None
-    clean = "".join(c for c in value if c.isprintable() or c == " ").strip()[:TEXT_MAX]
+    spaced = "".join(" " if c.isspace() else c for c in value)  # a no-break space still parts two words
+    clean = "".join(c for c in spaced if c.isprintable()).strip()[:TEXT_MAX]
     return clean or None

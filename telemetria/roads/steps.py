@@ -139,7 +139,8 @@ class RoadNet:
         self, lat0: float, lon0: float, lat1: float, lon1: float, low_m: float, high_m: float, expected_m: float
     ) -> RoadStep | None:
         """See roads.model.Roads.step; results are remembered (same arguments, same answer)."""
-        key = (lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
+        # NaN (no expected length) never equals itself: the key says it as -1 so such steps are remembered too
+        key = (lat0, lon0, lat1, lon1, low_m, high_m, expected_m if expected_m == expected_m else -1.0)
         with self._lock:  # analyses run in threads (reports/store/fetch.py): one network serves them all
             if key in self._steps:
                 self._steps.move_to_end(key)
@@ -154,12 +155,15 @@ class RoadNet:
     def locality(self, lat: float, lon: float) -> tuple[str, float] | None:
         """(name, metres) of the locality nearest the point within LOCALITY_M, None when none is (or none imported);
         of two at the same distance, the first imported."""
-        if not self.localities:
+        # Only those in a box a little wider than LOCALITY_M get the geodesic: an extract may hold thousands.
+        dlat = LOCALITY_M / 110_000.0
+        dlon = dlat / max(0.01, math.cos(math.radians(lat)))
+        near = np.flatnonzero((np.abs(self._loc_lat - lat) <= dlat) & (np.abs(self._loc_lon - lon) <= dlon))
+        if not len(near):
             return None
-        _, _, d = GEOD.inv(np.full(len(self._loc_lon), lon), np.full(len(self._loc_lat), lat), self._loc_lon,
-                           self._loc_lat)  # fmt: skip
+        _, _, d = GEOD.inv(np.full(len(near), lon), np.full(len(near), lat), self._loc_lon[near], self._loc_lat[near])
         k = int(np.argmin(d))
-        return (self.localities[k].name, float(d[k])) if d[k] <= LOCALITY_M else None
+        return (self.localities[int(near[k])].name, float(d[k])) if d[k] <= LOCALITY_M else None
 
     def forget(self) -> None:
         """Drop the remembered steps (a benchmark's first-time figure)."""

@@ -163,6 +163,7 @@ async def test_a_closed_month_keeps_its_unpaved_km_when_the_network_changes(
     closed = await conn.fetchval("SELECT content FROM measurement_closures WHERE contract_id = $1", ids["k"])
     names = orjson.loads(bytes(closed))["contract"]["road_networks"]
     assert [n["network_id"] for n in names] == [first_network]  # the closed boletim keeps what it rested on
+    assert frozen["contracts"][0]["road_networks"] == names  # and says so, not the network in force now
 
     r = await client.post(f"/api/v1/measurements/{ids['k']}/2026-11/reopen", headers=people.auth("admin"),
                           json={"reason": "malha corrigida"})  # fmt: skip

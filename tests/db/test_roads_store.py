@@ -170,7 +170,9 @@ async def test_two_imports_at_once_leave_one_network(pool: asyncpg.Pool, no_road
 
     async def one(ways: tuple[Way, ...], name: str) -> Network:
         async with pool.acquire() as conn:
-            return await store.import_ways(conn, iter(ways), source=name, sha256="0" * 64, by="tests")
+            return await store.import_ways(
+                conn, iter(ways), source=name, sha256="0" * 64, by="tests", effective_from=DAY
+            )
 
     a, b = await asyncio.gather(one(grid()[:600], "a.osm"), one(grid()[600:], "b.osm"))
     async with pool.acquire() as conn:

@@ -258,3 +258,13 @@ def test_along_its_route_a_vehicle_s_km_split_paved_and_unpaved_as_driven(seed: 
     assert np.allclose(seg.paved_m[on_route] + seg.unpaved_m[on_route], seg.length_m[on_route], rtol=1e-6, atol=0.5)
     share = float(np.sum(seg.paved_m)) / float(np.sum(seg.paved_m + seg.unpaved_m))
     assert share == pytest.approx(true_paved_share(s, roads), abs=0.01)
+
+
+def test_a_step_with_no_expected_length_is_remembered_too() -> None:
+    """Across a gap the expected length is NaN; the step is still found in the remembered ones the second time."""
+    roads = steps.build(77, grid_ways(make_grid(2)))
+    lat0, lon0 = make_grid(2).node(0, 0)
+    lat1, lon1 = make_grid(2).node(1, 1)
+    first = roads.step(lat0, lon0, lat1, lon1, 0.0, 50_000.0, float("nan"))
+    assert first is not None and len(roads._steps) == 1
+    assert roads.step(lat0, lon0, lat1, lon1, 0.0, 50_000.0, float("nan")) is first and len(roads._steps) == 1

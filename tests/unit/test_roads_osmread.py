@@ -318,3 +318,9 @@ def test_the_nearest_locality_within_five_km_names_a_point() -> None:
     far = g.node(0, -9)  # some 40 km south: no locality within 5 km
     assert net.locality(*far) is None
     assert steps.build(1, grid()).locality(lat, lon) is None  # none imported: none said
+
+
+def test_a_no_break_space_still_parts_two_words() -> None:
+    from telemetria.roads.osmread import _text
+
+    assert _text("Linha\xa0625") == "Linha 625"

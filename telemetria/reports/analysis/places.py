@@ -40,7 +40,7 @@ def locality(a: Analysis, lat: float, lon: float) -> tuple[str, float] | None:
 
 
 def _distance(m: float) -> str:
-    return f"{m:.0f} m" if m < 1000 else f"{_km(m / 1000)} km"
+    return f"{m:.0f} m" if round(m) < 1000 else f"{_km(m / 1000)} km"
 
 
 def place(a: Analysis, i: int) -> dict[str, Any]:
