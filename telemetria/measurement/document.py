@@ -156,16 +156,16 @@ def digest(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
-def networks_of(content: bytes) -> list[dict[str, Any]]:
-    """The road networks a frozen month's stored content names (empty when frozen before they were named)."""
-    networks: list[dict[str, Any]] = json.loads(content)["contract"].get("road_networks", [])
-    return networks
+def frozen_of(content: bytes) -> tuple[list[Line], list[dict[str, Any]]]:
+    """A frozen month's stored content, parsed once: its run lines, numbers exact (parsed as Decimal, never float),
+    and the road networks it names (empty when frozen before they were named)."""
+    doc = json.loads(content, parse_float=Decimal)
+    return [line_of(r) for r in doc["runs"]], doc.get("contract", {}).get("road_networks", [])
 
 
 def lines_of(content: bytes) -> list[Line]:
-    """The run lines of a frozen month's stored content, numbers exact (parsed as Decimal, never float)."""
-    doc = json.loads(content, parse_float=Decimal)
-    return [line_of(r) for r in doc["runs"]]
+    """The run lines of a frozen month's stored content (frozen_of)."""
+    return frozen_of(content)[0]
 
 
 def _months(first: date, last: date) -> list[date]:

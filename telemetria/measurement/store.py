@@ -146,14 +146,7 @@ async def live_lines(
 
 async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:
     return [
-        Closing(
-            r["month"],
-            r["sha256"],
-            r["closed_by"],
-            r["closed_at"],
-            document.lines_of(bytes(r["content"])),
-            document.networks_of(bytes(r["content"])),
-        )
+        Closing(r["month"], r["sha256"], r["closed_by"], r["closed_at"], *document.frozen_of(bytes(r["content"])))
         for r in await conn.fetch(q.CLOSED, [cid], first, last)
     ]
 

@@ -92,5 +92,5 @@ def road_near(a: Analysis, lat: float, lon: float) -> str | None:
 
 
 def locality_name(a: Analysis, lat: float, lon: float) -> str | None:
-    near = locality(a, lat, lon)
-    return near[0] if near else None
+    """The name alone of `locality`."""
+    return (locality(a, lat, lon) or (None,))[0]
