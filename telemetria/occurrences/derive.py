@@ -33,7 +33,7 @@ from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.reports.analysis import engine
 from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.schedule import runs_of
-from telemetria.reports.model import NotFound, Route, Selection, Window
+from telemetria.reports.model import Context, NotFound, Route, Selection, Window
 from telemetria.reports.store import asof, context, fetch
 
 # How far back a silence that began before the day is traced (its `since`); beyond, it is "before that".
@@ -43,35 +43,82 @@ LOOK_BACK = timedelta(days=7)
 class Days:
     """Which local days a route's runs are due, by its contract's validity and the school calendar, read once."""
 
-    def __init__(self, conn: Conn) -> None:
-        self.conn = conn
+    def __init__(self) -> None:
         self._years: dict[int, set[date] | None] = {}
         self._contracts: dict[int, tuple[date, date] | None] = {}
 
-    async def school(self, day: date) -> set[date] | None:
+    async def school(self, conn: Conn, day: date) -> set[date] | None:
         """The school days of `day`'s year, None when no school year is registered."""
         if day.year not in self._years:
-            sy = await calendar_store.school_year(self.conn, day.year)
+            sy = await calendar_store.school_year(conn, day.year)
             self._years[day.year] = set(school_days(sy)) if sy is not None else None
         return self._years[day.year]
 
-    async def due(self, route: Route, day: date) -> bool:
+    async def due(self, conn: Conn, route: Route, day: date) -> bool:
         """Whether a route assigned on `day` is due then: its contract (if any) in force, and a school day (without
         a registered school year: a weekday)."""
         if route.contract_id is not None:
             if route.contract_id not in self._contracts:
-                found = await dq.contract_dates(self.conn, [route.contract_id])
+                found = await dq.contract_dates(conn, [route.contract_id])
                 self._contracts[route.contract_id] = found.get(route.contract_id)
             span = self._contracts[route.contract_id]
             if span is not None and not span[0] <= day <= span[1]:
                 return False
-        school = await self.school(day)
+        school = await self.school(conn, day)
         return day in school if school is not None else day.isoweekday() <= 5
 
 
+# Run plans depend only on the route's line and stops and the day (plans.plan_runs is pure): kept between
+# windows and rounds, so a fleet sharing routes plans each route-day once. Keyed by the route's digest (which
+# changes with anything a report derives from it) and the day; only bounded.
+_PLANS: dict[tuple[str, date], tuple[RunPlan, ...]] = {}
+PLANS_MAX = 20_000
+
+
+def run_plans_of(route: Route, day: date) -> list[RunPlan]:
+    """plans.plan_runs of `route` (as it was on local date `day`) on that day, computed once per route and day."""
+    key = (route.digest, day)
+    found = _PLANS.get(key)
+    if found is None:
+        if len(_PLANS) >= PLANS_MAX:
+            _PLANS.clear()
+        found = _PLANS[key] = tuple(plans.plan_runs(route, engine.line(route), day))
+    return list(found)
+
+
+class Shared:
+    """What the windows of one detector round share, read once for a batch of vehicles instead of once a window:
+    the registry context of the batch's vehicles over the days of their windows, and the calendar (Days). A
+    window whose vehicle or days it does not cover loads its own, as without it."""
+
+    def __init__(self) -> None:
+        self.calendar = Days()
+        self.ctx: Context | None = None
+        self.days: tuple[date, date] | None = None
+
+    async def load(self, conn: Conn, vehicle_ids: Sequence[int], start: datetime, end: datetime) -> None:
+        """The context of `vehicle_ids` over the local days of [start, end); unknown vehicles are left out."""
+        days = [d for d, _, _ in split(start, end)]
+        if not days or not vehicle_ids:
+            return
+        win = Window(day_bounds(days[0])[0], day_bounds(days[-1])[1], LOCAL_TZ)
+        ids = sorted(set(vehicle_ids))
+        known = await dq.known_vehicles(conn, ids)
+        if not known:
+            return
+        self.ctx = await context.load(conn, None, Selection(known, None, None), win)
+        self.days = (days[0], days[-1])
+
+    def context(self, vehicle_id: int, first: date, last: date) -> Context | None:
+        if self.ctx is None or self.days is None or not (self.days[0] <= first and last <= self.days[1]):
+            return None
+        return self.ctx if self.ctx.vehicle(vehicle_id) is not None else None
+
+
 async def window_candidates(
-    conn: Conn, vehicle_id: int, start: datetime, end: datetime, *, now: datetime, params: DetectParams = DEFAULT
-) -> list[Candidate]:
+    conn: Conn, vehicle_id: int, start: datetime, end: datetime, *, now: datetime, params: DetectParams = DEFAULT,
+    shared: Shared | None = None,
+) -> list[Candidate]:  # fmt: skip
     """Every candidate of kinds speeding, route_deviation, unauthorized_stop, schedule_delay, over_2h_on_board and
     tracker_silent of the vehicle whose START lies in [start, end) (aware instants), computed by fix time from its
     fixes with context and the registry as it stood on each local day the window touches.
@@ -85,13 +132,15 @@ async def window_candidates(
         return []
     days = sorted({d for d, _, _ in split(start, end)})
     win = Window(day_bounds(days[0])[0], day_bounds(days[-1])[1], LOCAL_TZ)
-    try:
-        ctx = await context.load(conn, None, Selection([vehicle_id], None, None), win)
-    except NotFound:
-        return []
+    ctx = shared.context(vehicle_id, days[0], days[-1]) if shared is not None else None
+    if ctx is None:
+        try:
+            ctx = await context.load(conn, None, Selection([vehicle_id], None, None), win)
+        except NotFound:
+            return []
     vehicle = ctx.vehicle(vehicle_id)
     assert vehicle is not None  # load raised NotFound otherwise
-    calendar = Days(conn)
+    calendar = shared.calendar if shared is not None else Days()
     t_now = now.timestamp()
     out: list[Candidate] = []
     for day in days:
@@ -99,8 +148,8 @@ async def window_candidates(
         if d0 > now:
             break
         a = await fetch.analyze_piece(conn, vehicle, ctx.zones, day, d0, d1, params.report, ctx.network_on(day))
-        due = [r for r in a.routes if await calendar.due(r, day)]
-        run_plans = {r.id: plans.plan_runs(r, engine.line(r), day) for r in a.routes}
+        due = [r for r in a.routes if await calendar.due(conn, r, day)]
+        run_plans = {r.id: run_plans_of(r, day) for r in a.routes}
         timed = any(p.scheduled is not None for r in a.routes for p in r.points)
         runs = runs_of(a, day, params.report) if timed else []
         by_route = {r.id: run for r, run in runs}
@@ -122,7 +171,7 @@ async def window_candidates(
 async def _plans(conn: Conn, route_ids: Sequence[int], day: date) -> dict[tuple[int, int], RunPlan]:
     """(route, run_no) → the run plan of the routes as they were on `day`."""
     routes = await asof.routes_on(conn, route_ids, day)
-    return {(p.route_id, p.run_no): p for r in routes.values() for p in plans.plan_runs(r, engine.line(r), day)}
+    return {(p.route_id, p.run_no): p for r in routes.values() for p in run_plans_of(r, day)}
 
 
 def _made_pct(computed: Computed, day: date) -> Decimal | None:

@@ -22,6 +22,10 @@ WHERE vehicle_id = $1 AND ts < $2 AND ts >= $2 - $3::interval ORDER BY ts DESC L
 CONTRACT_DATES = """
 SELECT id, valid_from, valid_to FROM contracts WHERE id = ANY ($1::int[])"""
 
+# Which of the vehicles $1 exist (a batch's context is loaded for those; a deleted one has no candidates).
+KNOWN_VEHICLES = """
+SELECT id FROM vehicles WHERE id = ANY ($1::int[]) ORDER BY id"""
+
 # Every route in some contract (as registered now).
 CONTRACTED_ROUTES = """
 SELECT id FROM routes WHERE contract_id IS NOT NULL ORDER BY id"""
@@ -51,3 +55,7 @@ async def contracted_routes(conn: Conn) -> list[int]:
 
 async def vehicles(conn: Conn, ids: list[int]) -> dict[int, dict[str, Any]]:
     return {r["id"]: dict(r) for r in await conn.fetch(VEHICLES, ids)}
+
+
+async def known_vehicles(conn: Conn, ids: list[int]) -> list[int]:
+    return [r["id"] for r in await conn.fetch(KNOWN_VEHICLES, ids)]

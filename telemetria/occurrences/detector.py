@@ -49,6 +49,9 @@ MAX_VEHICLES = 20_000  # windows per round at most (oldest marks first); the res
 SILENT_RECHECK_S = 30.0  # a silent vehicle is looked at again this often, however short the rounds
 RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day closes
 RUN_DAYS_BACK = 35  # how far back a change makes a round judge the runs of every day up to today
+CHUNK = 250  # windows whose registry is read together and whose marks are cleared together
+MIN_PAUSE_S = 1.0  # between two rounds at least
+WORKERS = 2  # windows in flight, each on its own connection (the round's own is one of them)
 
 
 @dataclass(slots=True)
@@ -90,10 +93,10 @@ async def _write(conn: Conn, plan: Plan, params: DetectParams, stats: RoundStats
 
 async def _window(
     conn: Conn, vehicle_id: int, start: datetime, end: datetime, now: datetime, params: DetectParams,
-    stats: RoundStats,
+    stats: RoundStats, shared: derive.Shared | None = None,
 ) -> None:  # fmt: skip
     """Recompute one vehicle's window [start, end) and make the stored occurrences starting in it agree."""
-    candidates = await derive.window_candidates(conn, vehicle_id, start, end, now=now, params=params)
+    candidates = await derive.window_candidates(conn, vehicle_id, start, end, now=now, params=params, shared=shared)
     async with conn.transaction():
         stored = await store.stored_window(conn, vehicle_id, start, end)
         await _write(conn, reconcile(stored, candidates, (start, end)), params, stats)
@@ -163,39 +166,73 @@ async def _rescan(
     stats.rescans += 1
 
 
-async def _locked_round(conn: Conn, now: datetime, params: DetectParams) -> RoundStats:
+async def _locked_round(pool: Pool, conn: Conn, now: datetime, params: DetectParams) -> RoundStats:
     stats = RoundStats()
     await _queue_closed_days(conn, now)
-    marks = await store.dirty(conn, MAX_VEHICLES)
+    marks = await store.dirty(conn, MAX_VEHICLES)  # oldest change first
     starts: dict[int, datetime] = {m.vehicle_id: m.dirty_from - CONTEXT for m in marks}
     margin = EARLY_S + LATE_S  # the prefilter's widening: a run's window reaches this far past its schedule
     for vehicle_id in await store.silent(conn, now, params.silent_s, margin, SILENT_RECHECK_S):
         starts.setdefault(vehicle_id, now - CONTEXT)
-    end = now + AHEAD
-    failed: set[int] = set()
-    for vehicle_id, start in sorted(starts.items()):
-        start = min(start, await store.open_since(conn, vehicle_id, start) or start)
-        if not await _guard(stats, _window(conn, vehicle_id, start, end, now, params, stats), vehicle_id, start):
-            failed.add(vehicle_id)
     batch = await store.rescans(conn, RESCANS_PER_ROUND)
     days = {_day(now)} | {d for m in marks for d in _judged(_day(m.dirty_from), _day(now))} | {d for _, d in batch}
     # A run is judged not made from the absence of fixes: only on days the service was receiving them, so that its
     # first start does not find every run of the days before it not made.
     first = await _first_fix_day(conn)
     days = {d for d in days if first is not None and d >= first}
+    # The runs first: a mark is cleared with its chunk of windows, and only once the runs of its days are judged.
     failed_days = set()
     for day in sorted(days):
         if not await _guard(stats, _run_day(conn, day, now, params, stats), None, day):
             failed_days.add(day)
-    await store.clear_dirty(
-        conn, [m for m in marks if m.vehicle_id not in failed and _day(m.dirty_from) not in failed_days]
-    )
+    by_vehicle = {m.vehicle_id: m for m in marks}
+    order = list(starts)
+    for k in range(0, len(order), CHUNK):
+        chunk = {v: starts[v] for v in order[k : k + CHUNK]}
+        await _chunk(pool, conn, chunk, now, params, stats, by_vehicle, failed_days)
     if marks:  # the oldest change it took, from its arrival to its occurrences stored
         stats.lag_s = max(0.0, (datetime.now(UTC) - min(m.dirty_since for m in marks)).total_seconds())
     for vehicle_id, day in batch:
         if await _guard(stats, _rescan(conn, vehicle_id, day, now, params, stats), vehicle_id, day):
             await store.rescanned(conn, vehicle_id, day)
     return stats
+
+
+async def _chunk(
+    pool: Pool, conn: Conn, starts: dict[int, datetime], now: datetime, params: DetectParams, stats: RoundStats,
+    marks: dict[int, store.Mark], failed_days: set[date],
+) -> None:  # fmt: skip
+    """The windows of a chunk of vehicles (vehicle → where its window starts), with their registry read once and
+    WORKERS of them in flight (each on its own connection: one's queries overlap another's analysis); then the
+    marks of those that went through are cleared, so the detector's lag falls chunk by chunk."""
+    end = now + AHEAD
+    opened = await store.open_since(conn, starts)
+    wins = {v: min(s, opened.get(v, s)) for v, s in starts.items()}
+    shared = derive.Shared()
+    await shared.load(conn, list(wins), min(wins.values()), end)
+    queue = list(wins.items())
+    failed: set[int] = set()
+
+    async def worker(c: Conn) -> None:
+        while queue:
+            vehicle_id, start = queue.pop()
+            work = _window(c, vehicle_id, start, end, now, params, stats, shared)
+            if not await _guard(stats, work, vehicle_id, start):
+                failed.add(vehicle_id)
+
+    queue.reverse()  # popped from the end: oldest marks first
+    async with contextlib.AsyncExitStack() as stack:
+        free = pool.get_max_size() - pool.get_size() + pool.get_idle_size()  # never wait for a busy pool
+        conns = [conn] + [await stack.enter_async_context(pool.acquire()) for _ in range(min(WORKERS - 1, free))]
+        tasks = [asyncio.create_task(worker(c)) for c in conns]
+        try:
+            await asyncio.gather(*tasks)
+        finally:  # a database error in one stops the others before their connections go back
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    done = [marks[v] for v in wins if v in marks and v not in failed]
+    await store.clear_dirty(conn, [m for m in done if _day(m.dirty_from) not in failed_days])
 
 
 async def _guard(stats: RoundStats, work: Coroutine[Any, Any, None], vehicle_id: int | None, at: object) -> bool:
@@ -230,7 +267,7 @@ async def _round(
 async def run_round(pool: Pool, *, now: datetime | None = None, params: DetectParams = DEFAULT) -> RoundStats:
     """One round: the changed vehicle-days, live silence and ended runs → stored occurrences. Idempotent; one
     process at a time (a round that finds another running returns skipped). `now` None: the wall clock."""
-    return await _round(pool, now, params, lambda conn, t: _locked_round(conn, t, params))
+    return await _round(pool, now, params, lambda conn, t: _locked_round(pool, conn, t, params))
 
 
 async def rescan(
@@ -248,11 +285,14 @@ async def rescan(
 
 
 async def periodic(pool: Pool, interval_s: float) -> None:
-    """Rounds every `interval_s` seconds (counted from the end of the last), until cancelled; a failed round is
+    """A round every `interval_s` seconds (counted from the start of the last: one that took longer is followed
+    after MIN_PAUSE_S, so a detector behind does not add a pause to its lag), until cancelled; a failed round is
     logged and the next one tries again. The detector process runs it (supervise starts that process)."""
     parent = os.getppid()
+    took = 0.0
     while True:
-        await asyncio.sleep(interval_s)
+        await asyncio.sleep(max(MIN_PAUSE_S, interval_s - took))
+        took = 0.0
         if os.getppid() != parent:  # the service that started this process is gone
             return
         try:
@@ -262,6 +302,7 @@ async def periodic(pool: Pool, interval_s: float) -> None:
         except Exception:
             log.exception("occurrence detection failed unexpectedly")
         else:
+            took = stats.elapsed_s
             if stats.elapsed_s > interval_s:
                 log.info("detector round took %.1f s for %d windows", stats.elapsed_s, stats.windows)
 
@@ -300,7 +341,7 @@ async def _main(interval_s: float) -> None:
     from telemetria.db import create_pool
     from telemetria.settings import Settings
 
-    pool = await create_pool(Settings(), min_size=0, max_size=2)
+    pool = await create_pool(Settings(), min_size=0, max_size=WORKERS + 1)
     try:
         await periodic(pool, interval_s)
     finally:

@@ -44,12 +44,15 @@ WHERE l.last_ts < $1 AND (l.silence_checked_at IS NULL OR l.silence_checked_at <
 
 SILENCE_CHECKED = "UPDATE latest_fixes SET silence_checked_at = $2 WHERE vehicle_id = ANY ($1::int[])"
 
-# Where the recomputed window of a vehicle must begin so that what is still open is recomputed too: the earliest
-# start of its `detected` occurrences still going on at $2 (or ending after it), looking back at most to $3.
+# Where the recomputed window of each vehicle $1 must begin so that what is still open is recomputed too: the
+# earliest start of its `detected` occurrences still going on at its instant $2 (or ending after it), looking
+# back at most a day.
 OPEN_SINCE = """
-SELECT min(start_ts) FROM occurrences
-WHERE vehicle_id = $1 AND status = 'detected' AND start_ts >= $3 AND start_ts < $2
-  AND (end_ts IS NULL OR end_ts >= $2) AND natural_key IS NULL"""
+SELECT u.v AS vehicle_id,
+       (SELECT min(o.start_ts) FROM occurrences o
+        WHERE o.vehicle_id = u.v AND o.status = 'detected' AND o.start_ts >= u.at - interval '1 day'
+          AND o.start_ts < u.at AND (o.end_ts IS NULL OR o.end_ts >= u.at) AND o.natural_key IS NULL) AS since
+FROM unnest($1::int[], $2::timestamptz[]) AS u(v, at)"""
 
 _STORED_COLUMNS = """
 o.id, o.kind, o.vehicle_id, o.start_ts, o.end_ts, o.status, o.natural_key, o.route_id, o.run_no, o.lat, o.lon,

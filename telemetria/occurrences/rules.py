@@ -334,14 +334,18 @@ def silences(
     a due silence is live: end=None, up to `now`.
     """
     fixes = _edges(a, before, after)
-    # Gaps ending before the day or starting after it (the context's, and those beyond `before`/`after`) are
-    # left out below; (None, first) is the time before the vehicle's first fix ever (as far as we looked).
-    gaps: list[tuple[Fixed | None, Fixed | None]] = list(zip([None, *fixes], [*fixes, None], strict=True))
+    # Gap k lies between fixes k-1 and k: (None, first) is the time before the vehicle's first fix ever (as far as
+    # we looked), (last, None) the time since its last one, up to now. Only gaps longer than silent_s are looked
+    # at, and of them those ending before the day or starting after it (the context's, and those beyond
+    # `before`/`after`) are left out below.
+    bounds = np.array([-math.inf, *(f[0] for f in fixes), now], dtype=float)
     out = []
-    for f0, f1 in gaps:
+    for k in np.flatnonzero(np.diff(bounds) > params.silent_s).tolist():
+        f0 = fixes[k - 1] if k > 0 else None
+        f1 = fixes[k] if k < len(fixes) else None
         ta = f0[0] if f0 is not None else -math.inf
         hi = f1[0] if f1 is not None else now
-        if ta >= a.end or hi <= a.start or hi - ta <= params.silent_s:
+        if ta >= a.end or hi <= a.start:
             continue
         due = _due(spans, ta, hi, params.silent_s)
         p0 = _where(a, f0, -1) if f0 is not None else None

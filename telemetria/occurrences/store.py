@@ -68,10 +68,11 @@ async def silent(conn: Conn, now: datetime, silent_s: float, margin_s: float, re
     return ids
 
 
-async def open_since(conn: Conn, vehicle_id: int, start: datetime) -> datetime | None:
-    """The earliest start of the vehicle's detected occurrences still open at `start` (at most a day back)."""
-    value: datetime | None = await conn.fetchval(q.OPEN_SINCE, vehicle_id, start, start - timedelta(days=1))
-    return value
+async def open_since(conn: Conn, starts: Mapping[int, datetime]) -> dict[int, datetime]:
+    """vehicle → the earliest start of its detected occurrences still open at its `starts` instant (looking at
+    most a day back); vehicles with none are left out."""
+    ids, at = list(starts), list(starts.values())
+    return {r["vehicle_id"]: r["since"] for r in await conn.fetch(q.OPEN_SINCE, ids, at) if r["since"] is not None}
 
 
 def _stored(r: Mapping[str, Any]) -> Stored:

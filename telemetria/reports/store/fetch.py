@@ -28,25 +28,31 @@ CONTEXT = timedelta(hours=2)
 CONTEXT_FIXES = 1000
 
 
-def _floats(rows: Sequence[Mapping[str, Any]], key: str) -> FloatArray:
-    return np.array([np.nan if r[key] is None else r[key] for r in rows], dtype=float)
+_IGN = {None: IGN_UNKNOWN, True: IGN_ON, False: IGN_OFF}
 
 
 def to_track(records: Sequence[Mapping[str, Any]]) -> Track:
-    """Rows of queries.TRACK (any order) → a Track sorted by fix time."""
+    """Rows of queries.TRACK (any order) → a Track sorted by fix time. The rows are turned into columns once
+    (a live detector round converts thousands of them); NULL becomes NaN."""
     rows = sorted(records, key=lambda r: float(r["t"]))
-    ign = [IGN_UNKNOWN if r["ignition"] is None else IGN_ON if r["ignition"] else IGN_OFF for r in rows]
+    if not rows:
+        return Track.of([])
+    cols = dict(zip(rows[0].keys(), zip(*(r.values() for r in rows), strict=True), strict=True))
+
+    def floats(key: str) -> FloatArray:
+        return np.array(cols[key], dtype=float)  # None → NaN
+
     return Track(
-        t=_floats(rows, "t"),
-        lat=_floats(rows, "lat"),
-        lon=_floats(rows, "lon"),
-        speed_kmh=_floats(rows, "speed_kmh"),
-        heading_deg=_floats(rows, "heading_deg"),
-        accuracy_m=_floats(rows, "accuracy_m"),
-        ignition=np.array(ign, dtype=np.int8),
-        odometer_m=_floats(rows, "odometer_m"),
-        valid=np.array([r["valid"] for r in rows], dtype=np.bool_),
-        received=_floats(rows, "received"),
+        t=floats("t"),
+        lat=floats("lat"),
+        lon=floats("lon"),
+        speed_kmh=floats("speed_kmh"),
+        heading_deg=floats("heading_deg"),
+        accuracy_m=floats("accuracy_m"),
+        ignition=np.array([_IGN[x] for x in cols["ignition"]], dtype=np.int8),
+        odometer_m=floats("odometer_m"),
+        valid=np.array(cols["valid"], dtype=np.bool_),
+        received=floats("received"),
     )
 
 
