@@ -340,9 +340,9 @@ def silences(
     # `before`/`after`) are left out below.
     bounds = np.array([-math.inf, *(f[0] for f in fixes), now], dtype=float)
     out = []
-    for k in np.flatnonzero(np.diff(bounds) > params.silent_s).tolist():
-        f0 = fixes[k - 1] if k > 0 else None
-        f1 = fixes[k] if k < len(fixes) else None
+    for g in np.flatnonzero(np.diff(bounds) > params.silent_s).tolist():
+        f0 = fixes[g - 1] if g > 0 else None
+        f1 = fixes[g] if g < len(fixes) else None
         ta = f0[0] if f0 is not None else -math.inf
         hi = f1[0] if f1 is not None else now
         if ta >= a.end or hi <= a.start:
