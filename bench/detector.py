@@ -1,10 +1,12 @@
 """The occurrence detector under sustained live ingest: its round time and lag, and what it costs ingest.
 
-    .venv/bin/python -m bench.detector [--vehicles N] [--interval S] [--duration S] [--quick]
+    .venv/bin/python -m bench.detector [--vehicles N] [--interval S] [--duration S] [--reps N] [--quick]
+                                       [--nice N] [--processes N] [--history H]
 
 Creates its own database (telemetria_bench_<pid>) in the local cluster, registers a fleet (by default 10,000
 vehicles reporting every 30 s: 333 fixes/s), routes with scheduled stops around now assigned to them, and each
-vehicle's last 2 h 30 min of fixes (so a window has the fixes a live one has). Then, in turns (off, on, off, on),
+vehicle's last 2 h 30 min of fixes (`--history`: a window analyses the whole local day it touches, so a vehicle
+that drove all morning costs more than one that just started). Then, in turns (off, on, off, on),
 runs the real service (`telemetria serve`) with the detector off and on (detector_interval_s 0 / 10):
 - paced: every vehicle posts one fix per interval, live (fix time = now), over keep-alive connections; the
   figures are the rate reached, the answer latency, the service's and the database's CPU, and (detector on) the
@@ -42,7 +44,8 @@ from telemetria.settings import Settings
 
 JARU_LAT, JARU_LON = -10.43, -62.47
 ROUTES = 50  # shared by the fleet: the registry's size is not what is measured
-HISTORY = timedelta(hours=2, minutes=30)
+HISTORY = [timedelta(hours=2, minutes=30)]  # --history: each vehicle's fixes before the phases
+PROCESSES = [2]  # --processes (setting detector_processes)
 HISTORY_ENDS = timedelta(minutes=40)  # before registration; the saturated phases' fix times lie after it
 LAG_LIMIT_S = 60.0
 NICE = [10]  # --nice
@@ -159,7 +162,7 @@ async def register(db: BenchDb, n: int) -> list[Vehicle]:
         t1 = (now - HISTORY_ENDS).timestamp()
         records = []
         for i, v in enumerate(fleet):
-            t = t1 - HISTORY.total_seconds() + (i % 30)
+            t = t1 - HISTORY[0].total_seconds() + (i % 30)
             while t < t1:
                 lat, lon = position(i, t)
                 ts = datetime.fromtimestamp(t, UTC)
@@ -271,6 +274,7 @@ async def run_phase(
     phase = Phase(name, detector)
     os.environ["TELEMETRIA_DETECTOR_INTERVAL_S"] = "10" if detector else "0"
     os.environ["TELEMETRIA_DETECTOR_NICE"] = str(NICE[0])
+    os.environ["TELEMETRIA_DETECTOR_PROCESSES"] = str(PROCESSES[0])
     os.environ["TELEMETRIA_ROLLUP_INTERVAL_S"] = "0"
     server = procs.start_service(1, db.dsn, log / f"{name}-{'on' if detector else 'off'}.log")
     stop = asyncio.Event()
@@ -342,6 +346,8 @@ async def main(args: argparse.Namespace) -> int:
     duration = args.duration or (30 if args.quick else 60)
     rate = n / args.interval
     NICE[0] = args.nice
+    HISTORY[0] = timedelta(hours=args.history)
+    PROCESSES[0] = args.processes
     wrk = ensure_wrk()
     db = BenchDb.for_this_run(Settings())
     log = Path(tempfile.mkdtemp(prefix="bench-detector-"))
@@ -349,7 +355,7 @@ async def main(args: argparse.Namespace) -> int:
     try:
         t = time.perf_counter()
         fleet = await register(db, n)
-        print(f"fleet of {n} vehicles, {ROUTES} routes, {HISTORY} of fixes each: {time.perf_counter() - t:.0f} s",
+        print(f"fleet of {n} vehicles, {ROUTES} routes, {HISTORY[0]} of fixes each: {time.perf_counter() - t:.0f} s",
               file=sys.stderr)  # fmt: skip
         phases = []
         for rep in range(args.reps):
@@ -381,4 +387,6 @@ if __name__ == "__main__":
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--nice", type=int, default=10, help="the detector process's niceness (setting detector_nice)")
+    parser.add_argument("--processes", type=int, default=2, help="detector processes (setting detector_processes)")
+    parser.add_argument("--history", type=float, default=2.5, help="hours of fixes each vehicle has before the phases")
     sys.exit(asyncio.run(main(parser.parse_args())))

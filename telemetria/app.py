@@ -136,7 +136,9 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
     # Always started: with notifications off it records that (so nothing is queued) and ends.
     tasks.append(asyncio.create_task(notify.periodic(pool, settings), name="notifications"))
     if settings.detector_interval_s > 0:
-        supervise = detector.supervise(settings.dsn(), settings.detector_interval_s, settings.detector_nice)
+        supervise = detector.supervise(
+            settings.dsn(), settings.detector_interval_s, settings.detector_nice, settings.detector_processes
+        )
         tasks.append(asyncio.create_task(supervise, name="detector"))
     try:
         yield

@@ -227,6 +227,9 @@ class Settings(BaseSettings):
     detector_interval_s: float = Field(default=10.0, ge=0)
     """how often the service turns the fixes that changed into occurrences (one process at a time); an occurrence is
     stored within about this plus one round's time of the fix that completes it; `0`: never"""
+    detector_processes: int = Field(default=2, ge=1, le=8)
+    """how many processes the detector's work is split among (by vehicle): one core each at most; every service
+    process starts that many (those of several services take turns by vehicle slice)"""
     detector_nice: int = Field(default=10, ge=0, le=19)
     """how much lower than the service's the detector process's CPU priority is (Linux nice): under contention ingest
     gets the CPU first and the detector's lag grows instead; `0`: the same priority"""

@@ -93,13 +93,20 @@ async def _write(conn: Conn, plan: Plan, params: DetectParams, stats: RoundStats
 
 async def _window(
     conn: Conn, vehicle_id: int, start: datetime, end: datetime, now: datetime, params: DetectParams,
-    stats: RoundStats, shared: derive.Shared | None = None,
+    stats: RoundStats, shared: derive.Shared | None = None, stored: list[Stored] | None = None,
 ) -> None:  # fmt: skip
-    """Recompute one vehicle's window [start, end) and make the stored occurrences starting in it agree."""
+    """Recompute one vehicle's window [start, end) and make the stored occurrences starting in it agree.
+
+    Most windows change nothing: their plan, from `stored` (the window's stored occurrences as read for a whole
+    chunk; None: read here), is found empty without a transaction. One with writes reads again and writes in a
+    transaction, so what it writes answers the occurrences as they are then."""
     candidates = await derive.window_candidates(conn, vehicle_id, start, end, now=now, params=params, shared=shared)
-    async with conn.transaction():
+    if stored is None:
         stored = await store.stored_window(conn, vehicle_id, start, end)
-        await _write(conn, reconcile(stored, candidates, (start, end)), params, stats)
+    if reconcile(stored, candidates, (start, end)):
+        async with conn.transaction():
+            stored = await store.stored_window(conn, vehicle_id, start, end)
+            await _write(conn, reconcile(stored, candidates, (start, end)), params, stats)
     stats.windows += 1
 
 
@@ -166,30 +173,45 @@ async def _rescan(
     stats.rescans += 1
 
 
-async def _locked_round(pool: Pool, conn: Conn, now: datetime, params: DetectParams) -> RoundStats:
+@dataclass(frozen=True, slots=True)
+class Part:
+    """The vehicles a detector process works: those of the slices s (vehicle_id % SLICES) with s % n == k, each
+    slice under its own lock. Process k == 0 also does what concerns all vehicles at once, under DETECTOR_LOCK:
+    queueing the days that closed and judging the run kinds. Part() is everything, in one process."""
+
+    k: int = 0
+    n: int = 1
+
+    @property
+    def slices(self) -> list[int]:
+        return [s for s in range(queries.SLICES) if s % self.n == self.k]
+
+
+async def _locked_round(
+    pool: Pool, conn: Conn, now: datetime, params: DetectParams, slices: list[int], lead: bool
+) -> RoundStats:
+    """One round over the vehicles of `slices` (locked by the caller); `lead`: also the work of all vehicles."""
     stats = RoundStats()
-    await _queue_closed_days(conn, now)
-    marks = await store.dirty(conn, MAX_VEHICLES)  # oldest change first
+    if lead:
+        await _queue_closed_days(conn, now)
+    marks = await store.dirty(conn, MAX_VEHICLES, slices) if slices else []  # oldest change first
     starts: dict[int, datetime] = {m.vehicle_id: m.dirty_from - CONTEXT for m in marks}
     margin = EARLY_S + LATE_S  # the prefilter's widening: a run's window reaches this far past its schedule
-    for vehicle_id in await store.silent(conn, now, params.silent_s, margin, SILENT_RECHECK_S):
-        starts.setdefault(vehicle_id, now - CONTEXT)
-    batch = await store.rescans(conn, RESCANS_PER_ROUND)
-    days = {_day(now)} | {d for m in marks for d in _judged(_day(m.dirty_from), _day(now))} | {d for _, d in batch}
-    # A run is judged not made from the absence of fixes: only on days the service was receiving them, so that its
-    # first start does not find every run of the days before it not made.
-    first = await _first_fix_day(conn)
-    days = {d for d in days if first is not None and d >= first}
-    # The runs first: a mark is cleared with its chunk of windows, and only once the runs of its days are judged.
-    failed_days = set()
-    for day in sorted(days):
-        if not await _guard(stats, _run_day(conn, day, now, params, stats), None, day):
-            failed_days.add(day)
+    if slices:
+        for vehicle_id in await store.silent(conn, now, params.silent_s, margin, SILENT_RECHECK_S, slices):
+            starts.setdefault(vehicle_id, now - CONTEXT)
+    batch = await store.rescans(conn, RESCANS_PER_ROUND, slices) if slices else []
+    # The days whose runs these changes may decide go to the process judging the run kinds before the marks are
+    # cleared (detector_run_days): a late batch's days are judged even when another process took its vehicle.
+    await store.mark_run_days(
+        conn, [d for m in marks for d in _judged(_day(m.dirty_from), _day(now))] + [d for _, d in batch]
+    )
+    if lead:
+        await _run_days(conn, now, params, stats)
     by_vehicle = {m.vehicle_id: m for m in marks}
     order = list(starts)
     for k in range(0, len(order), CHUNK):
-        chunk = {v: starts[v] for v in order[k : k + CHUNK]}
-        await _chunk(pool, conn, chunk, now, params, stats, by_vehicle, failed_days)
+        await _chunk(pool, conn, {v: starts[v] for v in order[k : k + CHUNK]}, now, params, stats, by_vehicle)
     if marks:  # the oldest change it took, from its arrival to its occurrences stored
         stats.lag_s = max(0.0, (datetime.now(UTC) - min(m.dirty_since for m in marks)).total_seconds())
     for vehicle_id, day in batch:
@@ -198,9 +220,23 @@ async def _locked_round(pool: Pool, conn: Conn, now: datetime, params: DetectPar
     return stats
 
 
+async def _run_days(conn: Conn, now: datetime, params: DetectParams, stats: RoundStats) -> None:
+    """The run kinds of today and of every day handed over; a day whose judging failed stays handed over."""
+    handed = await store.run_days(conn)
+    # A run is judged not made from the absence of fixes: only on days the service was receiving them, so that its
+    # first start does not find every run of the days before it not made.
+    first = await _first_fix_day(conn)
+    for day in sorted({_day(now)} | set(handed)):
+        if first is not None and day >= first:
+            if not await _guard(stats, _run_day(conn, day, now, params, stats), None, day):
+                continue
+        if day in handed:
+            await store.run_day_judged(conn, day, handed[day])
+
+
 async def _chunk(
     pool: Pool, conn: Conn, starts: dict[int, datetime], now: datetime, params: DetectParams, stats: RoundStats,
-    marks: dict[int, store.Mark], failed_days: set[date],
+    marks: dict[int, store.Mark],
 ) -> None:  # fmt: skip
     """The windows of a chunk of vehicles (vehicle → where its window starts), with their registry read once and
     WORKERS of them in flight (each on its own connection: one's queries overlap another's analysis); then the
@@ -210,13 +246,14 @@ async def _chunk(
     wins = {v: min(s, opened.get(v, s)) for v, s in starts.items()}
     shared = derive.Shared()
     await shared.load(conn, list(wins), min(wins.values()), end)
+    stored = await store.stored_windows(conn, wins, end)
     queue = list(wins.items())
     failed: set[int] = set()
 
     async def worker(c: Conn) -> None:
         while queue:
             vehicle_id, start = queue.pop()
-            work = _window(c, vehicle_id, start, end, now, params, stats, shared)
+            work = _window(c, vehicle_id, start, end, now, params, stats, shared, stored[vehicle_id])
             if not await _guard(stats, work, vehicle_id, start):
                 failed.add(vehicle_id)
 
@@ -231,8 +268,7 @@ async def _chunk(
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-    done = [marks[v] for v in wins if v in marks and v not in failed]
-    await store.clear_dirty(conn, [m for m in done if _day(m.dirty_from) not in failed_days])
+    await store.clear_dirty(conn, [marks[v] for v in wins if v in marks and v not in failed])
 
 
 async def _guard(stats: RoundStats, work: Coroutine[Any, Any, None], vehicle_id: int | None, at: object) -> bool:
@@ -248,26 +284,43 @@ async def _guard(stats: RoundStats, work: Coroutine[Any, Any, None], vehicle_id:
     return True
 
 
-async def _round(
-    pool: Pool, now: datetime | None, params: DetectParams, work: Callable[[Conn, datetime], Awaitable[RoundStats]]
-) -> RoundStats:
+Work = Callable[[Conn, datetime, list[int], bool], Awaitable[RoundStats]]
+
+
+async def _round(pool: Pool, now: datetime | None, part: Part, work: Work) -> RoundStats:
+    """`work` with the locks of the part's slices it can take now, and (part k == 0) DETECTOR_LOCK; skipped when it
+    can take none of them (other processes hold them: they take turns)."""
     t0 = time.perf_counter()
     async with pool.acquire() as conn:
-        if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", queries.DETECTOR_LOCK):
-            return RoundStats(skipped=True)
+        got: list[int] = []
+        lead = False
         try:
-            stats = await work(conn, now or datetime.now(UTC))
+            for s in part.slices:
+                if await conn.fetchval("SELECT pg_try_advisory_lock($1::int, $2::int)", queries.SLICE_LOCK, s):
+                    got.append(s)
+            lead = part.k == 0 and bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", queries.DETECTOR_LOCK))
+            if not got and not lead:
+                return RoundStats(skipped=True)
+            stats = await work(conn, now or datetime.now(UTC), got, lead)
             stats.elapsed_s = time.perf_counter() - t0
             await store.round_done(conn, stats.elapsed_s, stats.windows)
         finally:
-            await conn.execute("SELECT pg_advisory_unlock($1)", queries.DETECTOR_LOCK)
+            for s in got:
+                await conn.execute("SELECT pg_advisory_unlock($1::int, $2::int)", queries.SLICE_LOCK, s)
+            if lead:
+                await conn.execute("SELECT pg_advisory_unlock($1)", queries.DETECTOR_LOCK)
     return stats
 
 
-async def run_round(pool: Pool, *, now: datetime | None = None, params: DetectParams = DEFAULT) -> RoundStats:
-    """One round: the changed vehicle-days, live silence and ended runs → stored occurrences. Idempotent; one
-    process at a time (a round that finds another running returns skipped). `now` None: the wall clock."""
-    return await _round(pool, now, params, lambda conn, t: _locked_round(pool, conn, t, params))
+async def run_round(
+    pool: Pool, *, now: datetime | None = None, params: DetectParams = DEFAULT, part: Part = Part()
+) -> RoundStats:
+    """One round: the changed vehicle-days, live silence and ended runs → stored occurrences. Idempotent; the
+    vehicles of `part` (default: all), each slice one process at a time (a round that can take none of its locks
+    returns skipped). `now` None: the wall clock."""
+    return await _round(
+        pool, now, part, lambda conn, t, slices, lead: _locked_round(pool, conn, t, params, slices, lead)
+    )
 
 
 async def rescan(
@@ -275,19 +328,21 @@ async def rescan(
 ) -> RoundStats:
     """The complete local day of one vehicle again: its window kinds and its run kinds."""
 
-    async def work(conn: Conn, t: datetime) -> RoundStats:
-        stats = RoundStats()
-        await _rescan(conn, vehicle_id, day, t, params, stats)
-        await _run_day(conn, day, t, params, stats, vehicle_id)
+    async def work(conn: Conn, t: datetime, slices: list[int], lead: bool) -> RoundStats:
+        stats = RoundStats(skipped=True)
+        if lead and vehicle_id % queries.SLICES in slices:
+            stats.skipped = False
+            await _rescan(conn, vehicle_id, day, t, params, stats)
+            await _run_day(conn, day, t, params, stats, vehicle_id)
         return stats
 
-    return await _round(pool, now, params, work)
+    return await _round(pool, now, Part(), work)
 
 
-async def periodic(pool: Pool, interval_s: float) -> None:
+async def periodic(pool: Pool, interval_s: float, part: Part = Part()) -> None:
     """A round every `interval_s` seconds (counted from the start of the last: one that took longer is followed
     after MIN_PAUSE_S, so a detector behind does not add a pause to its lag), until cancelled; a failed round is
-    logged and the next one tries again. The detector process runs it (supervise starts that process)."""
+    logged and the next one tries again. Each detector process runs it for its part (supervise starts them)."""
     parent = os.getppid()
     took = 0.0
     while True:
@@ -296,7 +351,7 @@ async def periodic(pool: Pool, interval_s: float) -> None:
         if os.getppid() != parent:  # the service that started this process is gone
             return
         try:
-            stats = await run_round(pool)
+            stats = await run_round(pool, part=part)
         except DB_ERRORS as e:
             log.warning("occurrence detection failed, will retry: %s: %s", type(e).__name__, e)
         except Exception:
@@ -307,14 +362,21 @@ async def periodic(pool: Pool, interval_s: float) -> None:
                 log.info("detector round took %.1f s for %d windows", stats.elapsed_s, stats.windows)
 
 
-async def supervise(dsn: str, interval_s: float, nice: int = 10) -> None:
-    """The service's lifespan task: the rounds run in a child process of their own at lower CPU priority (`nice`),
-    so that a busy detector slows itself, not ingest (docs/architecture.md "How occurrences are found live");
-    restarted if it dies, stopped when this task is cancelled. Runs until cancelled."""
+async def supervise(dsn: str, interval_s: float, nice: int = 10, processes: int = 1) -> None:
+    """The service's lifespan task: the rounds run in `processes` child processes of their own (each the vehicles
+    of its Part: the fleet's windows on that many cores) at lower CPU priority (`nice`), so that a busy detector
+    slows itself, not ingest (docs/architecture.md "How occurrences are found live"); each restarted if it dies,
+    all stopped when this task is cancelled. Runs until cancelled."""
+    await asyncio.gather(*(_keep(dsn, interval_s, nice, Part(k, processes)) for k in range(processes)))
+
+
+async def _keep(dsn: str, interval_s: float, nice: int, part: Part) -> None:
+    """One detector process for `part`, started again whenever it exits, until cancelled."""
     env = {**os.environ, "TELEMETRIA_DATABASE_URL": dsn}
+    args = [str(interval_s), str(nice), str(part.k), str(part.n)]
     while True:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "telemetria.occurrences.detector", str(interval_s), str(nice), env=env
+            sys.executable, "-m", "telemetria.occurrences.detector", *args, env=env
         )
         try:
             code = await proc.wait()
@@ -337,19 +399,20 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-async def _main(interval_s: float) -> None:
+async def _main(interval_s: float, part: Part) -> None:
     from telemetria.db import create_pool
     from telemetria.settings import Settings
 
     pool = await create_pool(Settings(), min_size=0, max_size=WORKERS + 1)
     try:
-        await periodic(pool, interval_s)
+        await periodic(pool, interval_s, part)
     finally:
         await pool.close()
 
 
 def main(argv: list[str]) -> None:
-    """`python -m telemetria.occurrences.detector INTERVAL_S NICE`: the detector process (started by supervise)."""
+    """`python -m telemetria.occurrences.detector INTERVAL_S NICE [K N]`: a detector process, part K of N (started
+    by supervise)."""
     from telemetria.logs import log_config
 
     _die_with_parent()
@@ -357,7 +420,7 @@ def main(argv: list[str]) -> None:
     logging.config.dictConfig(log_config())
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_main(float(argv[0])))
+        asyncio.run(_main(float(argv[0]), Part(int(argv[2]), int(argv[3])) if len(argv) > 3 else Part()))
 
 
 if __name__ == "__main__":

@@ -6,12 +6,22 @@ and touches only `detected` (or detector-withdrawn) rows' data: a confirmed occu
 
 from __future__ import annotations
 
-DETECTOR_LOCK = 4_242_018  # pg advisory lock: one detector round at a time across server processes
+DETECTOR_LOCK = 4_242_018  # pg advisory lock: the work of all vehicles at once (queues, the run kinds)
+SLICE_LOCK = 4_242_019  # pg advisory lock (SLICE_LOCK, s): the vehicles of slice s (vehicle_id % SLICES)
+SLICES = 8
 
-# The vehicles whose fixes changed since the detector last looked, oldest change first (fairness under load).
-DIRTY = """
+# The vehicles of slices $2 whose fixes changed since the detector last looked, oldest change first (fairness
+# under load).
+DIRTY = f"""
 SELECT vehicle_id, dirty_from, dirty_at, dirty_since, statement_timestamp() AS read_at FROM latest_fixes
-WHERE dirty_from IS NOT NULL ORDER BY dirty_since LIMIT $1"""
+WHERE dirty_from IS NOT NULL AND vehicle_id % {SLICES} = ANY ($2::int[]) ORDER BY dirty_since LIMIT $1"""
+
+# Days whose runs a change may decide, handed to the process that judges them (migrations/0024).
+MARK_RUN_DAYS = """
+INSERT INTO detector_run_days (day) SELECT DISTINCT unnest($1::date[])
+ON CONFLICT (day) DO UPDATE SET marked_at = clock_timestamp()"""
+RUN_DAYS = "SELECT day, marked_at FROM detector_run_days ORDER BY day"
+RUN_DAY_JUDGED = "DELETE FROM detector_run_days WHERE day = $1 AND marked_at <= $2"
 
 # Clears the marks still as they were read ($2: dirty_at read). A row a flush marked again meanwhile keeps its
 # mark; what it still waits for arrived after the read ($3), so its dirty_since moves up to that. Rows are locked
@@ -30,12 +40,14 @@ FROM d WHERE l.vehicle_id = d.vehicle_id"""
 # weekday $3) whose scheduled stops span the local second-of-day $4 widened by $5 s (or that has no schedule: its
 # run is the whole day), and not checked for silence since $6. A prefilter on the current registry, so widened:
 # the rules decide from the versions in force whether `now` lies inside a due run's window. Vehicles that never
-# reported have no latest_fixes row: no fix at all is the run's affair (run_not_made), not a live silence.
-SILENT = """
+# reported have no latest_fixes row: no fix at all is the run's affair (run_not_made), not a live silence. Only
+# vehicles of slices $7.
+SILENT = f"""
 SELECT DISTINCT l.vehicle_id FROM latest_fixes l
 JOIN route_assignments a ON a.vehicle_id = l.vehicle_id
 JOIN routes r ON r.id = a.route_id AND r.active
 WHERE l.last_ts < $1 AND (l.silence_checked_at IS NULL OR l.silence_checked_at < $6)
+  AND l.vehicle_id % {SLICES} = ANY ($7::int[])
   AND a.valid_from <= $2 AND (a.valid_to IS NULL OR a.valid_to >= $2) AND $3 = ANY (a.weekdays)
   AND EXISTS (SELECT 1 FROM route_stops s WHERE s.route_id = r.id
               HAVING count(s.scheduled_time) = 0
@@ -66,6 +78,13 @@ STORED_WINDOW = f"""
 SELECT {_STORED_COLUMNS} FROM occurrences o
 WHERE o.vehicle_id = $1 AND o.kind = ANY ($4::text[]) AND o.start_ts < $3
   AND (o.start_ts >= $2 OR o.end_ts IS NULL OR o.end_ts >= $2) AND o.start_ts >= $2 - interval '1 day'"""
+
+# The same for many windows at once: vehicle $1[i]'s window [$2[i], $3).
+STORED_WINDOWS = f"""
+SELECT {_STORED_COLUMNS} FROM unnest($1::int[], $2::timestamptz[]) AS u(v, lo)
+JOIN occurrences o ON o.vehicle_id = u.v
+WHERE o.kind = ANY ($4::text[]) AND o.start_ts < $3
+  AND (o.start_ts >= u.lo OR o.end_ts IS NULL OR o.end_ts >= u.lo) AND o.start_ts >= u.lo - interval '1 day'"""
 
 # The stored occurrences of the run kinds ($2) of local day $1.
 STORED_DAY = f"""
@@ -167,5 +186,7 @@ SELECT l.vehicle_id, $1::date FROM latest_fixes l WHERE l.last_ts >= $2
 UNION SELECT o.vehicle_id, $1::date FROM occurrences o WHERE o.day = $1::date
 ON CONFLICT DO NOTHING"""
 
-RESCANS = "SELECT vehicle_id, day FROM detector_rescans ORDER BY day, vehicle_id LIMIT $1"
+RESCANS = f"""
+SELECT vehicle_id, day FROM detector_rescans WHERE vehicle_id % {SLICES} = ANY ($2::int[])
+ORDER BY day, vehicle_id LIMIT $1"""
 DELETE_RESCAN = "DELETE FROM detector_rescans WHERE vehicle_id = $1 AND day = $2"

@@ -37,8 +37,8 @@ class Applied:
     noted: int
 
 
-async def dirty(conn: Conn, limit: int) -> list[Mark]:
-    rows = await conn.fetch(q.DIRTY, limit)
+async def dirty(conn: Conn, limit: int, slices: Sequence[int]) -> list[Mark]:
+    rows = await conn.fetch(q.DIRTY, limit, list(slices))
     return [Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"], r["dirty_since"], r["read_at"]) for r in rows]
 
 
@@ -48,9 +48,11 @@ async def clear_dirty(conn: Conn, marks: Sequence[Mark]) -> None:
         await conn.execute(q.CLEAR_DIRTY, ids, at, min(m.read_at for m in marks))
 
 
-async def silent(conn: Conn, now: datetime, silent_s: float, margin_s: float, recheck_s: float) -> list[int]:
-    """Vehicles due around now (a prefilter, widened by margin_s) with no fix for more than silent_s, not checked
-    for silence in the last recheck_s; they are marked checked at `now`."""
+async def silent(
+    conn: Conn, now: datetime, silent_s: float, margin_s: float, recheck_s: float, slices: Sequence[int]
+) -> list[int]:
+    """Vehicles of `slices` due around now (a prefilter, widened by margin_s) with no fix for more than silent_s,
+    not checked for silence in the last recheck_s; they are marked checked at `now`."""
     local = now.astimezone(LOCAL_TZ)
     seconds = local.hour * 3600 + local.minute * 60 + local.second
     rows = await conn.fetch(
@@ -61,6 +63,7 @@ async def silent(conn: Conn, now: datetime, silent_s: float, margin_s: float, re
         float(seconds),
         margin_s,
         now - timedelta(seconds=recheck_s),
+        list(slices),
     )
     ids = [r["vehicle_id"] for r in rows]
     if ids:
@@ -97,6 +100,15 @@ def _stored(r: Mapping[str, Any]) -> Stored:
 async def stored_window(conn: Conn, vehicle_id: int, start: datetime, end: datetime) -> list[Stored]:
     rows = await conn.fetch(q.STORED_WINDOW, vehicle_id, start, end, [k.value for k in WINDOW_KINDS])
     return [_stored(r) for r in rows]
+
+
+async def stored_windows(conn: Conn, starts: Mapping[int, datetime], end: datetime) -> dict[int, list[Stored]]:
+    """stored_window of each vehicle of `starts` (vehicle → its window's start), all ending at `end`, in one read."""
+    kinds = [k.value for k in WINDOW_KINDS]
+    out: dict[int, list[Stored]] = {v: [] for v in starts}
+    for r in await conn.fetch(q.STORED_WINDOWS, list(starts), list(starts.values()), end, kinds):
+        out[r["vehicle_id"]].append(_stored(r))
+    return out
 
 
 async def stored_day(conn: Conn, day: date) -> list[Stored]:
@@ -200,8 +212,24 @@ async def queue_rescans(conn: Conn, day: date, start: datetime) -> None:
     await conn.execute(q.SET_RESCANNED_THROUGH, day)
 
 
-async def rescans(conn: Conn, limit: int) -> list[tuple[int, date]]:
-    return [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.RESCANS, limit)]
+async def rescans(conn: Conn, limit: int, slices: Sequence[int]) -> list[tuple[int, date]]:
+    return [(r["vehicle_id"], r["day"]) for r in await conn.fetch(q.RESCANS, limit, list(slices))]
+
+
+async def mark_run_days(conn: Conn, days: Sequence[date]) -> None:
+    """Hand `days` to the process that judges the run kinds (detector_run_days)."""
+    if days:
+        await conn.execute(q.MARK_RUN_DAYS, sorted(set(days)))
+
+
+async def run_days(conn: Conn) -> dict[date, datetime]:
+    """The days handed over to be judged → when each was last handed over."""
+    return {r["day"]: r["marked_at"] for r in await conn.fetch(q.RUN_DAYS)}
+
+
+async def run_day_judged(conn: Conn, day: date, marked_at: datetime) -> None:
+    """`day` judged as handed over at `marked_at`: off the list, unless handed over again since."""
+    await conn.execute(q.RUN_DAY_JUDGED, day, marked_at)
 
 
 async def rescanned(conn: Conn, vehicle_id: int, day: date) -> None:

@@ -22,6 +22,8 @@ from telemetria.occurrences.reconcile import NOTE_CHANGED, SILENCE_FILLED, Plan,
 from tests.db.conftest import People, Tracker
 from tests.db.world import World, make_world
 
+ALL_SLICES = detector.Part().slices
+
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
 
 
@@ -96,16 +98,16 @@ async def test_clearing_keeps_a_mark_made_after_it_was_read(
     client: httpx.AsyncClient, conn: asyncpg.Connection, tracker: Tracker
 ) -> None:
     await post(client, tracker.token, [fix(T0)])
-    marks = await store.dirty(conn, 100)
+    marks = await store.dirty(conn, 100, ALL_SLICES)
     assert [(m.vehicle_id, m.dirty_from) for m in marks] == [(tracker.vehicle_id, T0)]
     await post(client, tracker.token, [fix(T0 + timedelta(seconds=30))])  # a flush between the read and the clear
     await store.clear_dirty(conn, marks)
-    again = await store.dirty(conn, 100)
+    again = await store.dirty(conn, 100, ALL_SLICES)
     assert [(m.vehicle_id, m.dirty_from) for m in again] == [(tracker.vehicle_id, T0)]
     # What it still waits for arrived after the read: its lag counts from then, not from the first mark.
     assert again[0].dirty_since == marks[0].read_at > marks[0].dirty_since
     await store.clear_dirty(conn, again)
-    assert await store.dirty(conn, 100) == []
+    assert await store.dirty(conn, 100, ALL_SLICES) == []
 
 
 # --- the store's writes ------------------------------------------------------------------------------------------
@@ -301,7 +303,7 @@ async def test_a_silence_found_live_is_withdrawn_when_a_late_batch_fills_it(
     # Again at the same instant: nothing new (idempotent), the mark is cleared.
     again = await detector.run_round(pool, now=local(7, 20))
     assert (again.inserted, again.updated, again.withdrawn) == (0, 0, 0)
-    assert await store.dirty(conn, 10) == []
+    assert await store.dirty(conn, 10, ALL_SLICES) == []
     # The tracker's stored fixes arrive: no gap remains, so the live silence is withdrawn, with the reason.
     await post(client, token, track(local(7, 10, 30), local(7, 45)))
     stats = await detector.run_round(pool, now=local(7, 46))
@@ -393,3 +395,51 @@ async def test_late_marks_what_a_late_fix_completed_and_not_what_arrived_in_time
     assert old_one["late"] and not live_one["late"]
     assert old_one["completed_ts"] is not None and old_one["received_at"] - old_one["completed_ts"] > timedelta(days=1)
     assert live_one["received_at"] - live_one["completed_ts"] < timedelta(seconds=300)
+
+
+async def test_a_split_detector_works_each_part_s_vehicles_and_hands_run_days_to_the_first(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    from telemetria.occurrences import queries
+
+    await schedule(conn, world["r1"])
+    await conn.execute("TRUNCATE detector_run_days")
+    v1, v2 = world["v1"], world["v2"]
+    tokens = [await token_of(conn, world, 1), await token_of(conn, world, 2)]
+    for token in tokens:
+        await post(client, token, track(local(6, 50), local(7, 10)))
+    second = v1 if v1 % queries.SLICES % 2 == 1 else v2  # the vehicle of part 1 of 2
+    first = v2 if second == v1 else v1
+    one = await detector.run_round(pool, now=local(7, 20), part=detector.Part(1, 2))
+    assert (one.windows, one.days, one.failed) == (1, 0, 0)
+    assert [m.vehicle_id for m in await store.dirty(conn, 10, ALL_SLICES)] == [first]
+    # The runs are the first part's to judge: the day the cleared change may decide was handed over to it.
+    assert await conn.fetchval("SELECT array_agg(day) FROM detector_run_days") == [DAY.date()]
+    zero = await detector.run_round(pool, now=local(7, 20), part=detector.Part(0, 2))
+    # (the first part also queued the day before for its complete rescan, and rescanned its own vehicle's)
+    assert (zero.windows - zero.rescans, zero.rescans, zero.failed) == (1, 1, 0) and zero.days >= 1
+    assert await conn.fetchval("SELECT array_agg(vehicle_id) FROM detector_rescans") == [second]
+    assert await store.dirty(conn, 10, ALL_SLICES) == []
+    assert await conn.fetchval("SELECT count(*) FROM detector_run_days") == 0
+    # Split or whole, the same occurrences: vehicle 1's live silence, found by whichever part holds it.
+    [silent] = await occurrences(conn, v1, Kind.TRACKER_SILENT)
+    assert (silent["start_ts"], silent["end_ts"]) == (local(7, 10), None)
+    # A slice another process holds is left to it: its vehicle's mark waits, the other vehicle's is cleared.
+    for token in tokens:
+        await post(client, token, track(local(7, 10, 30), local(7, 15)))
+    slice_of_v1 = v1 % queries.SLICES
+    async with pool.acquire() as other:
+        await other.execute("SELECT pg_advisory_lock($1::int, $2::int)", queries.SLICE_LOCK, slice_of_v1)
+        try:
+            held = await detector.run_round(pool, now=local(7, 20))
+        finally:
+            await other.execute("SELECT pg_advisory_unlock($1::int, $2::int)", queries.SLICE_LOCK, slice_of_v1)
+    assert held.windows - held.rescans == 1 and not held.skipped
+    assert [m.vehicle_id for m in await store.dirty(conn, 10, ALL_SLICES)] == [v1]
+    [still] = await occurrences(conn, v1, Kind.TRACKER_SILENT)
+    assert (still["id"], still["status"]) == (silent["id"], "detected")
+    after = await detector.run_round(pool, now=local(7, 20))
+    assert after.windows - after.rescans == 1 and after.withdrawn == 1
+    assert await store.dirty(conn, 10, ALL_SLICES) == []
+    [filled] = await occurrences(conn, v1, Kind.TRACKER_SILENT)
+    assert (filled["id"], filled["status"]) == (silent["id"], "withdrawn")
