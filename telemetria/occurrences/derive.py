@@ -12,13 +12,14 @@ gives the same candidates, and they are those of the reports.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from telemetria.contracts import store as calendar_store
 from telemetria.contracts.calendar import school_days
-from telemetria.db import Conn
+from telemetria.db import DB_ERRORS, Conn
 from telemetria.http import FieldError
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement import plans, store
@@ -35,6 +36,8 @@ from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.schedule import runs_of
 from telemetria.reports.model import Context, NotFound, Route, Selection, Window
 from telemetria.reports.store import asof, context, fetch
+
+log = logging.getLogger(__name__)
 
 # How far back a silence that began before the day is traced (its `since`); beyond, it is "before that".
 LOOK_BACK = timedelta(days=7)
@@ -106,7 +109,13 @@ class Shared:
         known = await dq.known_vehicles(conn, ids)
         if not known:
             return
-        self.ctx = await context.load(conn, None, Selection(known, None, None), win)
+        try:
+            self.ctx = await context.load(conn, None, Selection(known, None, None), win)
+        except DB_ERRORS:
+            raise
+        except Exception:  # e.g. a vehicle deleted meanwhile: each window loads its own, and fails alone
+            log.warning("the registry of a chunk of %d vehicles could not be read at once", len(known), exc_info=True)
+            return
         self.days = (days[0], days[-1])
 
     def context(self, vehicle_id: int, first: date, last: date) -> Context | None:

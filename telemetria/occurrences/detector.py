@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from telemetria.db import DB_ERRORS, Conn, Pool
@@ -55,6 +56,7 @@ RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day
 RUN_DAYS_BACK = 35  # how far back a change makes a round judge the runs of every day up to today
 CHUNK = 250  # windows whose registry is read together and whose marks are cleared together
 MIN_PAUSE_S = 1.0  # between two rounds at least
+AUTOGROUP_TRIES = 20  # setting the autogroup's nice, 0.15 s apart
 WORKERS = 2  # windows in flight, each on its own connection (the round's own is one of them)
 
 
@@ -371,7 +373,9 @@ async def supervise(dsn: str, interval_s: float, nice: int = 10, processes: int 
     of its Part: the fleet's windows on that many cores) at lower CPU priority (`nice`), so that a busy detector
     slows itself, not ingest (docs/architecture.md "How occurrences are found live"); each restarted if it dies,
     all stopped when this task is cancelled. Runs until cancelled."""
-    await asyncio.gather(*(_keep(dsn, interval_s, nice, Part(k, processes)) for k in range(processes)))
+    async with asyncio.TaskGroup() as tasks:  # one failing cancels the others
+        for k in range(processes):
+            tasks.create_task(_keep(dsn, interval_s, nice, Part(k, processes)))
 
 
 async def _keep(dsn: str, interval_s: float, nice: int, part: Part) -> None:
@@ -404,10 +408,22 @@ def _lower_priority(nice: int) -> None:
     third of its throughput at nice 19). So the process also starts a session of its own and gives its autogroup
     the same nice value; without autogroups (or /proc) the plain nice is what counts."""
     os.nice(nice)
-    with contextlib.suppress(OSError):
+    try:
         os.setsid()
-        with open("/proc/self/autogroup", "w") as f:  # "nice N"-style reads; a write sets the group's nice
-            f.write(str(nice))
+    except OSError:
+        return  # already a session leader: its autogroup is not its own to renice
+    group = Path("/proc/self/autogroup")
+    for _ in range(AUTOGROUP_TRIES):  # the kernel takes an autogroup's nice once per 100 ms (EAGAIN otherwise)
+        try:
+            group.write_text(str(nice))
+            if group.read_text().split()[-1] == str(nice):  # "/autogroup-N nice K"
+                return
+        except FileNotFoundError:
+            return  # no autogroups: the plain nice is what counts
+        except OSError:
+            pass
+        time.sleep(0.15)
+    log.warning("the detector's autogroup could not be given nice %d: it competes with the service as an equal", nice)
 
 
 def _die_with_parent() -> None:

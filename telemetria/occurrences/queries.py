@@ -16,9 +16,10 @@ DIRTY = f"""
 SELECT vehicle_id, dirty_from, dirty_at, dirty_since, statement_timestamp() AS read_at FROM latest_fixes
 WHERE dirty_from IS NOT NULL AND vehicle_id % {SLICES} = ANY ($2::int[]) ORDER BY dirty_since LIMIT $1"""
 
-# Days whose runs a change may decide, handed to the process that judges them (migrations/0024).
+# Days whose runs a change may decide, handed to the process that judges them (migrations/0024). $1 is distinct;
+# rows are written in day order, so that processes handing over the same days cannot deadlock.
 MARK_RUN_DAYS = """
-INSERT INTO detector_run_days (day) SELECT DISTINCT unnest($1::date[])
+INSERT INTO detector_run_days (day) SELECT d FROM unnest($1::date[]) AS d ORDER BY d
 ON CONFLICT (day) DO UPDATE SET marked_at = clock_timestamp()"""
 RUN_DAYS = "SELECT day, marked_at FROM detector_run_days ORDER BY day"
 RUN_DAY_JUDGED = "DELETE FROM detector_run_days WHERE day = $1 AND marked_at <= $2"

@@ -29,7 +29,9 @@ T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
 
 @pytest.fixture
 async def world(conn: asyncpg.Connection, people: People) -> World:
-    await conn.execute("TRUNCATE detector_rescans; UPDATE detector_state SET rescanned_through = NULL")
+    await conn.execute(
+        "TRUNCATE detector_rescans, detector_run_days; UPDATE detector_state SET rescanned_through = NULL"
+    )
     return await make_world(conn, people)
 
 
@@ -443,3 +445,28 @@ async def test_a_split_detector_works_each_part_s_vehicles_and_hands_run_days_to
     assert await store.dirty(conn, 10, ALL_SLICES) == []
     [filled] = await occurrences(conn, v1, Kind.TRACKER_SILENT)
     assert (filled["id"], filled["status"]) == (silent["id"], "withdrawn")
+
+
+async def test_a_chunk_whose_registry_cannot_be_read_at_once_has_each_window_read_its_own(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from telemetria.occurrences import derive
+    from telemetria.reports.model import Selection
+
+    real = derive.context.load
+
+    async def only_one_at_a_time(c: Any, scope: Any, sel: Selection, win: Any) -> Any:
+        if sel.vehicle_ids is not None and len(sel.vehicle_ids) > 1:
+            raise RuntimeError("a chunk's read broke")
+        return await real(c, scope, sel, win)
+
+    monkeypatch.setattr(derive.context, "load", only_one_at_a_time)
+    await schedule(conn, world["r1"])
+    for n in (1, 2):
+        await post(client, await token_of(conn, world, n), track(local(6, 50), local(7, 10)))
+    stats = await detector.run_round(pool, now=local(7, 20))
+    assert stats.windows - stats.rescans == 2 and stats.failed == 0
+    assert await store.dirty(conn, 10, ALL_SLICES) == []
+    [silent] = await occurrences(conn, world["v1"], Kind.TRACKER_SILENT)
+    assert (silent["start_ts"], silent["end_ts"]) == (local(7, 10), None)
