@@ -6,21 +6,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 PROBE = """
 import os
 from telemetria.occurrences.detector import _lower_priority
 before = os.nice(0)
 _lower_priority(7)
-group = open("/proc/self/autogroup").read().split()
-print(os.nice(0) - before, os.getsid(0) == os.getpid(), group[-1])
+try:
+    group = open("/proc/self/autogroup").read().split()[-1]
+except FileNotFoundError:
+    group = "none"  # a kernel without autogroups: the plain nice is what counts
+print(os.nice(0) - before, os.getsid(0) == os.getpid(), group)
 """
 
 
-@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="the kernel has no autogroups")
 def test_it_is_niced_and_so_is_its_own_autogroup() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True).stdout.split()
     # Its own nice, a session (and so an autogroup) of its own, and that group's nice: the service's other
     # processes and the database's are in other groups, which a plain nice value would not weigh against.
-    assert out == ["7", "True", "7"]
+    assert out == ["7", "True", "7" if Path("/proc/self/autogroup").exists() else "none"]
