@@ -73,14 +73,8 @@ o.place, o.facts,
 (SELECT h.data FROM occurrence_history h
  WHERE h.occurrence_id = o.id AND h.action = 'note' AND h.actor = 'detector' ORDER BY h.id DESC LIMIT 1) AS last_note"""
 
-# A vehicle's stored occurrences of the window kinds ($4) that can match the window [$2, $3)'s candidates: those
-# starting in it, and those before it still going on at its start.
-STORED_WINDOW = f"""
-SELECT {_STORED_COLUMNS} FROM occurrences o
-WHERE o.vehicle_id = $1 AND o.kind = ANY ($4::text[]) AND o.start_ts < $3
-  AND (o.start_ts >= $2 OR o.end_ts IS NULL OR o.end_ts >= $2) AND o.start_ts >= $2 - interval '1 day'"""
-
-# The same for many windows at once: vehicle $1[i]'s window [$2[i], $3).
+# The stored occurrences of the window kinds ($4) that can match the candidates of vehicle $1[i]'s window
+# [$2[i], $3): those starting in it, and those before it still going on at its start.
 STORED_WINDOWS = f"""
 SELECT {_STORED_COLUMNS} FROM unnest($1::int[], $2::timestamptz[]) AS u(v, lo)
 JOIN occurrences o ON o.vehicle_id = u.v

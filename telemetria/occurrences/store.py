@@ -98,8 +98,7 @@ def _stored(r: Mapping[str, Any]) -> Stored:
 
 
 async def stored_window(conn: Conn, vehicle_id: int, start: datetime, end: datetime) -> list[Stored]:
-    rows = await conn.fetch(q.STORED_WINDOW, vehicle_id, start, end, [k.value for k in WINDOW_KINDS])
-    return [_stored(r) for r in rows]
+    return (await stored_windows(conn, {vehicle_id: start}, end))[vehicle_id]
 
 
 async def stored_windows(conn: Conn, starts: Mapping[int, datetime], end: datetime) -> dict[int, list[Stored]]:
