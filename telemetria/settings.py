@@ -234,6 +234,10 @@ class Settings(BaseSettings):
     detector_nice: int = Field(default=10, ge=0, le=19)
     """how much lower than the service's the detector process's CPU priority is (Linux nice): under contention ingest
     gets the CPU first and the detector's lag grows instead; `0`: the same priority"""
+    detector_yield_pct: float = Field(default=50.0, ge=0)
+    """while the service process uses more than this share of one core (in %: saturated ingest), the detector
+    pauses between windows (2 s at most in a row), so ingest and its database work get the CPU first and the
+    detector's lag grows instead; `0`: never pause"""
     # How often the service drops chunks older than the retention window; 0: never (use cron).
     retention_interval_s: float = Field(default=86_400.0, ge=0)
     """how often the service runs retention (one process at a time, counted from the last recorded run); `0`: never

@@ -39,6 +39,7 @@ from telemetria.occurrences import derive, notify, queries, store
 from telemetria.occurrences.model import Candidate
 from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.occurrences.reconcile import Plan, Stored, reconcile
+from telemetria.occurrences.yielding import Gate
 from telemetria.reports.analysis.days import day_bounds
 from telemetria.reports.analysis.schedule import EARLY_S, LATE_S
 from telemetria.reports.knobs import DEFAULT as REPORT_DEFAULT
@@ -74,6 +75,7 @@ class RoundStats:
     withdrawn: int = 0
     noted: int = 0
     failed: int = 0
+    paused_s: float = 0.0  # given way to a busy service (yielding.Gate)
     lag_s: float | None = None
     elapsed_s: float = 0.0
 
@@ -194,10 +196,11 @@ class Part:
 
 
 async def _locked_round(
-    pool: Pool, conn: Conn, now: datetime, params: DetectParams, slices: list[int], lead: bool
+    pool: Pool, conn: Conn, now: datetime, params: DetectParams, slices: list[int], lead: bool, gate: Gate | None
 ) -> RoundStats:
     """One round over the vehicles of `slices` (locked by the caller); `lead`: also the work of all vehicles."""
     stats = RoundStats()
+    began = time.monotonic()
     if lead:
         await _queue_closed_days(conn, now)
     marks = await store.dirty(conn, MAX_VEHICLES, slices) if slices else []  # oldest change first
@@ -217,10 +220,13 @@ async def _locked_round(
     by_vehicle = {m.vehicle_id: m for m in marks}
     order = list(starts)
     for k in range(0, len(order), CHUNK):
-        await _chunk(pool, conn, {v: starts[v] for v in order[k : k + CHUNK]}, now, params, stats, by_vehicle)
+        chunk = {v: starts[v] for v in order[k : k + CHUNK]}
+        await _chunk(pool, conn, chunk, now, began, params, stats, by_vehicle, gate)
     if marks:  # the oldest change it took, from its arrival to its occurrences stored
         stats.lag_s = max(0.0, (datetime.now(UTC) - min(m.dirty_since for m in marks)).total_seconds())
     for vehicle_id, day in batch:
+        if gate is not None:
+            stats.paused_s += await gate.wait()
         if await _guard(stats, _rescan(conn, vehicle_id, day, now, params, stats), vehicle_id, day):
             await store.rescanned(conn, vehicle_id, day)
     return stats
@@ -241,13 +247,21 @@ async def _run_days(conn: Conn, now: datetime, params: DetectParams, stats: Roun
 
 
 async def _chunk(
-    pool: Pool, conn: Conn, starts: dict[int, datetime], now: datetime, params: DetectParams, stats: RoundStats,
-    marks: dict[int, store.Mark],
+    pool: Pool, conn: Conn, starts: dict[int, datetime], now: datetime, began: float, params: DetectParams,
+    stats: RoundStats, marks: dict[int, store.Mark], gate: Gate | None = None,
 ) -> None:  # fmt: skip
     """The windows of a chunk of vehicles (vehicle → where its window starts), with their registry read once and
     WORKERS of them in flight (each on its own connection: one's queries overlap another's analysis); then the
-    marks of those that went through are cleared, so the detector's lag falls chunk by chunk."""
-    end = now + AHEAD
+    marks of those that went through are cleared, so the detector's lag falls chunk by chunk.
+
+    The chunk reads its vehicles' marks again first: what arrived since the round read them (a vehicle reporting
+    every 30 s has, in a long round) is in its windows, so its mark is cleared here rather than left for the next
+    round, and a change waits at most about one round. The windows reach AHEAD past `now` plus the round's time
+    so far (`began`: its monotonic start), so that every fix a cleared mark stood for lies inside them."""
+    end = now + AHEAD + timedelta(seconds=time.monotonic() - began)
+    fresh = await store.dirty_of(conn, list(starts))
+    marks = {**{v: m for v, m in marks.items() if v in starts}, **fresh}
+    starts = {v: min(s, fresh[v].dirty_from - CONTEXT) if v in fresh else s for v, s in starts.items()}
     opened = await store.open_since(conn, starts)
     wins = {v: min(s, opened.get(v, s)) for v, s in starts.items()}
     shared = derive.Shared()
@@ -258,6 +272,11 @@ async def _chunk(
 
     async def worker(c: Conn) -> None:
         while queue:
+            if gate is not None:  # the service is busy: give it the CPU first
+                paused = await gate.wait()  # (not `+= await`: that reads the sum before the other worker adds)
+                stats.paused_s += paused
+                if not queue:
+                    break
             vehicle_id, start = queue.pop()
             work = _window(c, vehicle_id, start, end, now, params, stats, shared, stored[vehicle_id])
             if not await _guard(stats, work, vehicle_id, start):
@@ -319,13 +338,14 @@ async def _round(pool: Pool, now: datetime | None, part: Part, work: Work) -> Ro
 
 
 async def run_round(
-    pool: Pool, *, now: datetime | None = None, params: DetectParams = DEFAULT, part: Part = Part()
-) -> RoundStats:
+    pool: Pool, *, now: datetime | None = None, params: DetectParams = DEFAULT, part: Part = Part(),
+    gate: Gate | None = None,
+) -> RoundStats:  # fmt: skip
     """One round: the changed vehicle-days, live silence and ended runs → stored occurrences. Idempotent; the
     vehicles of `part` (default: all), each slice one process at a time (a round that can take none of its locks
-    returns skipped). `now` None: the wall clock."""
+    returns skipped). `now` None: the wall clock. `gate`: paused between windows while it is busy."""
     return await _round(
-        pool, now, part, lambda conn, t, slices, lead: _locked_round(pool, conn, t, params, slices, lead)
+        pool, now, part, lambda conn, t, slices, lead: _locked_round(pool, conn, t, params, slices, lead, gate)
     )
 
 
@@ -345,7 +365,7 @@ async def rescan(
     return await _round(pool, now, Part(), work)
 
 
-async def periodic(pool: Pool, interval_s: float, part: Part = Part()) -> None:
+async def periodic(pool: Pool, interval_s: float, part: Part = Part(), gate: Gate | None = None) -> None:
     """A round every `interval_s` seconds (counted from the start of the last: one that took longer is followed
     after MIN_PAUSE_S, so a detector behind does not add a pause to its lag), until cancelled; a failed round is
     logged and the next one tries again. Each detector process runs it for its part (supervise starts them)."""
@@ -357,7 +377,7 @@ async def periodic(pool: Pool, interval_s: float, part: Part = Part()) -> None:
         if os.getppid() != parent:  # the service that started this process is gone
             return
         try:
-            stats = await run_round(pool, part=part)
+            stats = await run_round(pool, part=part, gate=gate)
         except DB_ERRORS as e:
             log.warning("occurrence detection failed, will retry: %s: %s", type(e).__name__, e)
         except Exception:
@@ -365,7 +385,10 @@ async def periodic(pool: Pool, interval_s: float, part: Part = Part()) -> None:
         else:
             took = stats.elapsed_s
             if stats.elapsed_s > interval_s:
-                log.info("detector round took %.1f s for %d windows", stats.elapsed_s, stats.windows)
+                log.info(
+                    "detector round took %.1f s for %d windows (%.1f s of it given way to the busy service)",
+                    stats.elapsed_s, stats.windows, stats.paused_s,
+                )  # fmt: skip
 
 
 async def supervise(dsn: str, interval_s: float, nice: int = 10, processes: int = 1) -> None:
@@ -436,9 +459,10 @@ async def _main(interval_s: float, part: Part) -> None:
     from telemetria.db import create_pool
     from telemetria.settings import Settings
 
-    pool = await create_pool(Settings(), min_size=0, max_size=WORKERS + 1)
+    settings = Settings()
+    pool = await create_pool(settings, min_size=0, max_size=WORKERS + 1)
     try:
-        await periodic(pool, interval_s, part)
+        await periodic(pool, interval_s, part, Gate.of_parent(settings.detector_yield_pct))
     finally:
         await pool.close()
 

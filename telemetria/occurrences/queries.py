@@ -16,6 +16,12 @@ DIRTY = f"""
 SELECT vehicle_id, dirty_from, dirty_at, dirty_since, statement_timestamp() AS read_at FROM latest_fixes
 WHERE dirty_from IS NOT NULL AND vehicle_id % {SLICES} = ANY ($2::int[]) ORDER BY dirty_since LIMIT $1"""
 
+# The marks of some vehicles as they are now: a chunk reads its own just before its windows, so what arrived since
+# the round began is taken (and cleared) by it, not left waiting for the next round.
+DIRTY_OF = """
+SELECT vehicle_id, dirty_from, dirty_at, dirty_since, statement_timestamp() AS read_at FROM latest_fixes
+WHERE dirty_from IS NOT NULL AND vehicle_id = ANY ($1::int[])"""
+
 # Days whose runs a change may decide, handed to the process that judges them (migrations/0024). $1 is distinct;
 # rows are written in day order, so that processes handing over the same days cannot deadlock.
 MARK_RUN_DAYS = """

@@ -42,6 +42,13 @@ async def dirty(conn: Conn, limit: int, slices: Sequence[int]) -> list[Mark]:
     return [Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"], r["dirty_since"], r["read_at"]) for r in rows]
 
 
+async def dirty_of(conn: Conn, vehicle_ids: Sequence[int]) -> dict[int, Mark]:
+    """The marks of `vehicle_ids` now (those not marked are left out)."""
+    rows = await conn.fetch(q.DIRTY_OF, list(vehicle_ids))
+    return {r["vehicle_id"]: Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"], r["dirty_since"], r["read_at"])
+            for r in rows}  # fmt: skip
+
+
 async def clear_dirty(conn: Conn, marks: Sequence[Mark]) -> None:
     if marks:
         ids, at = [m.vehicle_id for m in marks], [m.dirty_at for m in marks]

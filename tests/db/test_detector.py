@@ -6,6 +6,8 @@ given, so live silence is decided at known instants.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -470,3 +472,53 @@ async def test_a_chunk_whose_registry_cannot_be_read_at_once_has_each_window_rea
     assert await store.dirty(conn, 10, ALL_SLICES) == []
     [silent] = await occurrences(conn, world["v1"], Kind.TRACKER_SILENT)
     assert (silent["start_ts"], silent["end_ts"]) == (local(7, 10), None)
+
+
+async def test_a_chunk_takes_what_arrived_after_the_round_read_its_marks(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A vehicle reporting every 30 s is marked again while a long round works the chunks before its own: its
+    chunk takes those fixes too and clears the mark, so a change waits about one round, not two."""
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    real = datetime.now(UTC).replace(microsecond=0)
+    await post(client, token, [fix(real - timedelta(seconds=300 - 30 * k)) for k in range(4)])
+    read = store.dirty
+
+    async def then_a_burst_arrives(c: asyncpg.Connection, limit: int, slices: Any) -> list[store.Mark]:
+        marks = await read(c, limit, slices)
+        # Fix times after the round's `now`: they arrive while the round is under way.
+        burst = [fix(real + timedelta(seconds=30 * k), speed=88.0 if k < 4 else 30.0) for k in range(5)]
+        await post(client, token, burst)
+        return marks
+
+    monkeypatch.setattr(detector.store, "dirty", then_a_burst_arrives)
+    stats = await detector.run_round(pool, now=real - timedelta(seconds=60))
+    assert stats.failed == 0
+    assert await read(conn, 10, ALL_SLICES) == []  # nothing left waiting for the next round
+    [speeding] = await occurrences(conn, v, Kind.SPEEDING)
+    assert (speeding["start_ts"], speeding["end_ts"]) == (real, real + timedelta(seconds=90))
+
+
+async def test_a_round_gives_way_to_a_busy_service_and_still_does_its_windows(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from telemetria.occurrences import yielding
+
+    monkeypatch.setattr(yielding, "STEP_S", 0.05)
+    monkeypatch.setattr(yielding, "MAX_PAUSE_S", 0.2)
+    for n in (1, 2):
+        await post(client, await token_of(conn, world, n), [fix(T0 + timedelta(seconds=30 * k)) for k in range(3)])
+    busy = yielding.Gate(50.0, time.monotonic)  # a "service" using a whole core all along
+    assert not busy.busy()  # its first sample, taken when the detector process starts
+    await asyncio.sleep(0.06)
+    stats = await detector.run_round(pool, now=T0 + timedelta(minutes=5), gate=busy)
+    assert stats.failed == 0 and stats.windows == 4 and stats.rescans == 2  # the vehicles' days closed: rescanned
+    assert stats.paused_s >= 2 * 0.2 and busy.paused_s == stats.paused_s  # before each, 0.2 s at most
+    idle = yielding.Gate(50.0, lambda: 0.0)
+    for n in (1, 2):
+        await post(client, await token_of(conn, world, n), [fix(T0 + timedelta(minutes=2))])
+    stats = await detector.run_round(pool, now=T0 + timedelta(minutes=5), gate=idle)
+    assert stats.windows - stats.rescans == 2 and stats.paused_s == 0.0
