@@ -13,9 +13,10 @@ gives the same candidates, and they are those of the reports.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from telemetria.contracts import store as calendar_store
 from telemetria.contracts.calendar import school_days
@@ -34,6 +35,7 @@ from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.reports.analysis import engine
 from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.schedule import runs_of
+from telemetria.reports.analysis.track import FloatArray, Track
 from telemetria.reports.model import Context, NotFound, Route, Selection, Window
 from telemetria.reports.store import asof, context, fetch
 
@@ -89,15 +91,49 @@ def run_plans_of(route: Route, day: date) -> list[RunPlan]:
     return list(found)
 
 
+def _days(start: datetime, end: datetime, now: datetime) -> list[tuple[date, datetime, datetime]]:
+    """The local days a window [start, end) touches that have begun by `now`, with their bounds."""
+    out = []
+    for day in sorted({d for d, _, _ in split(start, end)}):
+        d0, d1 = day_bounds(day)
+        if d0 > now:
+            break
+        out.append((day, d0, d1))
+    return out
+
+
+Piece = tuple[int, datetime]  # (vehicle, start of the local day analysed)
+
+
 class Shared:
     """What the windows of one detector round share, read once for a batch of vehicles instead of once a window:
-    the registry context of the batch's vehicles over the days of their windows, and the calendar (Days). A
-    window whose vehicle or days it does not cover loads its own, as without it."""
+    the registry context of the batch's vehicles over the days of their windows, the calendar (Days), and (after
+    prefetch) each window's fixes with context and the fixes just outside them. A window whose vehicle or days it
+    does not cover loads its own, as without it."""
 
     def __init__(self) -> None:
         self.calendar = Days()
         self.ctx: Context | None = None
         self.days: tuple[date, date] | None = None
+        self.fixes: dict[Piece, Track] = {}
+        self.before: dict[Piece, rules.Edge | None] = {}
+        self.after: dict[Piece, rules.Edge | None] = {}
+
+    async def prefetch(self, conn: Conn, windows: Mapping[int, tuple[datetime, datetime]], now: datetime) -> None:
+        """The fixes window_candidates reads for each vehicle's window [start, end), three statements in all."""
+        pieces = [(v, d0, d1) for v, (s, e) in windows.items() for _, d0, d1 in _days(s, e, now)]
+        self.fixes = await fetch.tracks(conn, pieces)
+        befores, afters = [], []
+        for v, d0, d1 in pieces:
+            t = self.fixes[(v, d0)].t
+            if _before_needed(t, d0):
+                befores.append((v, d0))
+            if _after_needed(t, d1):
+                afters.append((v, _last(t, d1), d0))
+        found = await dq.fixes_before(conn, befores, LOOK_BACK)
+        self.before = {p: _edge(row) for p, row in zip(befores, found, strict=True)}
+        found = await dq.fixes_after(conn, [(v, at) for v, at, _ in afters])
+        self.after = {(v, d0): _edge(row) for (v, _, d0), row in zip(afters, found, strict=True)}
 
     async def load(self, conn: Conn, vehicle_ids: Sequence[int], start: datetime, end: datetime) -> None:
         """The context of `vehicle_ids` over the local days of [start, end); unknown vehicles are left out."""
@@ -152,11 +188,12 @@ async def window_candidates(
     calendar = shared.calendar if shared is not None else Days()
     t_now = now.timestamp()
     out: list[Candidate] = []
-    for day in days:
-        d0, d1 = day_bounds(day)
-        if d0 > now:
-            break
-        a = await fetch.analyze_piece(conn, vehicle, ctx.zones, day, d0, d1, params.report, ctx.network_on(day))
+    for day, d0, d1 in _days(start, end, now):
+        piece = (vehicle_id, d0)
+        fixes = shared.fixes.get(piece) if shared is not None else None
+        a = await fetch.analyze_piece(
+            conn, vehicle, ctx.zones, day, d0, d1, params.report, ctx.network_on(day), fixes, inline=shared is not None
+        )
         due = [r for r in a.routes if await calendar.due(conn, r, day)]
         run_plans = {r.id: run_plans_of(r, day) for r in a.routes}
         timed = any(p.scheduled is not None for r in a.routes for p in r.points)
@@ -165,16 +202,36 @@ async def window_candidates(
         spans = [s for r in due for s in rules.due_spans(r, run_plans[r.id], day, by_route.get(r.id))]
         t = a.track.t
         before = after = None
-        if not len(t) or t[0] >= d0.timestamp():  # nothing before the day in the track: since when was it quiet?
-            row = await dq.fix_before(conn, vehicle_id, d0, LOOK_BACK)
-            before = rules.Edge(row["t"], row["lat"], row["lon"]) if row is not None else None
-        if not len(t) or t[-1] < d1.timestamp():  # the track ends inside the day: where does it resume?
-            last = datetime.fromtimestamp(float(t[-1]), UTC) if len(t) else d1
-            row = await dq.fix_after(conn, vehicle_id, last)
-            after = rules.Edge(row["t"], row["lat"], row["lon"]) if row is not None else None
+        if _before_needed(t, d0):  # nothing before the day in the track: since when was it quiet?
+            if shared is not None and piece in shared.before:
+                before = shared.before[piece]
+            else:
+                before = _edge(await dq.fix_before(conn, vehicle_id, d0, LOOK_BACK))
+        if _after_needed(t, d1):  # the track ends inside the day: where does it resume?
+            if shared is not None and piece in shared.after:
+                after = shared.after[piece]
+            else:
+                after = _edge(await dq.fix_after(conn, vehicle_id, _last(t, d1)))
         found = rules.day_candidates(a, day, runs, run_plans, spans, before, after, t_now, params)
         out += [c for c in found if start <= c.start < end]
     return out
+
+
+def _before_needed(t: FloatArray, d0: datetime) -> bool:
+    return not len(t) or bool(t[0] >= d0.timestamp())
+
+
+def _after_needed(t: FloatArray, d1: datetime) -> bool:
+    return not len(t) or bool(t[-1] < d1.timestamp())
+
+
+def _last(t: FloatArray, d1: datetime) -> datetime:
+    """Where a track that ends inside its day ends (the day's end when it has no fix)."""
+    return datetime.fromtimestamp(float(t[-1]), UTC) if len(t) else d1
+
+
+def _edge(row: Mapping[str, Any] | None) -> rules.Edge | None:
+    return rules.Edge(row["t"], row["lat"], row["lon"]) if row is not None else None
 
 
 async def _plans(conn: Conn, route_ids: Sequence[int], day: date) -> dict[tuple[int, int], RunPlan]:

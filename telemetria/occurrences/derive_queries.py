@@ -3,6 +3,7 @@ already read for it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -17,6 +18,16 @@ WHERE vehicle_id = $1 AND ts > $2 ORDER BY ts LIMIT 1"""
 FIX_BEFORE = """
 SELECT extract(epoch FROM ts)::float8 AS t, lat, lon FROM fixes
 WHERE vehicle_id = $1 AND ts < $2 AND ts >= $2 - $3::interval ORDER BY ts DESC LIMIT 1"""
+
+# The same two for many (vehicle $1[i], instant $2[i]) at once (a detector chunk's), each with its ordinal k.
+FIX_AFTER_EACH = """
+SELECT u.k, f.t, f.lat, f.lon FROM unnest($1::int[], $2::timestamptz[]) WITH ORDINALITY AS u(v, at, k)
+CROSS JOIN LATERAL (SELECT extract(epoch FROM ts)::float8 AS t, lat, lon FROM fixes
+                    WHERE vehicle_id = u.v AND ts > u.at ORDER BY ts LIMIT 1) f"""
+FIX_BEFORE_EACH = """
+SELECT u.k, f.t, f.lat, f.lon FROM unnest($1::int[], $2::timestamptz[]) WITH ORDINALITY AS u(v, at, k)
+CROSS JOIN LATERAL (SELECT extract(epoch FROM ts)::float8 AS t, lat, lon FROM fixes
+                    WHERE vehicle_id = u.v AND ts < u.at AND ts >= u.at - $3::interval ORDER BY ts DESC LIMIT 1) f"""
 
 # The validity of the contracts $1 (a route's runs are due only while its contract is in force).
 CONTRACT_DATES = """
@@ -43,6 +54,22 @@ async def fix_after(conn: Conn, vehicle_id: int, after: datetime) -> dict[str, A
 async def fix_before(conn: Conn, vehicle_id: int, before: datetime, within: timedelta) -> dict[str, Any] | None:
     row = await conn.fetchrow(FIX_BEFORE, vehicle_id, before, within)
     return dict(row) if row is not None else None
+
+
+async def fixes_after(conn: Conn, at: Sequence[tuple[int, datetime]]) -> list[dict[str, Any] | None]:
+    """fix_after of each (vehicle, instant), in their order."""
+    rows = await conn.fetch(FIX_AFTER_EACH, [v for v, _ in at], [t for _, t in at])
+    found = {r["k"]: {"t": r["t"], "lat": r["lat"], "lon": r["lon"]} for r in rows}
+    return [found.get(k) for k in range(1, len(at) + 1)]
+
+
+async def fixes_before(
+    conn: Conn, at: Sequence[tuple[int, datetime]], within: timedelta
+) -> list[dict[str, Any] | None]:
+    """fix_before of each (vehicle, instant), in their order."""
+    rows = await conn.fetch(FIX_BEFORE_EACH, [v for v, _ in at], [t for _, t in at], within)
+    found = {r["k"]: {"t": r["t"], "lat": r["lat"], "lon": r["lon"]} for r in rows}
+    return [found.get(k) for k in range(1, len(at) + 1)]
 
 
 async def contract_dates(conn: Conn, ids: list[int]) -> dict[int, tuple[date, date]]:

@@ -266,6 +266,7 @@ async def _chunk(
     wins = {v: min(s, opened.get(v, s)) for v, s in starts.items()}
     shared = derive.Shared()
     await shared.load(conn, list(wins), min(wins.values()), end)
+    await shared.prefetch(conn, {v: (s, end) for v, s in wins.items()}, now)
     stored = await store.stored_windows(conn, wins, end)
     queue = list(wins.items())
     failed: set[int] = set()

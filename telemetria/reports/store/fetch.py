@@ -62,21 +62,48 @@ async def track(conn: Conn, vehicle_id: int, start: datetime, end: datetime) -> 
     return to_track(rows)
 
 
+async def tracks(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -> dict[tuple[int, datetime], Track]:
+    """(vehicle, start) → what `track(conn, vehicle, start, end)` gives, for every (vehicle, start, end) of `pieces`
+    (one piece per vehicle and start), read in one statement over their whole span: the same fixes in [start, end)
+    and the same context (at most CONTEXT_FIXES within CONTEXT on each side)."""
+    if not pieces:
+        return {}
+    lo = min(s for _, s, _ in pieces) - CONTEXT
+    hi = max(e for _, _, e in pieces) + CONTEXT
+    rows = await conn.fetch(q.FIXES_OF, sorted({v for v, _, _ in pieces}), lo, hi)
+    by_vehicle: dict[int, list[Any]] = {}
+    for r in rows:
+        by_vehicle.setdefault(r["vehicle_id"], []).append(r)
+    out = {}
+    for v, start, end in pieces:
+        mine = sorted(by_vehicle.get(v, ()), key=lambda r: float(r["t"]))
+        t = np.array([r["t"] for r in mine], dtype=float)
+        s, e = start.timestamp(), end.timestamp()
+        i, j = int(np.searchsorted(t, s)), int(np.searchsorted(t, e))
+        before = max(i - CONTEXT_FIXES, int(np.searchsorted(t, s - CONTEXT.total_seconds())))
+        after = min(j + CONTEXT_FIXES, int(np.searchsorted(t, e + CONTEXT.total_seconds())))
+        out[(v, start)] = to_track(mine[before:after])
+    return out
+
+
 async def analyze_piece(
     conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
-    params: ReportParams, network: int | None = None,
+    params: ReportParams, network: int | None = None, fixes: Track | None = None, inline: bool = False,
 ) -> engine.Analysis:  # fmt: skip
     """The analysis of one piece of one local day with the registry of that day: the route versions assigned to
     the vehicle, its speed limit and the speed zones (of `zones`, the versions) in force on `day`, and the road
-    network in force then (`network`: Context.network_on(day); None: none)."""
-    fixes = await track(conn, vehicle.id, start, end)
+    network in force then (`network`: Context.network_on(day); None: none).
+
+    `fixes`: the piece's track as `track` gives it, already read (None: read here). The analysis runs in a thread
+    off the event loop, or `inline` in a process that has nothing else to do meanwhile (the detector's)."""
+    if fixes is None:
+        fixes = await track(conn, vehicle.id, start, end)
     routes = vehicle.routes_on(day)
     lines = [engine.line(r) for r in routes]
     roads = await inforce.roads(conn, network) if network is not None else None
-    return await asyncio.to_thread(
-        engine.analyze, fixes, vehicle.as_on(day), routes, lines, zones_on(zones, day), start.timestamp(),
-        end.timestamp(), params, roads,
-    )  # fmt: skip
+    args = (fixes, vehicle.as_on(day), routes, lines, zones_on(zones, day), start.timestamp(), end.timestamp(),
+            params, roads)  # fmt: skip
+    return engine.analyze(*args) if inline else await asyncio.to_thread(engine.analyze, *args)
 
 
 async def analyses(

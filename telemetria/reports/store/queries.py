@@ -125,6 +125,11 @@ UNION ALL
 (SELECT {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = $1 AND ts >= $3 AND ts < $3 + $4::interval
  ORDER BY ts LIMIT $5)"""
 
+# Several vehicles' fixes over one span [$2, $3) (the union of their pieces with context, cut per piece by
+# fetch.tracks): one statement for a detector chunk instead of one per vehicle.
+FIXES_OF = f"""
+SELECT vehicle_id, {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = ANY ($1::int[]) AND ts >= $2 AND ts < $3"""
+
 # Drivers of a vehicle's fixes at the given instants (the card the fix carries, else the
 # assignment), one row per instant in the order given.
 DRIVERS_AT = """
