@@ -1,7 +1,7 @@
 """The occurrence detector under sustained live ingest: its round time and lag, and what it costs ingest.
 
     .venv/bin/python -m bench.detector [--vehicles N] [--interval S] [--duration S] [--reps N] [--quick]
-                                       [--nice N] [--processes N] [--history H]
+                                       [--nice N] [--processes N] [--history H] [--phases paced,saturated]
 
 Creates its own database (telemetria_bench_<pid>) in the local cluster, registers a fleet (by default 10,000
 vehicles reporting every 30 s: 333 fixes/s), routes with scheduled stops around now assigned to them, and each
@@ -363,11 +363,11 @@ async def main(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         phases = []
         for rep in range(args.reps):
-            for detector in (False, True):
+            for detector in (False, True) if "paced" in args.phases else ():
                 name = f"paced-{rep + 1}"
                 phases.append(await run_phase(db, fleet, name, detector, rate, duration, log, wrk))
                 print(table(phases[-1:]), file=sys.stderr)
-            for detector in (False, True):
+            for detector in (False, True) if "saturated" in args.phases else ():
                 name = f"saturated-{rep + 1}"
                 phases.append(await run_phase(db, fleet, name, detector, None, duration / 2, log, wrk))
                 print(table(phases[-1:]), file=sys.stderr)
@@ -394,5 +394,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--nice", type=int, default=10, help="the detector process's niceness (setting detector_nice)")
     parser.add_argument("--processes", type=int, default=2, help="detector processes (setting detector_processes)")
+    parser.add_argument("--phases", type=lambda x: x.split(","), default=["paced", "saturated"],
+                        help="which kinds of phase to run, comma-separated: paced,saturated")  # fmt: skip
     parser.add_argument("--history", type=float, default=2.5, help="hours of fixes each vehicle has before the phases")
     sys.exit(asyncio.run(main(parser.parse_args())))

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from telemetria.contracts import store as calendar_store
 from telemetria.contracts.calendar import school_days
@@ -29,9 +31,10 @@ from telemetria.measurement.boletim import Line
 from telemetria.measurement.document import Computed
 from telemetria.measurement.model import RunPlan
 from telemetria.occurrences import derive_queries as dq
-from telemetria.occurrences import rules
+from telemetria.occurrences import rules, trackcache
 from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DEFAULT, DetectParams
+from telemetria.occurrences.store import Mark
 from telemetria.reports.analysis import engine
 from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.schedule import runs_of
@@ -105,6 +108,16 @@ def _days(start: datetime, end: datetime, now: datetime) -> list[tuple[date, dat
 Piece = tuple[int, datetime]  # (vehicle, start of the local day analysed)
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A detector process's kept days (trackcache) and, for a chunk's vehicles, their marks and stamps as just read
+    (store.dirty_of)."""
+
+    cache: trackcache.TrackCache
+    marks: Mapping[int, Mark]
+    stamps: Mapping[int, UUID]
+
+
 class Shared:
     """What the windows of one detector round share, read once for a batch of vehicles instead of once a window:
     the registry context of the batch's vehicles over the days of their windows, the calendar (Days), and (after
@@ -119,10 +132,42 @@ class Shared:
         self.before: dict[Piece, rules.Edge | None] = {}
         self.after: dict[Piece, rules.Edge | None] = {}
 
-    async def prefetch(self, conn: Conn, windows: Mapping[int, tuple[datetime, datetime]], now: datetime) -> None:
-        """The fixes window_candidates reads for each vehicle's window [start, end), three statements in all."""
+    async def prefetch(
+        self, conn: Conn, windows: Mapping[int, tuple[datetime, datetime]], now: datetime,
+        kept: Kept | None = None,
+    ) -> None:  # fmt: skip
+        """The fixes window_candidates reads for each vehicle's window [start, end), a few statements in all.
+
+        `kept`: a detector process's TrackCache with the marks and stamps its chunk just read: a day kept under the
+        vehicle's stamp is read only from the vehicle's dirty_from on (not at all without a mark), when that lies
+        inside the day; what is read is kept for the next round (under the stamp read)."""
         pieces = [(v, d0, d1) for v, (s, e) in windows.items() for _, d0, d1 in _days(s, e, now)]
-        self.fixes = await fetch.tracks(conn, pieces)
+        whole, since = list(pieces), {}
+        if kept is not None:
+            whole = []
+            for v, d0, d1 in pieces:
+                old = kept.cache.get(v, d0, kept.stamps.get(v))
+                mark = kept.marks.get(v)
+                if old is None or (len(old) and old.t[-1] >= d1.timestamp()):  # nothing kept, or past the day
+                    whole.append((v, d0, d1))
+                elif mark is None:
+                    self.fixes[(v, d0)] = old  # nothing stored since it was read
+                elif d0 <= mark.dirty_from < d1 and v not in since:
+                    since[v] = (mark.dirty_from, d0, d1, old)
+                else:
+                    whole.append((v, d0, d1))
+            until = max((d1 for _, _, d1, _ in since.values()), default=now) + fetch.CONTEXT
+            new = await fetch.tracks_since(conn, {v: f for v, (f, _, _, _) in since.items()}, until)
+            for v, (f, d0, d1, old) in since.items():
+                if len(new[v]) and new[v].t[-1] >= d1.timestamp():  # the day's end context too: read it whole
+                    whole.append((v, d0, d1))
+                else:
+                    self.fixes[(v, d0)] = trackcache.extend(old, f.timestamp(), new[v])
+        self.fixes |= await fetch.tracks(conn, whole)
+        if kept is not None:
+            for v, d0, _ in pieces:
+                if v in kept.stamps:
+                    kept.cache.put(v, d0, self.fixes[(v, d0)], kept.stamps[v])
         befores, afters = [], []
         for v, d0, d1 in pieces:
             t = self.fixes[(v, d0)].t

@@ -39,6 +39,7 @@ from telemetria.occurrences import derive, notify, queries, store
 from telemetria.occurrences.model import Candidate
 from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.occurrences.reconcile import Plan, Stored, reconcile
+from telemetria.occurrences.trackcache import TrackCache
 from telemetria.occurrences.yielding import Gate
 from telemetria.reports.analysis.days import day_bounds
 from telemetria.reports.analysis.schedule import EARLY_S, LATE_S
@@ -59,6 +60,10 @@ CHUNK = 250  # windows whose registry is read together and whose marks are clear
 MIN_PAUSE_S = 1.0  # between two rounds at least
 AUTOGROUP_TRIES = 20  # setting the autogroup's nice, 0.15 s apart
 WORKERS = 2  # windows in flight, each on its own connection (the round's own is one of them)
+
+
+# What this process last read of each vehicle's day: a window reads only the fixes stored since (trackcache.py).
+_KEPT = TrackCache()
 
 
 @dataclass(slots=True)
@@ -259,14 +264,14 @@ async def _chunk(
     round, and a change waits at most about one round. The windows reach AHEAD past `now` plus the round's time
     so far (`began`: its monotonic start), so that every fix a cleared mark stood for lies inside them."""
     end = now + AHEAD + timedelta(seconds=time.monotonic() - began)
-    fresh = await store.dirty_of(conn, list(starts))
+    fresh, stamps = await store.dirty_of(conn, list(starts))
     marks = {**{v: m for v, m in marks.items() if v in starts}, **fresh}
     starts = {v: min(s, fresh[v].dirty_from - CONTEXT) if v in fresh else s for v, s in starts.items()}
     opened = await store.open_since(conn, starts)
     wins = {v: min(s, opened.get(v, s)) for v, s in starts.items()}
     shared = derive.Shared()
     await shared.load(conn, list(wins), min(wins.values()), end)
-    await shared.prefetch(conn, {v: (s, end) for v, s in wins.items()}, now)
+    await shared.prefetch(conn, {v: (s, end) for v, s in wins.items()}, now, derive.Kept(_KEPT, fresh, stamps))
     stored = await store.stored_windows(conn, wins, end)
     queue = list(wins.items())
     failed: set[int] = set()
@@ -294,7 +299,11 @@ async def _chunk(
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-    await store.clear_dirty(conn, [marks[v] for v in wins if v in marks and v not in failed])
+    cleared = await store.clear_dirty(conn, [marks[v] for v in wins if v in marks and v not in failed])
+    for v, stamp in cleared.items():
+        _KEPT.restamp(v, stamp)
+    for v in failed:
+        _KEPT.drop(v)
 
 
 async def _guard(stats: RoundStats, work: Coroutine[Any, Any, None], vehicle_id: int | None, at: object) -> bool:

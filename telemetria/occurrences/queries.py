@@ -16,11 +16,12 @@ DIRTY = f"""
 SELECT vehicle_id, dirty_from, dirty_at, dirty_since, statement_timestamp() AS read_at FROM latest_fixes
 WHERE dirty_from IS NOT NULL AND vehicle_id % {SLICES} = ANY ($2::int[]) ORDER BY dirty_since LIMIT $1"""
 
-# The marks of some vehicles as they are now: a chunk reads its own just before its windows, so what arrived since
-# the round began is taken (and cleared) by it, not left waiting for the next round.
+# The marks (dirty_from NULL: none) and stamps (migrations/0025) of some vehicles as they are now: a chunk reads its
+# own just before its windows, so what arrived since the round began is taken (and cleared) by it, not left
+# waiting for the next round.
 DIRTY_OF = """
-SELECT vehicle_id, dirty_from, dirty_at, dirty_since, statement_timestamp() AS read_at FROM latest_fixes
-WHERE dirty_from IS NOT NULL AND vehicle_id = ANY ($1::int[])"""
+SELECT vehicle_id, dirty_from, dirty_at, dirty_since, detector_stamp, statement_timestamp() AS read_at
+FROM latest_fixes WHERE vehicle_id = ANY ($1::int[])"""
 
 # Days whose runs a change may decide, handed to the process that judges them (migrations/0024). $1 is distinct;
 # rows are written in day order, so that processes handing over the same days cannot deadlock.
@@ -30,8 +31,9 @@ ON CONFLICT (day) DO UPDATE SET marked_at = clock_timestamp()"""
 RUN_DAYS = "SELECT day, marked_at FROM detector_run_days ORDER BY day"
 RUN_DAY_JUDGED = "DELETE FROM detector_run_days WHERE day = $1 AND marked_at <= $2"
 
-# Clears the marks still as they were read ($2: dirty_at read). A row a flush marked again meanwhile keeps its
-# mark; what it still waits for arrived after the read ($3), so its dirty_since moves up to that. Rows are locked
+# Clears the marks still as they were read ($2: dirty_at read), each with a new stamp (migrations/0025). A row a
+# flush marked again meanwhile keeps its mark; what it still waits for arrived after the read ($3), so its
+# dirty_since moves up to that. Returns every row's stamp as it is now. Rows are locked
 # in vehicle order, like the flushes lock them, so the two cannot deadlock.
 CLEAR_DIRTY = """
 WITH d AS (
@@ -40,8 +42,10 @@ WITH d AS (
     ORDER BY l.vehicle_id FOR UPDATE OF l)
 UPDATE latest_fixes l
 SET dirty_from = CASE WHEN d.same THEN NULL ELSE l.dirty_from END,
-    dirty_since = CASE WHEN d.same THEN NULL ELSE greatest(l.dirty_since, $3) END
-FROM d WHERE l.vehicle_id = d.vehicle_id"""
+    dirty_since = CASE WHEN d.same THEN NULL ELSE greatest(l.dirty_since, $3) END,
+    detector_stamp = CASE WHEN d.same THEN gen_random_uuid() ELSE l.detector_stamp END
+FROM d WHERE l.vehicle_id = d.vehicle_id
+RETURNING l.vehicle_id, l.detector_stamp"""
 
 # The vehicles that may be silent while due: with no fix since $1, assigned a route running on local day $2 (ISO
 # weekday $3) whose scheduled stops span the local second-of-day $4 widened by $5 s (or that has no schedule: its

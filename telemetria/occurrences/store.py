@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
@@ -42,17 +43,21 @@ async def dirty(conn: Conn, limit: int, slices: Sequence[int]) -> list[Mark]:
     return [Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"], r["dirty_since"], r["read_at"]) for r in rows]
 
 
-async def dirty_of(conn: Conn, vehicle_ids: Sequence[int]) -> dict[int, Mark]:
-    """The marks of `vehicle_ids` now (those not marked are left out)."""
+async def dirty_of(conn: Conn, vehicle_ids: Sequence[int]) -> tuple[dict[int, Mark], dict[int, UUID]]:
+    """The marks of `vehicle_ids` now (those not marked are left out), and the stamps of all that have a row."""
     rows = await conn.fetch(q.DIRTY_OF, list(vehicle_ids))
-    return {r["vehicle_id"]: Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"], r["dirty_since"], r["read_at"])
-            for r in rows}  # fmt: skip
+    marks = {r["vehicle_id"]: Mark(r["vehicle_id"], r["dirty_from"], r["dirty_at"], r["dirty_since"], r["read_at"])
+             for r in rows if r["dirty_from"] is not None}  # fmt: skip
+    return marks, {r["vehicle_id"]: r["detector_stamp"] for r in rows}
 
 
-async def clear_dirty(conn: Conn, marks: Sequence[Mark]) -> None:
-    if marks:
-        ids, at = [m.vehicle_id for m in marks], [m.dirty_at for m in marks]
-        await conn.execute(q.CLEAR_DIRTY, ids, at, min(m.read_at for m in marks))
+async def clear_dirty(conn: Conn, marks: Sequence[Mark]) -> dict[int, UUID]:
+    """Clears the marks still as read; the stamps of their rows after it (new where cleared)."""
+    if not marks:
+        return {}
+    ids, at = [m.vehicle_id for m in marks], [m.dirty_at for m in marks]
+    rows = await conn.fetch(q.CLEAR_DIRTY, ids, at, min(m.read_at for m in marks))
+    return {r["vehicle_id"]: r["detector_stamp"] for r in rows}
 
 
 async def silent(

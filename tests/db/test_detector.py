@@ -522,3 +522,46 @@ async def test_a_round_gives_way_to_a_busy_service_and_still_does_its_windows(
         await post(client, await token_of(conn, world, n), [fix(T0 + timedelta(minutes=2))])
     stats = await detector.run_round(pool, now=T0 + timedelta(minutes=5), gate=idle)
     assert stats.windows - stats.rescans == 2 and stats.paused_s == 0.0
+
+
+async def test_a_round_reads_only_what_was_stored_since_unless_another_process_cleared_the_mark(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    """What a process kept of a vehicle's day (trackcache.py) plus what was stored from its dirty_from on is the
+    day; but once another process cleared the mark in between, what it kept is stale and the day is read whole."""
+    from telemetria.occurrences import derive
+    from telemetria.reports.analysis.days import day_bounds
+
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    real = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    d0 = day_bounds(real.astimezone(detector.LOCAL_TZ).date())[0]
+    await post(client, token, [fix(real + timedelta(seconds=30 * k)) for k in range(6)])
+    assert (await detector.run_round(pool, now=real + timedelta(minutes=4))).failed == 0
+    _, stamps = await store.dirty_of(conn, [v])
+    kept = detector._KEPT.get(v, d0, stamps[v])
+    assert kept is not None and len(kept) == 6
+
+    # Kept and valid: the next round extends it with what arrived, and finds what a whole read finds.
+    await post(client, token, [fix(real + timedelta(seconds=30 * k)) for k in range(6, 9)])
+    now = real + timedelta(minutes=6)
+    assert (await detector.run_round(pool, now=now)).failed == 0
+    _, stamps = await store.dirty_of(conn, [v])
+    kept = detector._KEPT.get(v, d0, stamps[v])
+    assert kept is not None and len(kept) == 9
+
+    # Another process takes the vehicle (a speeding burst), clears its mark; then one more fix arrives.
+    burst = [fix(real + timedelta(seconds=30 * k), speed=88.0 if k < 13 else 30.0) for k in range(9, 14)]
+    await post(client, token, burst)
+    marks, _ = await store.dirty_of(conn, [v])
+    await store.clear_dirty(conn, list(marks.values()))  # as the other process would, having stored its own
+    await post(client, token, [fix(real + timedelta(seconds=30 * 14))])
+    now = real + timedelta(minutes=8)
+    assert (await detector.run_round(pool, now=now)).failed == 0
+    [speeding] = await occurrences(conn, v, Kind.SPEEDING)
+    assert (speeding["start_ts"], speeding["end_ts"]) == (real + timedelta(seconds=270), real + timedelta(seconds=360))
+    _, stamps = await store.dirty_of(conn, [v])
+    kept = detector._KEPT.get(v, d0, stamps[v])
+    assert kept is not None and len(kept) == 15
+    whole = await derive.window_candidates(conn, v, d0, now + timedelta(minutes=10), now=now)
+    assert [c.kind for c in whole if c.start >= real] == [Kind.SPEEDING]

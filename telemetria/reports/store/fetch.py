@@ -86,6 +86,17 @@ async def tracks(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -
     return out
 
 
+async def tracks_since(conn: Conn, since: Mapping[int, datetime], until: datetime) -> dict[int, Track]:
+    """vehicle → its fixes in [since[vehicle], until), no context, one statement for all."""
+    if not since:
+        return {}
+    rows = await conn.fetch(q.FIXES_SINCE, list(since), list(since.values()), until)
+    by_vehicle: dict[int, list[Any]] = {v: [] for v in since}
+    for r in rows:
+        by_vehicle[r["vehicle_id"]].append(r)
+    return {v: to_track(found) for v, found in by_vehicle.items()}
+
+
 async def analyze_piece(
     conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
     params: ReportParams, network: int | None = None, fixes: Track | None = None, inline: bool = False,

@@ -130,6 +130,11 @@ UNION ALL
 FIXES_OF = f"""
 SELECT vehicle_id, {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = ANY ($1::int[]) AND ts >= $2 AND ts < $3"""
 
+# Each vehicle $1[i]'s fixes from $2[i] on, before $3 (what was stored since a detector last read its day).
+FIXES_SINCE = f"""
+SELECT u.v AS vehicle_id, f.* FROM unnest($1::int[], $2::timestamptz[]) AS u(v, since)
+CROSS JOIN LATERAL (SELECT {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = u.v AND ts >= u.since AND ts < $3) f"""
+
 # Drivers of a vehicle's fixes at the given instants (the card the fix carries, else the
 # assignment), one row per instant in the order given.
 DRIVERS_AT = """

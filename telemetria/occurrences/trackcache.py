@@ -1,0 +1,93 @@
+"""What a detector process last read of each vehicle's local day, so that its next window reads only the fixes
+stored since (pure: no database; derive.Shared.prefetch reads and uses it).
+
+A vehicle reporting every 30 s is recomputed every round, and its window analyses the whole local day: reading
+the day's fixes again each round was a quarter of a window's cost, and grew through the day. The ingest path marks
+every stored fix in the vehicle's dirty_from (the least fix time stored since the detector last cleared the
+mark), so the fixes kept from a read after the mark was read, cut at the new mark's dirty_from, plus those read
+from dirty_from on, are exactly the fixes a read of the whole day gives now. That holds while no other process
+cleared the mark in between (several service processes' detectors take turns by slice): every clear gives the row
+a new random stamp (migrations/0025), and what is kept is used only under the stamp it was read with (or that
+this process's own clear gave it).
+
+Bounded by MAX_FIXES fixes in all (about 70 bytes each), the least recently used day first.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+import numpy as np
+
+from telemetria.reports.analysis.track import Track
+
+MAX_FIXES = 3_000_000  # ~200 MB a detector process: a day of 30 s fixes for ~1,000 vehicles, or more of most
+
+
+@dataclass(slots=True)
+class _Kept:
+    track: Track
+    stamp: UUID
+
+
+class TrackCache:
+    """(vehicle, start of its local day) → the day's Track as last read, under the stamp it is valid for."""
+
+    def __init__(self, max_fixes: int = MAX_FIXES) -> None:
+        self.max_fixes = max_fixes
+        self._kept: OrderedDict[tuple[int, datetime], _Kept] = OrderedDict()
+        self._days: dict[int, set[datetime]] = {}
+        self._fixes = 0
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    @property
+    def fixes(self) -> int:
+        return self._fixes
+
+    def get(self, vehicle_id: int, d0: datetime, stamp: UUID | None) -> Track | None:
+        """The day's Track as kept, if kept under `stamp` (None: the vehicle has no row: nothing is kept)."""
+        key = (vehicle_id, d0)
+        kept = self._kept.get(key)
+        if kept is None or stamp is None or kept.stamp != stamp:
+            return None
+        self._kept.move_to_end(key)
+        return kept.track
+
+    def put(self, vehicle_id: int, d0: datetime, track: Track, stamp: UUID) -> None:
+        key = (vehicle_id, d0)
+        self._remove(key)
+        self._kept[key] = _Kept(track, stamp)
+        self._days.setdefault(vehicle_id, set()).add(d0)
+        self._fixes += len(track)
+        while self._fixes > self.max_fixes and self._kept:
+            self._remove(next(iter(self._kept)))
+
+    def restamp(self, vehicle_id: int, stamp: UUID) -> None:
+        """This process cleared the vehicle's mark, which gave its row `stamp`: what it keeps of it stays valid."""
+        for d0 in self._days.get(vehicle_id, ()):
+            self._kept[(vehicle_id, d0)].stamp = stamp
+
+    def drop(self, vehicle_id: int) -> None:
+        for d0 in list(self._days.get(vehicle_id, ())):
+            self._remove((vehicle_id, d0))
+
+    def _remove(self, key: tuple[int, datetime]) -> None:
+        kept = self._kept.pop(key, None)
+        if kept is None:
+            return
+        self._fixes -= len(kept.track)
+        days = self._days[key[0]]
+        days.discard(key[1])
+        if not days:
+            del self._days[key[0]]
+
+
+def extend(kept: Track, since: float, new: Track) -> Track:
+    """The fixes of `kept` before `since` (epoch s) followed by `new` (all at or after it, sorted)."""
+    head = kept.take(kept.t < since)
+    return Track(*(np.concatenate([getattr(head, f), getattr(new, f)]) for f in Track.__slots__))
