@@ -20,6 +20,8 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
+import numpy as np
+
 from telemetria.contracts import store as calendar_store
 from telemetria.contracts.calendar import school_days
 from telemetria.db import DB_ERRORS, Conn
@@ -35,7 +37,7 @@ from telemetria.occurrences import rules, trackcache
 from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.occurrences.store import Mark
-from telemetria.reports.analysis import engine
+from telemetria.reports.analysis import engine, perfix
 from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.schedule import runs_of
 from telemetria.reports.analysis.track import FloatArray, Track
@@ -129,6 +131,8 @@ class Shared:
         self.ctx: Context | None = None
         self.days: tuple[date, date] | None = None
         self.fixes: dict[Piece, Track] = {}
+        self.kept: Kept | None = None
+        self.prior: dict[Piece, tuple[trackcache.Computed, int]] = {}  # kept analysis values, fixes unchanged
         self.before: dict[Piece, rules.Edge | None] = {}
         self.after: dict[Piece, rules.Edge | None] = {}
 
@@ -143,17 +147,23 @@ class Shared:
         inside the day; what is read is kept for the next round (under the stamp read)."""
         pieces = [(v, d0, d1) for v, (s, e) in windows.items() for _, d0, d1 in _days(s, e, now)]
         whole, since = list(pieces), {}
+        self.kept = kept
         if kept is not None:
             whole = []
             for v, d0, d1 in pieces:
                 old = kept.cache.get(v, d0, kept.stamps.get(v))
+                computed = kept.cache.computed(v, d0, kept.stamps.get(v))
                 mark = kept.marks.get(v)
                 if old is None or (len(old) and old.t[-1] >= d1.timestamp()):  # nothing kept, or past the day
                     whole.append((v, d0, d1))
                 elif mark is None:
                     self.fixes[(v, d0)] = old  # nothing stored since it was read
+                    if computed is not None:
+                        self.prior[(v, d0)] = (computed, len(old))
                 elif d0 <= mark.dirty_from < d1 and v not in since:
                     since[v] = (mark.dirty_from, d0, d1, old)
+                    if computed is not None:
+                        self.prior[(v, d0)] = (computed, int(np.searchsorted(old.t, mark.dirty_from.timestamp())))
                 else:
                     whole.append((v, d0, d1))
             until = max((d1 for _, _, d1, _ in since.values()), default=now) + fetch.CONTEXT
@@ -161,6 +171,7 @@ class Shared:
             for v, (f, d0, d1, old) in since.items():
                 if len(new[v]) and new[v].t[-1] >= d1.timestamp():  # the day's end context too: read it whole
                     whole.append((v, d0, d1))
+                    self.prior.pop((v, d0), None)
                 else:
                     self.fixes[(v, d0)] = trackcache.extend(old, f.timestamp(), new[v])
         self.fixes |= await fetch.tracks(conn, whole)
@@ -236,9 +247,16 @@ async def window_candidates(
     for day, d0, d1 in _days(start, end, now):
         piece = (vehicle_id, d0)
         fixes = shared.fixes.get(piece) if shared is not None else None
+        network = ctx.network_on(day)
+        basis = vehicle.basis(day, ctx.zones_digest(day), params.report, network)
+        kept = shared.prior.get(piece) if shared is not None else None
+        prior = perfix.Prior(kept[0].per_fix, kept[1], kept[0].roads) if kept and kept[0].basis == basis else None
         a = await fetch.analyze_piece(
-            conn, vehicle, ctx.zones, day, d0, d1, params.report, ctx.network_on(day), fixes, inline=shared is not None
-        )
+            conn, vehicle, ctx.zones, day, d0, d1, params.report, network, fixes, inline=shared is not None,
+            prior=prior,
+        )  # fmt: skip
+        if shared is not None and shared.kept is not None and fixes is not None:
+            shared.kept.cache.keep_computed(vehicle_id, d0, trackcache.Computed(a.per_fix(), basis, a.roads))
         due = [r for r in a.routes if await calendar.due(conn, r, day)]
         run_plans = {r.id: run_plans_of(r, day) for r in a.routes}
         timed = any(p.scheduled is not None for r in a.routes for p in r.points)

@@ -9,9 +9,12 @@ servers' processes, share the fleet and never work one vehicle at once. One roun
    of what it still has open, if earlier) to now; plus the vehicles that may be silent while due (live silence);
    the days those marks may decide runs of are handed over (detector_run_days);
 3. (part 0) the run kinds: derive.run_candidates for today and every day handed over, reconciled per day;
-4. in chunks of CHUNK vehicles: derive.window_candidates → reconcile (pure) against the stored occurrences of the
-   window → store, each vehicle in its own transaction (new occurrences handed to notify.enqueue in it); then
-   the chunk's marks are cleared where no flush marked again meanwhile;
+4. in chunks of CHUNK vehicles: the chunk's marks are read again (what arrived since step 2 is taken too), its
+   registry, stored occurrences and fixes are read in a few statements (each vehicle's day only from its
+   dirty_from on when this process kept the rest: _KEPT, trackcache.py); derive.window_candidates → reconcile
+   (pure) against the stored occurrences of the window → store, each vehicle in its own transaction (new
+   occurrences handed to notify.enqueue in it), pausing between windows while the service is busy (yielding.py);
+   then the chunk's marks are cleared where no flush marked again meanwhile;
 5. a batch of its queued rescans is worked.
 docs/architecture.md "How occurrences are found live" gives the reasoning and the figures.
 """

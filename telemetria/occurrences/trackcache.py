@@ -10,27 +10,44 @@ cleared the mark in between (several service processes' detectors take turns by 
 a new random stamp (migrations/0025), and what is kept is used only under the stamp it was read with (or that
 this process's own clear gave it).
 
-Bounded by MAX_FIXES fixes in all (about 70 bytes each), the least recently used day first.
+It also keeps the analysis' per-fix values of the day (reports/analysis/perfix.py) with the basis of the registry
+they were computed with, so that the next analysis computes them again only for the day's changed end.
+
+Bounded by MAX_FIXES fixes in all (about 170 bytes each with their values): earlier dates go first; past that,
+new days are not kept.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
 import numpy as np
 
+from telemetria.reports.analysis.perfix import PerFix
 from telemetria.reports.analysis.track import Track
+from telemetria.roads.model import Roads
 
-MAX_FIXES = 3_000_000  # ~200 MB a detector process: a day of 30 s fixes for ~1,000 vehicles, or more of most
+MAX_FIXES = 2_000_000  # ~340 MB a detector process (a fix and its analysis' values: ~170 bytes)
 
 
 @dataclass(slots=True)
 class _Kept:
     track: Track
     stamp: UUID
+    per_fix: PerFix | None = None  # the analysis' per-fix values of `track` (perfix.py)
+    basis: str | None = None  # of the registry and parameters they were computed with (Vehicle.basis)
+    roads: Roads | None = None  # and the road network
+
+
+@dataclass(frozen=True, slots=True)
+class Computed:
+    """What is kept of a day's analysis: its per-fix values, the basis and road network they were computed with."""
+
+    per_fix: PerFix
+    basis: str
+    roads: Roads | None
 
 
 class TrackCache:
@@ -38,7 +55,7 @@ class TrackCache:
 
     def __init__(self, max_fixes: int = MAX_FIXES) -> None:
         self.max_fixes = max_fixes
-        self._kept: OrderedDict[tuple[int, datetime], _Kept] = OrderedDict()
+        self._kept: dict[tuple[int, datetime], _Kept] = {}
         self._days: dict[int, set[datetime]] = {}
         self._fixes = 0
 
@@ -55,17 +72,37 @@ class TrackCache:
         kept = self._kept.get(key)
         if kept is None or stamp is None or kept.stamp != stamp:
             return None
-        self._kept.move_to_end(key)
         return kept.track
 
+    def computed(self, vehicle_id: int, d0: datetime, stamp: UUID | None) -> Computed | None:
+        """The analysis' values kept with the day's Track, if kept under `stamp` and any were kept."""
+        kept = self._kept.get((vehicle_id, d0))
+        if kept is None or stamp is None or kept.stamp != stamp or kept.per_fix is None or kept.basis is None:
+            return None
+        return Computed(kept.per_fix, kept.basis, kept.roads)
+
     def put(self, vehicle_id: int, d0: datetime, track: Track, stamp: UUID) -> None:
+        """Keeps the day's Track (its analysis' values go; `keep_computed` gives the new ones). Past the bound,
+        the days of earlier dates go first; if that is not enough, this one is not kept (a round goes through
+        the fleet in turn: evicting the least recently used would evict each day just before its next use)."""
         key = (vehicle_id, d0)
         self._remove(key)
         self._kept[key] = _Kept(track, stamp)
         self._days.setdefault(vehicle_id, set()).add(d0)
         self._fixes += len(track)
-        while self._fixes > self.max_fixes and self._kept:
-            self._remove(next(iter(self._kept)))
+        if self._fixes > self.max_fixes:
+            for old in [k for k in self._kept if k[1] < d0]:
+                self._remove(old)
+                if self._fixes <= self.max_fixes:
+                    return
+        if self._fixes > self.max_fixes:  # the rest are in use every round: dropping one to keep another gains nothing
+            self._remove(key)
+
+    def keep_computed(self, vehicle_id: int, d0: datetime, computed: Computed) -> None:
+        """The analysis' values of the day's Track as kept (nothing when the day is not kept)."""
+        kept = self._kept.get((vehicle_id, d0))
+        if kept is not None and len(computed.per_fix.keep) == len(kept.track):
+            kept.per_fix, kept.basis, kept.roads = computed.per_fix, computed.basis, computed.roads
 
     def restamp(self, vehicle_id: int, stamp: UUID) -> None:
         """This process cleared the vehicle's mark, which gave its row `stamp`: what it keeps of it stays valid."""

@@ -549,6 +549,8 @@ async def test_a_round_reads_only_what_was_stored_since_unless_another_process_c
     _, stamps = await store.dirty_of(conn, [v])
     kept = detector._KEPT.get(v, d0, stamps[v])
     assert kept is not None and len(kept) == 9
+    computed = detector._KEPT.computed(v, d0, stamps[v])  # its analysis' values, for the next round's
+    assert computed is not None and len(computed.per_fix.keep) == 9
 
     # Another process takes the vehicle (a speeding burst), clears its mark; then one more fix arrives.
     burst = [fix(real + timedelta(seconds=30 * k), speed=88.0 if k < 13 else 30.0) for k in range(9, 14)]

@@ -15,7 +15,8 @@ from functools import lru_cache
 import numpy as np
 
 from telemetria.geo.routeline import RouteLine
-from telemetria.reports.analysis import clean, distance, episodes, limits, stops
+from telemetria.reports.analysis import distance, episodes, perfix, stops
+from telemetria.reports.analysis.perfix import PerFix
 from telemetria.reports.analysis.stops import Classified, Leg, Stop, Trip
 from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
 from telemetria.reports.knobs import ReportParams
@@ -52,6 +53,10 @@ class Analysis:
     def owns(self, t: float) -> bool:
         return self.start <= t < self.end
 
+    def per_fix(self) -> PerFix:
+        """Its per-fix values (perfix.py), to compute a longer track's from."""
+        return PerFix(self.keep, self.still, self.seg, self.speed_kmh, self.offset_m, self.near, self.limit_kmh)
+
     def km_between(self, first: int, last: int) -> float:
         """Kilometres of the segments ending at fixes first+1..last."""
         return float(np.sum(self.seg.length_m[first + 1 : last + 1])) / 1000.0
@@ -66,26 +71,6 @@ class Analysis:
         v = self.speed_kmh[mask & self.keep]
         v = v[np.isfinite(v)]
         return float(v.max()) if len(v) else None
-
-
-def _offsets(track: Track, lines: Sequence[RouteLine]) -> tuple[FloatArray, IntArray]:
-    if not lines or not len(track):
-        return np.full(len(track), np.nan), np.full(len(track), -1, dtype=np.int64)
-    off = np.vstack([line.offset_m(track.lon, track.lat) for line in lines])
-    filled = np.where(np.isfinite(off), off, np.inf)
-    near = np.argmin(filled, axis=0)
-    best = filled[near, np.arange(len(track))]
-    return np.where(np.isfinite(best), best, np.nan), np.where(np.isfinite(best), near, -1)
-
-
-def effective_speed(track: Track, seg: distance.Segments) -> FloatArray:
-    """Reported speed, km/h; where a tracker sent none, the mean speed of the segment ending at the fix.
-
-    Gaps are left unknown: a mean over minutes says nothing about the speed at the fix.
-    """
-    with np.errstate(invalid="ignore", divide="ignore"):
-        implied = np.where((seg.dt_s > 0) & ~seg.gap, seg.length_m / seg.dt_s * 3.6, np.nan)
-    return np.where(np.isfinite(track.speed_kmh), track.speed_kmh, implied)
 
 
 def points_of(routes: Sequence[Route]) -> list[Point]:
@@ -113,26 +98,17 @@ def analyze(
     end: float,
     params: ReportParams,
     roads: Roads | None = None,
+    per_fix: PerFix | None = None,
 ) -> Analysis:
     """Every derived fact of the vehicle in [start, end), from its fixes (with context) and the day's registry;
-    `roads`: the road network in force that day, if any (distance.segments)."""
+    `roads`: the road network in force that day, if any (distance.segments). `per_fix`: perfix.compute's values
+    for this track and registry, already computed (the live detector's, perfix.compute_after)."""
     t = track.t
-    keep = clean.keep_mask(track, params)
-    still = clean.stationary_mask(track, params, keep)
-    tolerances = [r.tolerance_m for r in routes]
-    seg = distance.segments(track, keep, lines, tolerances, params, still, roads)
-    speed = effective_speed(track, seg)
-    offset, near = _offsets(track, lines)
-    tol = np.array([tolerances[i] if i >= 0 else np.nan for i in near.tolist()], dtype=float)
-    on_route = np.isfinite(offset) & (offset <= tol)
-    route_limit = (
-        np.where(on_route, [routes[i].limit_kmh if i >= 0 else np.nan for i in near.tolist()], np.nan)
-        if routes
-        else None
-    )
-    limit = limits.applicable_limit_kmh(
-        track.lat, track.lon, zones, route_limit, vehicle.limit_kmh, params.default_limit_kmh
-    )
+    if per_fix is None:
+        per_fix = perfix.compute(track, vehicle, routes, lines, zones, params, roads)
+    keep, still, seg, speed = per_fix.keep, per_fix.still, per_fix.seg, per_fix.speed_kmh
+    offset, near, limit = per_fix.offset_m, per_fix.near, per_fix.limit_kmh
+    tol = np.array([routes[i].tolerance_m if i >= 0 else np.nan for i in near.tolist()], dtype=float)
     speeding = episodes.speeding(t, speed, limit, keep, params)
     deviations = episodes.deviations(t, offset, tol, keep, params) if routes else []
     points = points_of(routes)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from telemetria.db import Conn
-from telemetria.reports.analysis import engine
+from telemetria.reports.analysis import engine, perfix
 from telemetria.reports.analysis.days import split
 from telemetria.reports.analysis.track import IGN_OFF, IGN_ON, IGN_UNKNOWN, FloatArray, Track
 from telemetria.reports.knobs import ReportParams
@@ -100,20 +100,26 @@ async def tracks_since(conn: Conn, since: Mapping[int, datetime], until: datetim
 async def analyze_piece(
     conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
     params: ReportParams, network: int | None = None, fixes: Track | None = None, inline: bool = False,
+    prior: perfix.Prior | None = None,
 ) -> engine.Analysis:  # fmt: skip
     """The analysis of one piece of one local day with the registry of that day: the route versions assigned to
     the vehicle, its speed limit and the speed zones (of `zones`, the versions) in force on `day`, and the road
     network in force then (`network`: Context.network_on(day); None: none).
 
     `fixes`: the piece's track as `track` gives it, already read (None: read here). The analysis runs in a thread
-    off the event loop, or `inline` in a process that has nothing else to do meanwhile (the detector's)."""
+    off the event loop, or `inline` in a process that has nothing else to do meanwhile (the detector's).
+    `prior`: the per-fix values of a shorter version of `fixes` with the same registry (perfix.compute_after),
+    used when measured on the same road network."""
     if fixes is None:
         fixes = await track(conn, vehicle.id, start, end)
     routes = vehicle.routes_on(day)
     lines = [engine.line(r) for r in routes]
     roads = await inforce.roads(conn, network) if network is not None else None
-    args = (fixes, vehicle.as_on(day), routes, lines, zones_on(zones, day), start.timestamp(), end.timestamp(),
-            params, roads)  # fmt: skip
+    as_on, zones = vehicle.as_on(day), zones_on(zones, day)
+    per_fix = None
+    if prior is not None and prior.roads is roads:
+        per_fix = perfix.compute_after(prior.values, prior.changed, fixes, as_on, routes, lines, zones, params, roads)
+    args = (fixes, as_on, routes, lines, zones, start.timestamp(), end.timestamp(), params, roads, per_fix)
     return engine.analyze(*args) if inline else await asyncio.to_thread(engine.analyze, *args)
 
 
