@@ -35,7 +35,7 @@ def fixes(seed: int) -> list[Fix]:
     """The run's fixes, some without speed, some invalid, some far off alone or two in a row (seeded), in fix time
     order."""
     rng = random.Random(seed)
-    out = []
+    out: list[Fix] = []
     for f in sorted({f.ts: f for u in run(seed).uploads for f in u.fixes}.values(), key=lambda f: f.ts):
         r = rng.random()
         if r < 0.1:
