@@ -12,7 +12,9 @@ runs the real service (`telemetria serve`) with the detector off and on (detecto
   figures are the rate reached, the answer latency, the service's and the database's CPU, and (detector on) the
   rounds' time (detector_state), the oldest waiting dirty mark sampled every second (the lag);
 - saturated: the same posts as fast as 32 connections go, for the ingest throughput on vs off.
-Prints one table; drops the database. Exits 1 when the detector's lag passed 60 s.
+Prints one table; drops the database. Exits 1 when the detector's lag passed 60 s in a paced phase once every
+detector process finished its first round (that one computes every vehicle's day whole, nothing being kept yet: a
+once-per-start cost, in the "(max)" column) and the phase's first 60 s passed.
 """
 
 from __future__ import annotations
@@ -70,6 +72,13 @@ class Phase:
     p99: float | None = None
     rounds: list[tuple[float, int]] = field(default_factory=list)  # (seconds, windows) of each round seen
     lags_s: list[float] = field(default_factory=list)
+    warm: int | None = None  # index in lags_s of the first sample after every detector process's first round
+
+    @property
+    def steady_lags_s(self) -> list[float]:
+        """The lags sampled after every detector process's first round (which computes every vehicle's day whole:
+        nothing is kept yet) and after the phase's first STEADY_S seconds."""
+        return self.lags_s[max(STEADY_S, self.warm if self.warm is not None else len(self.lags_s)) :]
 
     @property
     def rate(self) -> float:
@@ -205,6 +214,8 @@ async def sample(db: BenchDb, phase: Phase, stop: asyncio.Event) -> None:
                 if row["last_round_at"] is not None and row["last_round_at"] != last:
                     last = row["last_round_at"]
                     phase.rounds.append((row["last_round_s"], row["last_round_windows"]))
+                    if phase.warm is None and len(phase.rounds) >= PROCESSES[0]:
+                        phase.warm = len(phase.lags_s)
             try:
                 await asyncio.wait_for(stop.wait(), 1.0)
             except TimeoutError:
@@ -326,13 +337,13 @@ def table(phases: list[Phase]) -> str:
                 num(statistics.median(r[1] for r in p.rounds)) if p.rounds else "",
                 num(statistics.median(p.lags_s), 1) if p.lags_s else "",
                 num(max(p.lags_s), 1) if p.lags_s else "",
-                num(max(p.lags_s[STEADY_S:]), 1) if p.lags_s[STEADY_S:] else "",
+                num(max(p.steady_lags_s), 1) if p.steady_lags_s else "",
             ]
         )
     headers = ["phase", "detector", "fixes/s", "p50 ms", "p99 ms", "service CPU %", "of it detector %", "db CPU %",
                "rounds",
                "round s (median)", "round s (max)", "windows/round",
-               "oldest waiting s (median)", "(max)", f"(max after {STEADY_S} s)"]  # fmt: skip
+               "oldest waiting s (median)", "(max)", f"(max after the first rounds and {STEADY_S} s)"]  # fmt: skip
     return render(headers, rows)
 
 
@@ -378,9 +389,10 @@ async def main(args: argparse.Namespace) -> int:
     print(compare(phases, "paced"))
     print(compare(phases, "saturated"))
     worst = max((lag for p in phases for lag in p.lags_s), default=0.0)
-    steady = max((lag for p in phases if p.name.startswith("paced") for lag in p.lags_s[STEADY_S:]), default=0.0)
-    print(f"lag: the oldest change waiting for the detector waited at most {worst:.1f} s; in paced phases after their"
-          f" first {STEADY_S} s, {steady:.1f} s (target: 60 s)")  # fmt: skip
+    paced = [p for p in phases if p.name.startswith("paced") and p.detector]
+    steady = max((lag for p in paced for lag in p.steady_lags_s), default=math.inf if paced else 0.0)
+    print(f"lag: the oldest change waiting for the detector waited at most {worst:.1f} s; in paced phases after each"
+          f" detector process's first round and their first {STEADY_S} s, {steady:.1f} s (target: 60 s)")  # fmt: skip
     print(f"logs: {log}")
     return 1 if steady > LAG_LIMIT_S else 0
 
