@@ -226,7 +226,7 @@ class Settings(BaseSettings):
     # How often the occurrence detector looks at the fixes that changed (issue 18; 0: never).
     detector_interval_s: float = Field(default=10.0, ge=0)
     """how often each detector process turns the fixes that changed into occurrences (counted from a round's start; a
-    longer round is followed after 1 s); an occurrence is stored within one to two rounds' time of the fix that
+    longer round is followed after 1 s); an occurrence is stored within about one round's time of the fix that
     completes it (one that arrives just after its vehicle was recomputed waits for the next round); `0`: never"""
     detector_processes: int = Field(default=2, ge=1, le=8)
     """how many processes the detector's work is split among (by vehicle): one core each at most; every service
