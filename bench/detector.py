@@ -51,6 +51,9 @@ PROCESSES = [2]  # --processes (setting detector_processes)
 HISTORY_ENDS = timedelta(minutes=40)  # before registration; the saturated phases' fix times lie after it
 LAG_LIMIT_S = 60.0
 STEADY_S = 60  # a phase's first seconds take the backlog its start finds (every vehicle dirty at once)
+# After the longest round, before the lag counts as steady: the detector processes start (~2 s) and pause 1 s, and
+# the marks that arrived during their first round wait for their chunk in the next.
+WARM_S = 10
 NICE = [10]  # --nice
 WRK_WINDOW = timedelta(minutes=2)  # each saturated phase's fix times (wrk's: 1 ms apart per tracker)
 WRK_BASE = [datetime.now(UTC)]  # set at registration: between the history's end and the paced phases' live fixes
@@ -72,13 +75,16 @@ class Phase:
     p99: float | None = None
     rounds: list[tuple[float, int]] = field(default_factory=list)  # (seconds, windows) of each round seen
     lags_s: list[float] = field(default_factory=list)
-    warm: int | None = None  # index in lags_s of the first sample after every detector process's first round
 
     @property
     def steady_lags_s(self) -> list[float]:
-        """The lags sampled after every detector process's first round (which computes every vehicle's day whole:
-        nothing is kept yet) and after the phase's first STEADY_S seconds."""
-        return self.lags_s[max(STEADY_S, self.warm if self.warm is not None else len(self.lags_s)) :]
+        """The lags sampled (one a second from the service's start) once every detector process's first round
+        (which computes every vehicle's day whole: nothing is kept yet) may have ended, that is after the
+        longest round seen plus WARM_S, and after the phase's first STEADY_S seconds. detector_state keeps one
+        row for all processes, so which round was whose first is not known; the longest is a bound on each."""
+        if not self.rounds:
+            return []
+        return self.lags_s[max(STEADY_S, math.ceil(max(r[0] for r in self.rounds) + WARM_S)) :]
 
     @property
     def rate(self) -> float:
@@ -214,8 +220,6 @@ async def sample(db: BenchDb, phase: Phase, stop: asyncio.Event) -> None:
                 if row["last_round_at"] is not None and row["last_round_at"] != last:
                     last = row["last_round_at"]
                     phase.rounds.append((row["last_round_s"], row["last_round_windows"]))
-                    if phase.warm is None and len(phase.rounds) >= PROCESSES[0]:
-                        phase.warm = len(phase.lags_s)
             try:
                 await asyncio.wait_for(stop.wait(), 1.0)
             except TimeoutError:

@@ -13,18 +13,11 @@ gives the same candidates, and they are those of the reports.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Collection, Sequence
+from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
-from uuid import UUID
 
-import numpy as np
-
-from telemetria.contracts import store as calendar_store
-from telemetria.contracts.calendar import school_days
-from telemetria.db import DB_ERRORS, Conn
+from telemetria.db import Conn
 from telemetria.http import FieldError
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement import plans, store
@@ -32,51 +25,17 @@ from telemetria.measurement import queries as mq
 from telemetria.measurement.boletim import Line
 from telemetria.measurement.document import Computed
 from telemetria.measurement.model import RunPlan
+from telemetria.occurrences import chunkread, rules, trackcache
 from telemetria.occurrences import derive_queries as dq
-from telemetria.occurrences import rules, trackcache
 from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DEFAULT, DetectParams
-from telemetria.occurrences.store import Mark
 from telemetria.reports.analysis import engine, perfix
 from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.schedule import runs_of
-from telemetria.reports.analysis.track import FloatArray, Track
-from telemetria.reports.model import Context, NotFound, Route, Selection, Window
+from telemetria.reports.model import NotFound, Route, Selection, Window
 from telemetria.reports.store import asof, context, fetch
 
 log = logging.getLogger(__name__)
-
-# How far back a silence that began before the day is traced (its `since`); beyond, it is "before that".
-LOOK_BACK = timedelta(days=7)
-
-
-class Days:
-    """Which local days a route's runs are due, by its contract's validity and the school calendar, read once."""
-
-    def __init__(self) -> None:
-        self._years: dict[int, set[date] | None] = {}
-        self._contracts: dict[int, tuple[date, date] | None] = {}
-
-    async def school(self, conn: Conn, day: date) -> set[date] | None:
-        """The school days of `day`'s year, None when no school year is registered."""
-        if day.year not in self._years:
-            sy = await calendar_store.school_year(conn, day.year)
-            self._years[day.year] = set(school_days(sy)) if sy is not None else None
-        return self._years[day.year]
-
-    async def due(self, conn: Conn, route: Route, day: date) -> bool:
-        """Whether a route assigned on `day` is due then: its contract (if any) in force, and a school day (without
-        a registered school year: a weekday)."""
-        if route.contract_id is not None:
-            if route.contract_id not in self._contracts:
-                found = await dq.contract_dates(conn, [route.contract_id])
-                self._contracts[route.contract_id] = found.get(route.contract_id)
-            span = self._contracts[route.contract_id]
-            if span is not None and not span[0] <= day <= span[1]:
-                return False
-        school = await self.school(conn, day)
-        return day in school if school is not None else day.isoweekday() <= 5
-
 
 # Run plans depend only on the route's line and stops and the day (plans.plan_runs is pure): kept between
 # windows and rounds, so a fleet sharing routes plans each route-day once. Keyed by the route's digest (which
@@ -96,129 +55,9 @@ def run_plans_of(route: Route, day: date) -> list[RunPlan]:
     return list(found)
 
 
-def _days(start: datetime, end: datetime, now: datetime) -> list[tuple[date, datetime, datetime]]:
-    """The local days a window [start, end) touches that have begun by `now`, with their bounds."""
-    out = []
-    for day in sorted({d for d, _, _ in split(start, end)}):
-        d0, d1 = day_bounds(day)
-        if d0 > now:
-            break
-        out.append((day, d0, d1))
-    return out
-
-
-Piece = tuple[int, datetime]  # (vehicle, start of the local day analysed)
-
-
-@dataclass(frozen=True, slots=True)
-class Kept:
-    """A detector process's kept days (trackcache) and, for a chunk's vehicles, their marks and stamps as just read
-    (store.dirty_of)."""
-
-    cache: trackcache.TrackCache
-    marks: Mapping[int, Mark]
-    stamps: Mapping[int, UUID]
-
-
-class Shared:
-    """What the windows of one detector round share, read once for a batch of vehicles instead of once a window:
-    the registry context of the batch's vehicles over the days of their windows, the calendar (Days), and (after
-    prefetch) each window's fixes with context and the fixes just outside them. A window whose vehicle or days it
-    does not cover loads its own, as without it."""
-
-    def __init__(self) -> None:
-        self.calendar = Days()
-        self.ctx: Context | None = None
-        self.days: tuple[date, date] | None = None
-        self.fixes: dict[Piece, Track] = {}
-        self.kept: Kept | None = None
-        self.prior: dict[Piece, tuple[trackcache.Computed, int]] = {}  # kept analysis values, fixes unchanged
-        self.before: dict[Piece, rules.Edge | None] = {}
-        self.after: dict[Piece, rules.Edge | None] = {}
-
-    async def prefetch(
-        self, conn: Conn, windows: Mapping[int, tuple[datetime, datetime]], now: datetime,
-        kept: Kept | None = None,
-    ) -> None:  # fmt: skip
-        """The fixes window_candidates reads for each vehicle's window [start, end), a few statements in all.
-
-        `kept`: a detector process's TrackCache with the marks and stamps its chunk just read: a day kept under the
-        vehicle's stamp is read only from the vehicle's dirty_from on (not at all without a mark), when that lies
-        inside the day; what is read is kept for the next round (under the stamp read)."""
-        pieces = [(v, d0, d1) for v, (s, e) in windows.items() for _, d0, d1 in _days(s, e, now)]
-        whole, since = list(pieces), {}
-        self.kept = kept
-        if kept is not None:
-            whole = []
-            for v, d0, d1 in pieces:
-                old = kept.cache.get(v, d0, kept.stamps.get(v))
-                computed = kept.cache.computed(v, d0, kept.stamps.get(v))
-                mark = kept.marks.get(v)
-                if old is None or (len(old) and old.t[-1] >= d1.timestamp()):  # nothing kept, or past the day
-                    whole.append((v, d0, d1))
-                elif mark is None:
-                    self.fixes[(v, d0)] = old  # nothing stored since it was read
-                    if computed is not None:
-                        self.prior[(v, d0)] = (computed, len(old))
-                elif d0 <= mark.dirty_from < d1 and v not in since:
-                    since[v] = (mark.dirty_from, d0, d1, old)
-                    if computed is not None:
-                        self.prior[(v, d0)] = (computed, int(np.searchsorted(old.t, mark.dirty_from.timestamp())))
-                else:
-                    whole.append((v, d0, d1))
-            until = max((d1 for _, _, d1, _ in since.values()), default=now) + fetch.CONTEXT
-            new = await fetch.tracks_since(conn, {v: f for v, (f, _, _, _) in since.items()}, until)
-            for v, (f, d0, d1, old) in since.items():
-                if len(new[v]) and new[v].t[-1] >= d1.timestamp():  # the day's end context too: read it whole
-                    whole.append((v, d0, d1))
-                    self.prior.pop((v, d0), None)
-                else:
-                    self.fixes[(v, d0)] = trackcache.extend(old, f.timestamp(), new[v])
-        self.fixes |= await fetch.tracks(conn, whole)
-        if kept is not None:
-            for v, d0, _ in pieces:
-                if v in kept.stamps:
-                    kept.cache.put(v, d0, self.fixes[(v, d0)], kept.stamps[v])
-        befores, afters = [], []
-        for v, d0, d1 in pieces:
-            t = self.fixes[(v, d0)].t
-            if _before_needed(t, d0):
-                befores.append((v, d0))
-            if _after_needed(t, d1):
-                afters.append((v, _last(t, d1), d0))
-        found = await dq.fixes_before(conn, befores, LOOK_BACK)
-        self.before = {p: _edge(row) for p, row in zip(befores, found, strict=True)}
-        found = await dq.fixes_after(conn, [(v, at) for v, at, _ in afters])
-        self.after = {(v, d0): _edge(row) for (v, _, d0), row in zip(afters, found, strict=True)}
-
-    async def load(self, conn: Conn, vehicle_ids: Sequence[int], start: datetime, end: datetime) -> None:
-        """The context of `vehicle_ids` over the local days of [start, end); unknown vehicles are left out."""
-        days = [d for d, _, _ in split(start, end)]
-        if not days or not vehicle_ids:
-            return
-        win = Window(day_bounds(days[0])[0], day_bounds(days[-1])[1], LOCAL_TZ)
-        ids = sorted(set(vehicle_ids))
-        known = await dq.known_vehicles(conn, ids)
-        if not known:
-            return
-        try:
-            self.ctx = await context.load(conn, None, Selection(known, None, None), win)
-        except DB_ERRORS:
-            raise
-        except Exception:  # e.g. a vehicle deleted meanwhile: each window loads its own, and fails alone
-            log.warning("the registry of a chunk of %d vehicles could not be read at once", len(known), exc_info=True)
-            return
-        self.days = (days[0], days[-1])
-
-    def context(self, vehicle_id: int, first: date, last: date) -> Context | None:
-        if self.ctx is None or self.days is None or not (self.days[0] <= first and last <= self.days[1]):
-            return None
-        return self.ctx if self.ctx.vehicle(vehicle_id) is not None else None
-
-
 async def window_candidates(
     conn: Conn, vehicle_id: int, start: datetime, end: datetime, *, now: datetime, params: DetectParams = DEFAULT,
-    shared: Shared | None = None,
+    shared: chunkread.Shared | None = None,
 ) -> list[Candidate]:  # fmt: skip
     """Every candidate of kinds speeding, route_deviation, unauthorized_stop, schedule_delay, over_2h_on_board and
     tracker_silent of the vehicle whose START lies in [start, end) (aware instants), computed by fix time from its
@@ -241,10 +80,10 @@ async def window_candidates(
             return []
     vehicle = ctx.vehicle(vehicle_id)
     assert vehicle is not None  # load raised NotFound otherwise
-    calendar = shared.calendar if shared is not None else Days()
+    calendar = shared.calendar if shared is not None else chunkread.Days()
     t_now = now.timestamp()
     out: list[Candidate] = []
-    for day, d0, d1 in _days(start, end, now):
+    for day, d0, d1 in chunkread.local_days(start, end, now):
         piece = (vehicle_id, d0)
         fixes = shared.fixes.get(piece) if shared is not None else None
         network = ctx.network_on(day)
@@ -265,36 +104,19 @@ async def window_candidates(
         spans = [s for r in due for s in rules.due_spans(r, run_plans[r.id], day, by_route.get(r.id))]
         t = a.track.t
         before = after = None
-        if _before_needed(t, d0):  # nothing before the day in the track: since when was it quiet?
+        if chunkread.before_needed(t, d0):  # nothing before the day in the track: since when was it quiet?
             if shared is not None and piece in shared.before:
                 before = shared.before[piece]
             else:
-                before = _edge(await dq.fix_before(conn, vehicle_id, d0, LOOK_BACK))
-        if _after_needed(t, d1):  # the track ends inside the day: where does it resume?
+                before = chunkread.edge(await dq.fix_before(conn, vehicle_id, d0, chunkread.LOOK_BACK))
+        if chunkread.after_needed(t, d1):  # the track ends inside the day: where does it resume?
             if shared is not None and piece in shared.after:
                 after = shared.after[piece]
             else:
-                after = _edge(await dq.fix_after(conn, vehicle_id, _last(t, d1)))
+                after = chunkread.edge(await dq.fix_after(conn, vehicle_id, chunkread.last(t, d1)))
         found = rules.day_candidates(a, day, runs, run_plans, spans, before, after, t_now, params)
         out += [c for c in found if start <= c.start < end]
     return out
-
-
-def _before_needed(t: FloatArray, d0: datetime) -> bool:
-    return not len(t) or bool(t[0] >= d0.timestamp())
-
-
-def _after_needed(t: FloatArray, d1: datetime) -> bool:
-    return not len(t) or bool(t[-1] < d1.timestamp())
-
-
-def _last(t: FloatArray, d1: datetime) -> datetime:
-    """Where a track that ends inside its day ends (the day's end when it has no fix)."""
-    return datetime.fromtimestamp(float(t[-1]), UTC) if len(t) else d1
-
-
-def _edge(row: Mapping[str, Any] | None) -> rules.Edge | None:
-    return rules.Edge(row["t"], row["lat"], row["lon"]) if row is not None else None
 
 
 async def _plans(conn: Conn, route_ids: Sequence[int], day: date) -> dict[tuple[int, int], RunPlan]:

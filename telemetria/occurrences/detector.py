@@ -38,7 +38,7 @@ from typing import Any
 
 from telemetria.db import DB_ERRORS, Conn, Pool
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import derive, notify, queries, store
+from telemetria.occurrences import chunkread, derive, notify, queries, store
 from telemetria.occurrences.model import Candidate
 from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.occurrences.reconcile import Plan, Stored, reconcile
@@ -109,7 +109,7 @@ async def _write(conn: Conn, plan: Plan, params: DetectParams, stats: RoundStats
 
 async def _window(
     conn: Conn, vehicle_id: int, start: datetime, end: datetime, now: datetime, params: DetectParams,
-    stats: RoundStats, shared: derive.Shared | None = None, stored: list[Stored] | None = None,
+    stats: RoundStats, shared: chunkread.Shared | None = None, stored: list[Stored] | None = None,
 ) -> None:  # fmt: skip
     """Recompute one vehicle's window [start, end) and make the stored occurrences starting in it agree.
 
@@ -272,9 +272,9 @@ async def _chunk(
     starts = {v: min(s, fresh[v].dirty_from - CONTEXT) if v in fresh else s for v, s in starts.items()}
     opened = await store.open_since(conn, starts)
     wins = {v: min(s, opened.get(v, s)) for v, s in starts.items()}
-    shared = derive.Shared()
+    shared = chunkread.Shared()
     await shared.load(conn, list(wins), min(wins.values()), end)
-    await shared.prefetch(conn, {v: (s, end) for v, s in wins.items()}, now, derive.Kept(_KEPT, fresh, stamps))
+    await shared.prefetch(conn, {v: (s, end) for v, s in wins.items()}, now, chunkread.Kept(_KEPT, fresh, stamps))
     stored = await store.stored_windows(conn, wins, end)
     queue = list(wins.items())
     failed: set[int] = set()

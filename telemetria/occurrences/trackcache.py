@@ -1,5 +1,5 @@
 """What a detector process last read of each vehicle's local day, so that its next window reads only the fixes
-stored since (pure: no database; derive.Shared.prefetch reads and uses it).
+stored since (pure: no database; chunkread.Shared.prefetch reads and uses it).
 
 A vehicle reporting every 30 s is recomputed every round, and its window analyses the whole local day: reading
 the day's fixes again each round was a quarter of a window's cost, and grew through the day. The ingest path marks
