@@ -3,7 +3,8 @@
 Inputs come from the same places the reports and the measurement take them (reports/store/fetch.py for a
 vehicle's track with context and its analysis per local day, reports/store/context.py and asof.py for the
 registry as it stood that day, measurement/store.py for the boletim's lines); the rules that turn them into
-candidates are pure (rules.py). Read-only: nothing here writes.
+candidates are pure (rules.py). Read-only: nothing here writes to the database (a detector's window keeps its
+analysis' per-fix values in the process, through chunkread.Shared).
 
 A window is always derived from the analysis of each WHOLE local day it touches (the one the day's rollup and
 the schedule report compute), keeping the candidates that start inside it: so a day in one piece or in hours

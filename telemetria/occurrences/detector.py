@@ -473,6 +473,7 @@ async def _main(interval_s: float, part: Part) -> None:
     from telemetria.settings import Settings
 
     settings = Settings()
+    _KEPT.max_fixes = settings.detector_keep_fixes
     pool = await create_pool(settings, min_size=0, max_size=WORKERS + 1)
     try:
         await periodic(pool, interval_s, part, Gate.of_parent(settings.detector_yield_pct))

@@ -13,8 +13,8 @@ this process's own clear gave it).
 It also keeps the analysis' per-fix values of the day (reports/analysis/perfix.py) with the basis of the registry
 they were computed with, so that the next analysis computes them again only for the day's changed end.
 
-Bounded by MAX_FIXES fixes in all (about 170 bytes each with their values): earlier dates go first; past that,
-new days are not kept.
+Bounded by MAX_FIXES fixes in all (the setting detector_keep_fixes; about 170 bytes each with their values):
+earlier dates go first; past that, new days are not kept.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from telemetria.reports.analysis.perfix import PerFix
 from telemetria.reports.analysis.track import Track
 from telemetria.roads.model import Roads
 
-MAX_FIXES = 2_000_000  # ~340 MB a detector process (a fix and its analysis' values: ~170 bytes)
+MAX_FIXES = 4_000_000  # ~680 MB a detector process (a fix and its analysis' values: ~170 bytes); the setting
+# detector_keep_fixes sets it in a detector process
 
 
 @dataclass(slots=True)
