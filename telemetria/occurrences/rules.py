@@ -308,11 +308,30 @@ def _due(spans: Sequence[DueSpan], lo: float, hi: float, silent_s: float) -> Due
 Fixed = tuple[float, int | Edge]  # t, and the index in the track or the Edge it is
 
 
-def _edges(a: Analysis, before: Edge | None, after: Edge | None) -> list[Fixed]:
-    """The vehicle's fixes around and in its track, in time order."""
-    out: list[Fixed] = [] if before is None else [(before.t, before)]
-    out += [(float(t), k) for k, t in enumerate(a.track.t)]
-    return out + ([] if after is None else [(after.t, after)])
+@dataclass(frozen=True, slots=True)
+class _Edges:
+    """The vehicle's fixes around and in its track, in time order: `t` all their times, `at(i)` the i-th one (the
+    Fixed is made for the few fixes a silence needs, not for every fix of a long day)."""
+
+    a: Analysis
+    before: Edge | None
+    after: Edge | None
+
+    @property
+    def t(self) -> FloatArray:
+        head = [] if self.before is None else [self.before.t]
+        tail = [] if self.after is None else [self.after.t]
+        return np.concatenate([np.array(head, dtype=float), self.a.track.t, np.array(tail, dtype=float)])
+
+    def at(self, i: int) -> Fixed:
+        k = i - (self.before is not None)
+        if k < 0:
+            assert self.before is not None
+            return self.before.t, self.before
+        if k < len(self.a.track):
+            return float(self.a.track.t[k]), k
+        assert self.after is not None
+        return self.after.t, self.after
 
 
 def _where(a: Analysis, f: Fixed, step: int) -> tuple[float, float]:
@@ -333,16 +352,17 @@ def silences(
     yesterday) counts for the day only by its due spans, from the first span it silences. With no fix after it yet
     a due silence is live: end=None, up to `now`.
     """
-    fixes = _edges(a, before, after)
+    fixes = _Edges(a, before, after)
+    times = fixes.t
     # Gap k lies between fixes k-1 and k: (None, first) is the time before the vehicle's first fix ever (as far as
     # we looked), (last, None) the time since its last one, up to now. Only gaps longer than silent_s are looked
     # at, and of them those ending before the day or starting after it (the context's, and those beyond
     # `before`/`after`) are left out below.
-    bounds = np.array([-math.inf, *(f[0] for f in fixes), now], dtype=float)
+    bounds = np.concatenate([[-math.inf], times, [now]])
     out = []
     for g in np.flatnonzero(np.diff(bounds) > params.silent_s).tolist():
-        f0 = fixes[g - 1] if g > 0 else None
-        f1 = fixes[g] if g < len(fixes) else None
+        f0 = fixes.at(g - 1) if g > 0 else None
+        f1 = fixes.at(g) if g < len(times) else None
         ta = f0[0] if f0 is not None else -math.inf
         hi = f1[0] if f1 is not None else now
         if ta >= a.end or hi <= a.start:

@@ -134,8 +134,8 @@ def _align(d: FloatArray, radius_m: float, cost: FloatArray) -> list[int | None]
 
 def _pass(p: Point, path: Path, lo: float, hi: float, radius_m: float, gap_s: float) -> Visit | None:
     """The first time in [lo, hi] the path came within radius_m of p (closest approach of that fix or segment)."""
-    t, lat, lon = path
-    sel = np.flatnonzero((t >= lo) & (t <= hi))
+    t, lat, lon = path  # t increasing (a Track's)
+    sel = np.arange(np.searchsorted(t, lo, "left"), np.searchsorted(t, hi, "right"))
     if not len(sel):
         return None
     y = np.radians(lat[sel] - p.lat) * _EARTH_M

@@ -31,10 +31,14 @@ CONTEXT_FIXES = 1000
 _IGN = {None: IGN_UNKNOWN, True: IGN_ON, False: IGN_OFF}
 
 
-def to_track(records: Sequence[Mapping[str, Any]]) -> Track:
-    """Rows of queries.TRACK (any order) → a Track sorted by fix time. The rows are turned into columns once
-    (a live detector round converts thousands of them); NULL becomes NaN."""
-    rows = sorted(records, key=lambda r: float(r["t"]))
+def _fix_time(row: Mapping[str, Any]) -> float:
+    return float(row["t"])
+
+
+def to_track(records: Sequence[Mapping[str, Any]], ordered: bool = False) -> Track:
+    """Rows of queries.TRACK (any order; `ordered`: already by fix time) → a Track sorted by fix time. The rows
+    are turned into columns once (a live detector round converts thousands of them); NULL becomes NaN."""
+    rows = records if ordered else sorted(records, key=_fix_time)
     if not rows:
         return Track.of([])
     cols = dict(zip(rows[0].keys(), zip(*(r.values() for r in rows), strict=True), strict=True))
@@ -74,15 +78,17 @@ async def tracks(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -
     by_vehicle: dict[int, list[Any]] = {}
     for r in rows:
         by_vehicle.setdefault(r["vehicle_id"], []).append(r)
+    for found in by_vehicle.values():
+        found.sort(key=_fix_time)  # once per vehicle, however many pieces it has
     out = {}
     for v, start, end in pieces:
-        mine = sorted(by_vehicle.get(v, ()), key=lambda r: float(r["t"]))
+        mine = by_vehicle.get(v, [])
         t = np.array([r["t"] for r in mine], dtype=float)
         s, e = start.timestamp(), end.timestamp()
         i, j = int(np.searchsorted(t, s)), int(np.searchsorted(t, e))
         before = max(i - CONTEXT_FIXES, int(np.searchsorted(t, s - CONTEXT.total_seconds())))
         after = min(j + CONTEXT_FIXES, int(np.searchsorted(t, e + CONTEXT.total_seconds())))
-        out[(v, start)] = to_track(mine[before:after])
+        out[(v, start)] = to_track(mine[before:after], ordered=True)
     return out
 
 
