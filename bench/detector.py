@@ -11,7 +11,8 @@ that drove all morning costs more than one that just started). Then, in turns (o
 runs the real service (`telemetria serve`) with the detector off and on (detector_interval_s 0 / 10):
 - paced: every vehicle posts one fix per interval, live (fix time = now), over keep-alive connections; the
   figures are the rate reached, the answer latency, the service's and the database's CPU, and (detector on) the
-  rounds' time (detector_state), the oldest waiting dirty mark sampled every second (the lag);
+  rounds' time (detector_state), the oldest waiting dirty mark sampled every second (the lag), and the detector
+  processes' resident memory (the most sampled: what they keep, detector_keep_fixes, grows with the day);
 - saturated: the same posts as fast as 32 connections go, for the ingest throughput on vs off.
 A paced phase with the detector on is measured after `--warmup` seconds (150) of the same load: a detector process
 computes every vehicle's day whole once after it starts, nothing being kept yet (a once-per-start cost).
@@ -77,6 +78,7 @@ class Phase:
     p99: float | None = None
     rounds: list[tuple[float, int]] = field(default_factory=list)  # (seconds, windows) of each round seen
     lags_s: list[float] = field(default_factory=list)
+    detector_rss_mb: float = 0.0  # the detector processes' resident memory together, the most sampled
 
     warmed: bool = False  # the detector ran WARMUP before the phase was measured
 
@@ -201,8 +203,9 @@ async def _copy(conn: asyncpg.Connection, records: Sequence[tuple[object, ...]])
     await conn.copy_records_to_table("fixes", records=records, columns=cols)
 
 
-async def sample(db: BenchDb, phase: Phase, stop: asyncio.Event) -> None:
-    """Every second: how long the oldest change not yet recomputed has waited, and each new round recorded."""
+async def sample(db: BenchDb, phase: Phase, stop: asyncio.Event, service_pid: int) -> None:
+    """Every second: how long the oldest change not yet recomputed has waited, each new round recorded, and the
+    detector processes' resident memory."""
     conn = await db.connect()
     last = await conn.fetchval("SELECT last_round_at FROM detector_state")  # an earlier phase's round is not this one's
     try:
@@ -217,6 +220,8 @@ async def sample(db: BenchDb, phase: Phase, stop: asyncio.Event) -> None:
                 if row["last_round_at"] is not None and row["last_round_at"] != last:
                     last = row["last_round_at"]
                     phase.rounds.append((row["last_round_s"], row["last_round_windows"]))
+                rss = await asyncio.to_thread(detector_rss, service_pid)
+                phase.detector_rss_mb = max(phase.detector_rss_mb, rss / 2**20)
             try:
                 await asyncio.wait_for(stop.wait(), 1.0)
             except TimeoutError:
@@ -269,14 +274,19 @@ async def drive(url: str, fleet: list[Vehicle], phase: Phase, rate: float | None
 
 def detector_cpu_s(tree: dict[int, float]) -> float:
     """CPU seconds of the detector process(es) among a process tree's."""
-    out = 0.0
-    for pid, cpu in tree.items():
-        try:
-            if b"occurrences.detector" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                out += cpu
-        except OSError:
-            pass
-    return out
+    return sum(cpu for pid, cpu in tree.items() if _is_detector(pid))
+
+
+def detector_rss(root: int) -> int:
+    """Resident bytes of the detector process(es) under `root`."""
+    return sum(procs.tree_rss(pid) for pid in procs.tree_cpu(root) if _is_detector(pid))
+
+
+def _is_detector(pid: int) -> bool:
+    try:
+        return b"occurrences.detector" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 async def run_phase(
@@ -304,7 +314,7 @@ async def run_phase(
             await drive(server.url, fleet, Phase(name + "-warmup", detector), rate, WARMUP[0])
             phase.warmed = True
         cpu0, db0 = procs.tree_cpu(server.proc.pid), procs.tree_cpu(pg) if pg else {}
-        sampler = asyncio.create_task(sample(db, phase, stop))
+        sampler = asyncio.create_task(sample(db, phase, stop, server.proc.pid))
         if rate is not None:
             await drive(server.url, fleet, phase, rate, duration_s)
         else:
@@ -353,12 +363,13 @@ def table(phases: list[Phase]) -> str:
                 num(statistics.median(p.lags_s), 1) if p.lags_s else "",
                 num(max(p.lags_s), 1) if p.lags_s else "",
                 num(max(p.steady_lags_s), 1) if p.steady_lags_s else "",
+                num(p.detector_rss_mb) if p.detector else "",
             ]
         )
     headers = ["phase", "detector", "fixes/s", "p50 ms", "p99 ms", "service CPU %", "of it detector %", "db CPU %",
                "rounds",
                "round s (median)", "round s (max)", "windows/round",
-               "oldest waiting s (median)", "(max)", "(max, steady)"]  # fmt: skip
+               "oldest waiting s (median)", "(max)", "(max, steady)", "detector RSS MB (max)"]  # fmt: skip
     return render(headers, rows)
 
 
