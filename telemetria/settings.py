@@ -234,10 +234,11 @@ class Settings(BaseSettings):
     detector_nice: int = Field(default=10, ge=0, le=19)
     """how much lower than the service's the detector process's CPU priority is (Linux nice): under contention ingest
     gets the CPU first and the detector's lag grows instead; `0`: the same priority"""
-    detector_keep_fixes: int = Field(default=4_000_000, ge=0)
+    detector_keep_fixes: int = Field(default=8_000_000, ge=0)
     """how many fixes of its vehicles' days each detector process keeps with their analysis' per-fix values (~170
-    bytes each: 4,000,000 ≈ 680 MB), so that a window reads and analyses again only what changed; past it, days of
-    earlier dates go first, then new days are read and analysed whole every round; `0`: keep none"""
+    bytes each: 8,000,000 ≈ 1.4 GB, the days of 5,000 vehicles reporting every 30 s for 13 h), so that a window
+    reads and analyses again only what changed; past it, days of earlier dates go first, then new days are read and
+    analysed whole every round (at 10,000 vehicles that is slower than the fixes arrive); `0`: keep none"""
     detector_yield_pct: float = Field(default=50.0, ge=0)
     """while the service process uses more than this share of one core (in %: saturated ingest), the detector
     pauses between windows (2 s at most in a row), so ingest and its database work get the CPU first and the

@@ -29,7 +29,7 @@ from telemetria.reports.analysis.perfix import PerFix
 from telemetria.reports.analysis.track import Track
 from telemetria.roads.model import Roads
 
-MAX_FIXES = 4_000_000  # ~680 MB a detector process (a fix and its analysis' values: ~170 bytes); the setting
+MAX_FIXES = 8_000_000  # ~1.4 GB a detector process (a fix and its analysis' values: ~170 bytes); the setting
 # detector_keep_fixes sets it in a detector process
 
 
