@@ -5,9 +5,10 @@ works those of its Part (the service starts detector_processes of them), so seve
 servers' processes, share the fleet and never work one vehicle at once. One round (run_round) of a part:
 1. (part 0, under DETECTOR_LOCK) the closed days not yet rescanned are queued for a complete rescan;
 2. the dirty marks the ingest path left on latest_fixes (migrations/0014_detector.sql) of its slices are read,
-   oldest first; each dirty vehicle's window is recomputed once: from its dirty_from minus CONTEXT (or the start
-   of what it still has open, if earlier) to now; plus the vehicles that may be silent while due (live silence);
-   the days those marks may decide runs of are handed over (detector_run_days);
+   oldest first; each dirty vehicle's window is recomputed once: from its dirty_from minus CONTEXT or the start
+   of its local day, whichever is earlier (or the start of what it still has open, if earlier) to now; plus the
+   vehicles that may be silent while due (live silence); the days those marks may decide runs of are handed over
+   (detector_run_days);
 3. (part 0) the run kinds: derive.run_candidates for today and every day handed over, reconciled per day;
 4. in chunks of CHUNK vehicles: the chunk's marks are read again (what arrived since step 2 is taken too), its
    registry, stored occurrences and fixes are read in a few statements (each vehicle's day only from its
@@ -50,9 +51,11 @@ from telemetria.reports.knobs import DEFAULT as REPORT_DEFAULT
 
 log = logging.getLogger(__name__)
 
-# How far before the first changed fix a window is recomputed: the longest occurrence a fix can still change by
-# continuing it (a leg on board, over 2 h, is the longest; stops, episodes and gaps are shorter). What is still
-# open before that (a long silence) is reached through store.open_since.
+# How far before the first changed fix a window is recomputed at least: the longest occurrence a fix can still
+# change by continuing it (a leg on board, over 2 h, is the longest; stops, episodes and gaps are shorter). Windows
+# also reach back to the start of the fix's local day (window_start): a leg to school exists only once the school
+# is reached, however long after the first boarding. What is still open before that (a long silence) is reached
+# through store.open_since.
 CONTEXT = timedelta(hours=2, minutes=30)
 AHEAD = timedelta(minutes=10)  # past `now`: ingest takes fixes up to max_future_s (300 s) ahead
 MAX_VEHICLES = 20_000  # windows per round at most (oldest marks first); the rest wait for the next round
@@ -96,6 +99,14 @@ class RoundStats:
 
 def _day(t: datetime) -> date:
     return t.astimezone(LOCAL_TZ).date()
+
+
+def window_start(changed: datetime) -> datetime:
+    """Where the window of a change at fix time `changed` starts: CONTEXT before it, or the start of its local day
+    if that is earlier. The window analyses that whole day anyway (derive.py); starting there lets it store what
+    began earlier in the day and a later fix completed (a leg to school of three hours, completed by the arrival
+    at the school), as the day's rescan would."""
+    return min(changed - CONTEXT, day_bounds(_day(changed))[0])
 
 
 async def _write(conn: Conn, plan: Plan, params: DetectParams, stats: RoundStats) -> None:
@@ -212,11 +223,11 @@ async def _locked_round(
     if lead:
         await _queue_closed_days(conn, now)
     marks = await store.dirty(conn, MAX_VEHICLES, slices) if slices else []  # oldest change first
-    starts: dict[int, datetime] = {m.vehicle_id: m.dirty_from - CONTEXT for m in marks}
+    starts: dict[int, datetime] = {m.vehicle_id: window_start(m.dirty_from) for m in marks}
     margin = EARLY_S + LATE_S  # the prefilter's widening: a run's window reaches this far past its schedule
     if slices:
         for vehicle_id in await store.silent(conn, now, params.silent_s, margin, SILENT_RECHECK_S, slices):
-            starts.setdefault(vehicle_id, now - CONTEXT)
+            starts.setdefault(vehicle_id, window_start(now))
     batch = await store.rescans(conn, RESCANS_PER_ROUND, slices) if slices else []
     # The days whose runs these changes may decide go to the process judging the run kinds before the marks are
     # cleared (detector_run_days): a late batch's days are judged even when another process took its vehicle.
@@ -269,7 +280,7 @@ async def _chunk(
     end = now + AHEAD + timedelta(seconds=time.monotonic() - began)
     fresh, stamps = await store.dirty_of(conn, list(starts))
     marks = {**{v: m for v, m in marks.items() if v in starts}, **fresh}
-    starts = {v: min(s, fresh[v].dirty_from - CONTEXT) if v in fresh else s for v, s in starts.items()}
+    starts = {v: min(s, window_start(fresh[v].dirty_from)) if v in fresh else s for v, s in starts.items()}
     opened = await store.open_since(conn, starts)
     wins = {v: min(s, opened.get(v, s)) for v, s in starts.items()}
     shared = chunkread.Shared()

@@ -381,6 +381,48 @@ async def test_the_same_occurrences_whatever_the_arrival_order(
         assert shape == expected, name
 
 
+def _long_way_to_school() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pupils board at Ponto 1 at 07:25; the vehicle then drives up and down the garage side of the line (never
+    standing still) until 10:20, and reaches the school at 10:22: a leg to school of about 3 h. The fixes up to
+    10:20, and those from then on."""
+    (x0, y0), (x1, _), (x2, y2) = LINE_POINTS
+    before: list[dict[str, Any]] = []
+    t = local(7, 25)
+    while t <= local(7, 32):  # standing at the boarding stop
+        before.append(fix(t, lat=y0, lon=x1, speed=0.0))
+        t += timedelta(seconds=30)
+    while t <= local(10, 20):  # 550 m each way at 25 km/h: a triangle of 160 s
+        phase = ((t - local(7, 32)).total_seconds() % 160) / 80
+        f = phase if phase <= 1 else 2 - phase
+        before.append(fix(t, lat=y0, lon=round(x1 + (x0 - x1) * f, 6), speed=25.0))
+        t += timedelta(seconds=30)
+    after = []
+    while t <= local(10, 40):
+        f = min(1.0, (t - local(10, 20)).total_seconds() / 80)  # at the school from 10:21:20 on
+        after.append(fix(t, lat=round(y0 + (y2 - y0) * f, 6), lon=x2, speed=25.0 if f < 1 else 0.0))
+        t += timedelta(seconds=30)
+    return before, after
+
+
+async def test_a_leg_to_school_longer_than_the_window_s_context_is_found_live(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    await schedule(conn, world["r1"])
+    token = await token_of(conn, world, 1)
+    before, after = _long_way_to_school()
+    await post(client, token, before)
+    assert (await detector.run_round(pool, now=local(10, 21))).failed == 0
+    assert await occurrences(conn, world["v1"], Kind.OVER_2H_ON_BOARD) == []  # not at the school yet
+    # The arrival at the school completes the leg, 2 h 55 min after the boarding: more than CONTEXT before the
+    # change, yet found by this round, not only by the day's rescan.
+    await post(client, token, after)
+    assert (await detector.run_round(pool, now=local(10, 41))).failed == 0
+    [leg] = await occurrences(conn, world["v1"], Kind.OVER_2H_ON_BOARD)
+    assert local(10, 20) - detector.CONTEXT > leg["start_ts"] >= local(7, 25)
+    assert leg["start_ts"] <= local(7, 26) and local(10, 20) <= leg["end_ts"] <= local(10, 23)
+    assert leg["facts"]["leg"] == "to_school" and leg["facts"]["minutes"] > 170
+
+
 async def test_late_marks_what_a_late_fix_completed_and_not_what_arrived_in_time(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
 ) -> None:
