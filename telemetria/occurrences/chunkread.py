@@ -111,7 +111,7 @@ class Shared:
         vehicle's stamp is read only from the vehicle's dirty_from on (not at all without a mark), when that lies
         inside the day; what is read is kept for the next round (under the stamp read)."""
         pieces = [(v, d0, d1) for v, (s, e) in windows.items() for _, d0, d1 in local_days(s, e, now)]
-        whole, since = list(pieces), {}
+        whole, since, unchanged = list(pieces), {}, set()
         self.kept = kept
         if kept is not None:
             whole = []
@@ -123,6 +123,7 @@ class Shared:
                     whole.append((v, d0, d1))
                 elif mark is None:
                     self.fixes[(v, d0)] = old  # nothing stored since it was read
+                    unchanged.add((v, d0))
                     if computed is not None:
                         self.prior[(v, d0)] = (computed, len(old))
                 elif d0 <= mark.dirty_from < d1 and v not in since:
@@ -141,8 +142,8 @@ class Shared:
                     self.fixes[(v, d0)] = trackcache.extend(old, f.timestamp(), new[v])
         self.fixes |= await fetch.tracks(conn, whole)
         if kept is not None:
-            for v, d0, _ in pieces:
-                if v in kept.stamps:
+            for v, d0, _ in pieces:  # what was read (an unchanged day stays kept as it is, with its values)
+                if v in kept.stamps and (v, d0) not in unchanged:
                     kept.cache.put(v, d0, self.fixes[(v, d0)], kept.stamps[v])
         befores, afters = [], []
         for v, d0, d1 in pieces:
