@@ -279,7 +279,7 @@ def detector_cpu_s(tree: dict[int, float]) -> float:
 
 def detector_rss(root: int) -> int:
     """Resident bytes of the detector process(es) under `root`."""
-    return sum(procs.tree_rss(pid) for pid in procs.tree_cpu(root) if _is_detector(pid))
+    return sum(procs.rss(pid) for pid in procs.tree_cpu(root) if _is_detector(pid))
 
 
 def _is_detector(pid: int) -> bool:

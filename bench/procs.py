@@ -138,10 +138,11 @@ def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
 
 def tree_rss(root: int) -> int:
     """Resident bytes of `root` and all its descendants, summed (a page shared by two counts twice)."""
-    return sum(_rss(pid) for pid in tree_cpu(root))
+    return sum(rss(pid) for pid in tree_cpu(root))
 
 
-def _rss(pid: int) -> int:
+def rss(pid: int) -> int:
+    """Resident bytes of one process (0 once it exited)."""
     try:
         return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
     except (OSError, IndexError, ValueError):
