@@ -130,6 +130,7 @@ def totals_json(t: RouteTotals) -> dict[str, Any]:
         "runs_justified": t.runs_justified, "contracted_km": number(t.contracted_km, KM),
         "realized_km": number(t.realized_km, KM), "payable_km": number(t.payable_km, KM),
         "unpaved_km": number(t.unpaved_km, KM), "amount": number(t.amount, MONEY),
+        "runs_pending": t.runs_pending, "pending_km": number(t.pending_km, KM),
     }  # fmt: skip
 
 
@@ -144,6 +145,8 @@ def sums_json(routes: Sequence[RouteTotals]) -> dict[str, Any]:
         "payable_km": number(sum((t.payable_km for t in routes), zero), KM),
         "unpaved_km": number(sum((t.unpaved_km for t in routes), zero), KM),
         "amount": number(sum((t.amount for t in routes), zero), MONEY),
+        "runs_pending": sum(t.runs_pending for t in routes),
+        "pending_km": number(sum((t.pending_km for t in routes), zero), KM),
     }  # fmt: skip
 
 

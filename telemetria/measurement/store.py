@@ -7,6 +7,7 @@ from its frozen content (document.py); only the other days are computed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -26,6 +27,7 @@ from telemetria.reports.analysis.engine import line as route_line
 from telemetria.reports.analysis.roads import profile
 from telemetria.reports.model import Route
 from telemetria.reports.store import asof
+from telemetria.reports.store import queries as rq
 from telemetria.roads import inforce
 from telemetria.roads.model import Roads, in_force_on
 
@@ -86,6 +88,26 @@ async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], cont
     return out
 
 
+async def own_runs(conn: Conn, vehicle_ids: Sequence[int], first: date, last: date, school: set[date]) -> list[DueRun]:
+    """Every run the vehicles were assigned on the school days of first..last, whatever its route or contract.
+
+    What keeps a vehicle from being paid twice for one drive: a substitute candidate that made a run of its own at
+    the time (boletim.busy) is not taken, and which runs it made is asked of the whole municipality, never of the
+    contract or routes the question is about; so a contract's boletim, a single route's justification and the
+    other contract's boletim give the same status to the same run.
+    """
+    if not vehicle_ids:
+        return []
+    wanted = set(vehicle_ids)
+    route_ids = sorted({r["route_id"] for r in await conn.fetch(rq.ASSIGNMENTS, sorted(wanted), first, last)})
+    rows = [a for a in await asof.assignments(conn, route_ids, first, last) if a.vehicle_id in wanted]
+    due = due_days(first, last, school, route_ids, rows)
+    routes_by_day = {}
+    for day in sorted({d for _, d in due}):
+        routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
+    return due_runs(due, routes_by_day, plans.plan_runs, route_line)
+
+
 async def shares(
     conn: Conn, runs: Sequence[DueRun], routes_by_day: Mapping[date, Mapping[int, Route]],
     terms_on: Callable[[date], Terms],
@@ -114,9 +136,12 @@ async def shares(
 
 async def live_lines(
     conn: Conn, head: ContractHead, wanted: Sequence[date], route_ids: Sequence[int],
-    spans: Sequence[tuple[date, date, Terms]], where: str = "from",
+    spans: Sequence[tuple[date, date, Terms]], where: str = "from", now: float | None = None,
 ) -> list[Line]:  # fmt: skip
-    """The run lines of the days `wanted` (inside the contract's validity), computed from GPS evidence."""
+    """The run lines of the days `wanted` (inside the contract's validity), computed from GPS evidence.
+
+    `now` (epoch s): runs whose window has not closed by then are `pending` (boletim.lines); None judges all.
+    """
     if not wanted or not route_ids:
         return []
     first, last = min(wanted), max(wanted)
@@ -128,9 +153,15 @@ async def live_lines(
     runs = due_runs(due, routes_by_day, plans.plan_runs, route_line)
     terms_on = _terms_on(spans, head.id)
     obs = await batch.observations(conn, [(r.plan, v) for r in runs for v in r.vehicle_ids])
-    short = [i for i, r in enumerate(runs) if boletim.short(r, obs, terms_on(r.plan.day).rule)]
+    short = [
+        i for i, r in enumerate(runs)
+        if (now is None or r.plan.end <= now) and boletim.short(r, obs, terms_on(r.plan.day).rule)
+    ]  # fmt: skip
     others = await _others(conn, runs, short, head.contractor_id)
     obs |= await batch.observations(conn, [(runs[i].plan, v) for i, vs in others.items() for v in vs])
+    theirs = await own_runs(conn, sorted({v for vs in others.values() for v in vs}), first, last, school)
+    obs |= await batch.observations(conn, [(r.plan, v) for r in theirs for v in r.vehicle_ids
+                                           if (r.plan.route_id, r.plan.day, r.plan.run_no, v) not in obs])  # fmt: skip
     assigned = sorted({v for r in runs for v in r.vehicle_ids})
     vehicles = {
         r["id"]: VehicleInfo(r["id"], r["plate"], r["active"], r["contractor_id"])
@@ -141,7 +172,8 @@ async def live_lines(
         for r in await conn.fetch(q.JUSTIFICATIONS, list(route_ids), first, last)
     ]
     unpaved = await shares(conn, runs, routes_by_day, terms_on)
-    return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications, unpaved)
+    return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications, unpaved, now,
+                         theirs)  # fmt: skip
 
 
 async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:
@@ -153,9 +185,14 @@ async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closin
 
 async def compute(
     conn: Conn, head: ContractHead, first: date, last: date, *, frozen: bool = True,
-    route_ids: Sequence[int] | None = None, where: str = "from",
+    route_ids: Sequence[int] | None = None, where: str = "from", judge_all: bool = False,
 ) -> Computed:  # fmt: skip
-    """The contract's boletim over first..last (inside its validity); closed months as frozen when `frozen`."""
+    """The contract's boletim over first..last (inside its validity); closed months as frozen when `frozen`.
+
+    Only what has happened is judged: a run whose window has not closed yet is `pending` (unless `judge_all`: the
+    day panel shows how a run of today stands so far).
+    """
+    now = None if judge_all else time.time()
     refs = [RouteRef(r["id"], r["code"], Decimal(repr(float(r["declared_km"]))).quantize(Decimal("0.001")))
             for r in await conn.fetch(q.CONTRACT_ROUTES, [head.id])]  # fmt: skip
     only = set(route_ids) if route_ids is not None else None
@@ -165,7 +202,7 @@ async def compute(
     shut_months = {c.month for c in shut}
     spans = await _terms(conn, head.id, first, last)
     wanted = [d for d in days(first, last) if month_of(d) not in shut_months]
-    lines = await live_lines(conn, head, wanted, [r.route_id for r in refs], spans, where)
+    lines = await live_lines(conn, head, wanted, [r.route_id for r in refs], spans, where, now)
     for c in shut:  # as closed, even for a route that has left the contract since
         lines += [ln for ln in c.lines if first <= ln.day <= last and (only is None or ln.route_id in only)]
     lines.sort(key=lambda ln: (ln.day, ln.code, ln.route_id, ln.run_no))
