@@ -27,7 +27,13 @@ TERM_COLUMNS = (
 INSERT_CONTRACT = """
 INSERT INTO contracts (contractor_id, number, lot, valid_from, valid_to) VALUES ($1, $2, $3, $4, $5) RETURNING id"""
 CONTRACT_BY_NUMBER = "SELECT id FROM contracts WHERE number = $1"
-LOCK_CONTRACT = "SELECT id, valid_from, valid_to FROM contracts WHERE id = $1 FOR UPDATE"
+LOCK_CONTRACT = "SELECT id, number, lot, valid_from, valid_to FROM contracts WHERE id = $1 FOR UPDATE"
+# The first closed (not reopened) month of contract $1 with a day in [$2, $3] (measurement/api.py closes them).
+CLOSED_MONTH_IN = """
+SELECT month FROM measurement_closures
+WHERE contract_id = $1 AND reopened_at IS NULL
+  AND month <= $3::date AND (month + interval '1 month')::date > $2::date
+ORDER BY month LIMIT 1"""
 # Only the sent fields ($2) change; contractor_id is fixed at creation.
 PATCH_CONTRACT = """
 UPDATE contracts SET

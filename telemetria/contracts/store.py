@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 from telemetria.contracts import calendar
@@ -149,6 +150,12 @@ async def patch_contract(conn: Conn, cid: int, body: ContractPatch, username: st
         raise NotFound(f"no contract {cid}")
     valid_from, valid_to = own.get("valid_from", current["valid_from"]), own.get("valid_to", current["valid_to"])
     _window(valid_from, valid_to)
+    for name, old, new, after in (("valid_from", current["valid_from"], valid_from, False),
+                                  ("valid_to", current["valid_to"], valid_to, True)):  # fmt: skip
+        if new != old:  # the days that enter or leave the validity
+            lo, hi = min(old, new), max(old, new)
+            lo, hi = (lo + timedelta(days=1), hi) if after else (lo, hi - timedelta(days=1))
+            await _open(conn, cid, current["number"], lo, hi, name)
     if own:
         args = [own.get(c) for c in ("number", "lot", "valid_from", "valid_to")]
         await guarded(lambda: conn.fetchval(q.PATCH_CONTRACT, cid, list(own), *args))
@@ -160,8 +167,30 @@ async def patch_contract(conn: Conn, cid: int, body: ContractPatch, username: st
                 f"effective_from: {day} is outside the contract's validity ({valid_from} to {valid_to})",
                 "effective_from",
             )
+        await _open(conn, cid, current["number"], day, valid_to, "effective_from")
         done |= await _new_version(conn, cid, day, priced, username)
+    done["old"] = {k: _plain(current[k]) for k in own}
+    done["new"] = {k: _plain(v) for k, v in own.items()}
     return done
+
+
+def _plain(v: Any) -> Any:
+    return v.isoformat() if isinstance(v, date) else str(v) if isinstance(v, Decimal) else v
+
+
+async def _open(conn: Conn, cid: int, number: str, first: date, last: date, field: str) -> None:
+    """409 naming the month when a change would reach a day of first..last inside a closed month of the contract:
+    a closed boletim is what was paid; the month must be reopened first (POST .../reopen), or the change made to
+    apply after it."""
+    if first > last:
+        return
+    month = await conn.fetchval(q.CLOSED_MONTH_IN, cid, first, last)
+    if month is not None:
+        raise Conflict(
+            f"{field}: the change reaches {month:%Y-%m}, a closed month of contract {number}: reabra o mês "
+            f"(POST /api/v1/measurements/{cid}/{month:%Y-%m}/reopen) or make the change apply after it",
+            field,
+        )
 
 
 async def _new_version(conn: Conn, cid: int, day: date, priced: dict[str, Any], username: str) -> dict[str, Any]:
@@ -179,7 +208,10 @@ async def _new_version(conn: Conn, cid: int, day: date, priced: dict[str, Any], 
     if base["valid_from"] == day:
         await conn.execute(q.SUPERSEDE_TERMS, cid, day)
     version = await _insert_terms(conn, cid, day, new, changed, username)
-    return {"version": version, "effective_from": day.isoformat(), "changed": changed}
+    return {
+        "version": version, "effective_from": day.isoformat(), "changed": changed,
+        "terms_old": {k: _plain(old[k]) for k in changed}, "terms_new": {k: _plain(new[k]) for k in changed},
+    }  # fmt: skip
 
 
 async def history(conn: Conn, scope: int | None, cid: int, today: date) -> dict[str, Any]:
