@@ -94,6 +94,7 @@ class Line:
     justified_at: datetime | None = None
     unpaved_km: Decimal = ZERO  # of payable_km, those paid at price_per_km_unpaved (0: no second price or network)
     price_per_km_unpaved: Decimal | None = None  # the second price in force that day, None: the contract has none
+    off_schedule: str | None = None  # "early" / "late": made outside its window, on its own day (schoolday.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +198,7 @@ def lines(
     runs: Sequence[DueRun], obs: Mapping[ObsKey, Observation], others: Mapping[int, Sequence[int]],
     terms_on: Callable[[date], Terms], vehicles: Mapping[int, VehicleInfo], contractor_id: int,
     justifications: Iterable[Justification], shares: Mapping[int, Decimal] | None = None, now: float | None = None,
-    own: Sequence[DueRun] | None = None,
+    own: Sequence[DueRun] | None = None, outside: Mapping[ObsKey, Observation] | None = None,
 ) -> list[Line]:  # fmt: skip
     """The boletim's run lines, in the order of `runs`.
 
@@ -208,7 +209,9 @@ def lines(
     window has not closed by then is `pending`: shown with what its assigned vehicles did so far, paid nothing and
     left out of the totals (route_totals), never given to a substitute nor justified. None: every run is judged.
     `own`: the runs the substitute candidates were assigned that period, of every route and contract
-    (store.own_runs); a candidate that made one of them at the time is busy. None: `runs` only.
+    (store.own_runs); a candidate that made one of them at the time is busy. None: `runs` only. `outside`: what
+    the assigned vehicles did of a run over its own day outside its window (schoolday.widened); a run they made
+    there is made, flagged `early` or `late`, and no substitute is looked for.
     """
     by_day: dict[tuple[int, date], list[Justification]] = {}
     for j in justifications:
@@ -224,8 +227,12 @@ def lines(
         if now is not None and run.plan.end > now:
             out.append(_pending(run, obs, terms, vehicles))
             continue
-        free = [x for x in others.get(i, ()) if not busy(run, x, by_vehicle.get(x, ()), obs, rule)]
-        pick = choose(run, obs, free, rule)
+        moved = off_schedule(run, obs, outside, rule) if outside else None
+        if moved is not None:
+            pick, when = Choice(moved.vehicle_id, moved, False), _when(run, moved)
+        else:
+            free = [x for x in others.get(i, ()) if not busy(run, x, by_vehicle.get(x, ()), obs, rule)]
+            pick, when = choose(run, obs, free, rule), None
         o = pick.observation
         coverage = pct(o.coverage) if o else ZERO
         just = _justification(run, by_day)
@@ -248,10 +255,26 @@ def lines(
                 pick.substitution, unauthorized, status, coverage, km(o.route_km) if o else ZERO, off,
                 run.declared_km, run.contracted_km, payable, terms.price_per_km, amount, o.first if o else None,
                 o.last if o else None, shown.reason if shown else None, shown.created_by if shown else None,
-                shown.created_at if shown else None, unpaved, second,
+                shown.created_at if shown else None, unpaved, second, when,
             )
         )  # fmt: skip
     return out
+
+
+def off_schedule(
+    run: DueRun, obs: Mapping[ObsKey, Observation], outside: Mapping[ObsKey, Observation], rule: PaymentRule
+) -> Observation | None:
+    """The assigned vehicles' evidence of the run outside its window, when they did not make it inside but did
+    there (at least `made`)."""
+    mine = _best(run, run.vehicle_ids, obs)
+    if mine is not None and pct(mine.coverage) >= rule.made_min_coverage_pct:
+        return None
+    there = _best(run, run.vehicle_ids, outside)
+    return there if there is not None and pct(there.coverage) >= rule.made_min_coverage_pct else None
+
+
+def _when(run: DueRun, o: Observation) -> str:
+    return "early" if o.first is not None and o.first < run.plan.start else "late"
 
 
 def _pending(run: DueRun, obs: Mapping[ObsKey, Observation], terms: Terms, vehicles: Mapping[int, VehicleInfo]) -> Line:

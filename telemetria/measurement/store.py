@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
 from telemetria.contracts import store as calendar_store
-from telemetria.contracts.calendar import school_days
+from telemetria.contracts.calendar import ScheduleChange, Shift, schedule_changes, school_days, shifts_off
 from telemetria.contracts.rule import PaymentRule
 from telemetria.db import Conn
 from telemetria.http import FieldError
-from telemetria.measurement import batch, boletim, document, pavement, plans
+from telemetria.measurement import batch, boletim, document, pavement, plans, schoolday
 from telemetria.measurement import queries as q
 from telemetria.measurement.boletim import Justification, Line, RouteRef, Terms, VehicleInfo
 from telemetria.measurement.document import Closing, Computed, ContractHead
@@ -65,14 +66,28 @@ def _terms_on(spans: Sequence[tuple[date, date, Terms]], cid: int) -> Callable[[
     return on
 
 
-async def _school_days(conn: Conn, wanted: Sequence[date], where: str) -> set[date]:
-    out: set[date] = set()
+@dataclass(frozen=True, slots=True)
+class Calendar:
+    """The school days of a period, and what the school day was on them (contracts/calendar.py)."""
+
+    days: set[date]
+    off: dict[date, frozenset[Shift]]
+    changes: dict[tuple[date, Shift], ScheduleChange]
+
+    def follow(self, runs: Sequence[DueRun]) -> list[DueRun]:
+        return schoolday.follow(runs, self.off, self.changes)
+
+
+async def _calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
+    cal = Calendar(set(), {}, {})
     for year in sorted({d.year for d in wanted}):
         sy = await calendar_store.school_year(conn, year)
         if sy is None:
             raise FieldError(f"{where}: no school year {year}: PUT /api/v1/school-years/{year} first", where, 409)
-        out |= set(school_days(sy))
-    return out
+        cal.days.update(school_days(sy))
+        cal.off.update(shifts_off(sy))
+        cal.changes.update(schedule_changes(sy))
+    return cal
 
 
 async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], contractor: int) -> dict[int, list[int]]:
@@ -88,7 +103,7 @@ async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], cont
     return out
 
 
-async def own_runs(conn: Conn, vehicle_ids: Sequence[int], first: date, last: date, school: set[date]) -> list[DueRun]:
+async def own_runs(conn: Conn, vehicle_ids: Sequence[int], first: date, last: date, cal: Calendar) -> list[DueRun]:
     """Every run the vehicles were assigned on the school days of first..last, whatever its route or contract.
 
     What keeps a vehicle from being paid twice for one drive: a substitute candidate that made a run of its own at
@@ -101,11 +116,11 @@ async def own_runs(conn: Conn, vehicle_ids: Sequence[int], first: date, last: da
     wanted = set(vehicle_ids)
     route_ids = sorted({r["route_id"] for r in await conn.fetch(rq.ASSIGNMENTS, sorted(wanted), first, last)})
     rows = [a for a in await asof.assignments(conn, route_ids, first, last) if a.vehicle_id in wanted]
-    due = due_days(first, last, school, route_ids, rows)
+    due = due_days(first, last, cal.days, route_ids, rows)
     routes_by_day = {}
     for day in sorted({d for _, d in due}):
         routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
-    return due_runs(due, routes_by_day, plans.plan_runs, route_line)
+    return cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
 
 
 async def shares(
@@ -145,21 +160,23 @@ async def live_lines(
     if not wanted or not route_ids:
         return []
     first, last = min(wanted), max(wanted)
-    school = await _school_days(conn, wanted, where) & set(wanted)
+    cal = await _calendar(conn, wanted, where)
+    school = cal.days & set(wanted)
     due = due_days(first, last, school, route_ids, await asof.assignments(conn, route_ids, first, last))
     routes_by_day = {}
     for day in sorted({d for _, d in due}):
         routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
-    runs = due_runs(due, routes_by_day, plans.plan_runs, route_line)
+    runs = cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
     terms_on = _terms_on(spans, head.id)
     obs = await batch.observations(conn, [(r.plan, v) for r in runs for v in r.vehicle_ids])
-    short = [
-        i for i, r in enumerate(runs)
-        if (now is None or r.plan.end <= now) and boletim.short(r, obs, terms_on(r.plan.day).rule)
-    ]  # fmt: skip
+    judged = [i for i, r in enumerate(runs) if now is None or r.plan.end <= now]
+    missed = [i for i in judged if boletim.short(runs[i], obs, terms_on(runs[i].plan.day).rule)]
+    wide = schoolday.widened(runs, missed)
+    outside = await batch.observations(conn, [(p, v) for i, p in wide.items() for v in runs[i].vehicle_ids])
+    short = [i for i in missed if boletim.off_schedule(runs[i], obs, outside, terms_on(runs[i].plan.day).rule) is None]
     others = await _others(conn, runs, short, head.contractor_id)
     obs |= await batch.observations(conn, [(runs[i].plan, v) for i, vs in others.items() for v in vs])
-    theirs = await own_runs(conn, sorted({v for vs in others.values() for v in vs}), first, last, school)
+    theirs = await own_runs(conn, sorted({v for vs in others.values() for v in vs}), first, last, cal)
     obs |= await batch.observations(conn, [(r.plan, v) for r in theirs for v in r.vehicle_ids
                                            if (r.plan.route_id, r.plan.day, r.plan.run_no, v) not in obs])  # fmt: skip
     assigned = sorted({v for r in runs for v in r.vehicle_ids})
@@ -173,7 +190,7 @@ async def live_lines(
     ]
     unpaved = await shares(conn, runs, routes_by_day, terms_on)
     return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications, unpaved, now,
-                         theirs)  # fmt: skip
+                         theirs, outside)  # fmt: skip
 
 
 async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:

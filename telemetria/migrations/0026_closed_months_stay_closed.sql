@@ -47,3 +47,17 @@ END $$;
 
 CREATE TRIGGER registry_versions_closed_months BEFORE INSERT ON registry_versions
     FOR EACH ROW EXECUTE FUNCTION registry_version_closed_guard();
+
+-- The school day as it was (issue 31): a day without school in some shifts only (NULL: the whole day), and the
+-- days a shift's runs were due at another time (an early dismissal, a late start). contracts/calendar.py.
+ALTER TABLE school_calendar_days ADD COLUMN shifts text[]
+    CHECK (shifts IS NULL OR (cardinality(shifts) > 0 AND shifts <@ ARRAY['manha', 'tarde', 'noite']));
+CREATE TABLE school_schedule_changes (
+    year          integer NOT NULL REFERENCES school_years (year) ON DELETE CASCADE,
+    day           date NOT NULL,
+    shift         text NOT NULL CHECK (shift IN ('manha', 'tarde', 'noite')),
+    runs_due_from time NOT NULL,
+    reason        text NOT NULL CHECK (btrim(reason) <> ''),
+    PRIMARY KEY (day, shift)
+);
+CREATE INDEX school_schedule_changes_year ON school_schedule_changes (year);
