@@ -6,7 +6,7 @@ from datetime import date, datetime, time
 from decimal import Decimal as D
 
 from telemetria.contracts import calendar
-from telemetria.contracts.calendar import ScheduleChange, shift_of
+from telemetria.contracts.calendar import ScheduleChange, Shift, shift_of
 from telemetria.localtime import LOCAL_TZ, day_bounds
 from telemetria.measurement.due import DueRun
 from telemetria.measurement.model import RunPlan
@@ -37,7 +37,7 @@ def test_a_runs_shift_is_its_timetables() -> None:
 
 
 def test_a_morning_only_day_drops_the_afternoon_run_only() -> None:
-    off = {DAY: frozenset({"tarde", "noite"})}
+    off: dict[date, frozenset[Shift]] = {DAY: frozenset({"tarde", "noite"})}
     assert follow([MORNING, AFTERNOON], off, {}) == [MORNING]
     d0, d1 = (b.timestamp() for b in day_bounds(DAY))
     whole = run(1, d0, d1, None)
