@@ -30,6 +30,7 @@ from telemetria.registry.errors import Conflict, NotFound
 from telemetria.registry.schemas import Name, Strict
 from telemetria.reports.output import csv, files
 from telemetria.reports.output.document import Document, Table
+from telemetria.reports.store import asof
 
 router = APIRouter(prefix="/api/v1", tags=["measurement"])
 READ = Depends(require(Perm.READ))
@@ -166,11 +167,14 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
     route = await conn.fetchrow(q.ROUTE, body.route_id)
     if route is None:
         raise NotFound(f"route_id: no route {body.route_id}", "route_id")
-    if route["contract_id"] is None:
-        raise FieldError(f"route_id: route {route['code']} has no contract: its runs are not measured", "route_id")
     if body.day > local_today():
         raise FieldError(f"date: {body.day} has not come yet", "date")
-    head = await _one(conn, who, route["contract_id"])
+    then = (await asof.routes_on(conn, [body.route_id], body.day)).get(body.route_id)  # its contract that day
+    contract_id = then.contract_id if then is not None else route["contract_id"]
+    if contract_id is None:
+        raise FieldError(f"route_id: route {route['code']} had no contract on {body.day}: its runs are not measured",
+                         "route_id")  # fmt: skip
+    head = await _one(conn, who, contract_id)
     if not head.covers(body.day, body.day):
         raise FieldError(f"date: no run is due on {body.day}: outside contract {head.number}'s validity", "date")
     async with conn.transaction():

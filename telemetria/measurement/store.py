@@ -153,7 +153,8 @@ async def live_lines(
     conn: Conn, head: ContractHead, wanted: Sequence[date], route_ids: Sequence[int],
     spans: Sequence[tuple[date, date, Terms]], where: str = "from", now: float | None = None,
 ) -> list[Line]:  # fmt: skip
-    """The run lines of the days `wanted` (inside the contract's validity), computed from GPS evidence.
+    """The run lines of the days `wanted` (inside the contract's validity), computed from GPS evidence: the runs of
+    `route_ids` on the days each belonged to the contract (its version in force that day names it).
 
     `now` (epoch s): runs whose window has not closed by then are `pending` (boletim.lines); None judges all.
     """
@@ -166,6 +167,8 @@ async def live_lines(
     routes_by_day = {}
     for day in sorted({d for _, d in due}):
         routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
+    # a route's runs are the contract's on the days its version then in force names the contract (dated membership)
+    due = {(r, d): vs for (r, d), vs in due.items() if (x := routes_by_day[d].get(r)) and x.contract_id == head.id}
     runs = cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
     terms_on = _terms_on(spans, head.id)
     obs = await batch.observations(conn, [(r.plan, v) for r in runs for v in r.vehicle_ids])
@@ -210,8 +213,11 @@ async def compute(
     day panel shows how a run of today stands so far).
     """
     now = None if judge_all else time.time()
-    refs = [RouteRef(r["id"], r["code"], Decimal(repr(float(r["declared_km"]))).quantize(Decimal("0.001")))
-            for r in await conn.fetch(q.CONTRACT_ROUTES, [head.id])]  # fmt: skip
+    refs = sorted(
+        (RouteRef(r["id"], r["code"], Decimal(repr(float(r["declared_km"]))).quantize(Decimal("0.001")))
+         for r in await conn.fetch(q.CONTRACT_ROUTES_DURING, head.id, first, last)),
+        key=lambda r: (r.code, r.route_id),
+    )  # fmt: skip
     only = set(route_ids) if route_ids is not None else None
     if only is not None:
         refs = [r for r in refs if r.route_id in only]

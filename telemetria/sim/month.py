@@ -18,8 +18,9 @@ another the afternoon is dismissed early (`dismissal`: the calendar records the 
 and route 3's return is driven then). Two contracts (issue 31): route 5 (`SIM-05`, `SECOND_CONTRACT`) runs
 along route 1's line on its timetable with a vehicle of its own (`SECOND_VEHICLE`); on the day that vehicle
 stays in its garage (`not_made`), route 1's vehicle drives its own run along the same roads in that window,
-and that one drive is paid once: route 5's run is not made. The truth gives, per due run, who drove it, the share of the run's stretch of the route line driven along it and those km, and the status the
-contract's default rule gives that share. Same seed, same month, fix for fix.
+and that one drive is paid once: route 5's run is not made. The truth gives, per due run, who drove it, the
+share of the run's stretch of the route line driven along it and those km, and the status the contract's
+default rule gives that share. Same seed, same month, fix for fix.
 """
 
 from __future__ import annotations

@@ -128,3 +128,26 @@ async def test_the_coming_days_are_pending_and_not_counted(
     assert (c["runs_due"], c["runs_not_made"], c["runs_pending"]) == (0, 0, len(runs))
     assert c["amount"] == 0 and c["contracted_km"] == 0
     assert D(str(c["pending_km"])) == D("2.2") * len(runs)
+
+
+async def test_a_routes_contract_is_a_dated_version(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, world: dict[str, Any]
+) -> None:
+    """L02 moves from 022/2026 to 021/2026 from 5 March: its 4 March run stays 022's, its 5 March run is 021's."""
+    await conn.execute("UPDATE registry_versions SET valid_from = '2026-02-01'")  # entered in February
+    await _post_fixes(client, world["b"], _drive(date(2026, 3, 5)))
+    r = await client.patch(f"/api/v1/routes/{world['L02']}", headers=people.auth("monitor"),
+                           json={"contract_id": world["k1"], "effective_from": "2026-03-05"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    one = await _boletim(client, people, world["k1"], "2026-03-04", "2026-03-05")
+    two = await _boletim(client, people, world["k2"], "2026-03-04", "2026-03-05")
+    assert [(x["code"], x["date"]) for x in two["runs"]] == [("L02", "2026-03-04")]
+    assert ("L02", "2026-03-05") in [(x["code"], x["date"]) for x in one["runs"]]
+    assert ("L02", "2026-03-04") not in [(x["code"], x["date"]) for x in one["runs"]]
+    assert [t["code"] for t in two["contracts"][0]["routes"]] == ["L02"]  # it belonged to 022/2026 in the period
+    # a justification goes to the contract the route had that day
+    r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
+                          json={"route_id": world["L02"], "date": DAY, "reason": "pneu furado"})  # fmt: skip
+    assert r.status_code == 201, r.text
+    again = await _boletim(client, people, world["k2"], DAY, DAY)
+    assert again["runs"][0]["status"] == "justified"
