@@ -28,6 +28,9 @@ WHERE v.kind = 'route' AND v.data IS NOT NULL AND (v.data ->> 'contract_id')::in
   AND v.during && daterange($2::date, $3::date, '[]')
 ORDER BY v.item_id, v.valid_from DESC"""
 
+# Every route (the municipality's): a substitute's rival claims are looked for among all their runs.
+ALL_ROUTES = "SELECT id FROM routes ORDER BY id"
+
 ROUTE = """
 SELECT r.id, r.code, r.contract_id, k.contractor_id
 FROM routes r LEFT JOIN contracts k ON k.id = r.contract_id WHERE r.id = $1"""

@@ -24,6 +24,7 @@ from telemetria.measurement import queries as q
 from telemetria.measurement.boletim import Justification, Line, RouteRef, Terms, VehicleInfo
 from telemetria.measurement.document import Closing, Computed, ContractHead
 from telemetria.measurement.due import DueRun, days, due_days, due_runs
+from telemetria.measurement.model import Observation
 from telemetria.reports.analysis.engine import line as route_line
 from telemetria.reports.analysis.roads import profile
 from telemetria.reports.model import Route
@@ -123,6 +124,77 @@ async def own_runs(conn: Conn, vehicle_ids: Sequence[int], first: date, last: da
     return cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
 
 
+def _claim(run: DueRun, o: Observation) -> tuple[Decimal, float, float, int, int]:
+    """How strong a substitute's claim on a run is: its coverage, km along the route, then the earlier run."""
+    p = run.plan
+    return boletim.pct(o.coverage), o.route_km, -p.start, -p.route_id, -p.run_no
+
+
+async def rival_claims(
+    conn: Conn, runs: Sequence[DueRun], others: Mapping[int, Sequence[int]], obs: Mapping[boletim.ObsKey, Observation],
+    first: date, last: date, cal: Calendar,
+) -> set[tuple[int, int]]:  # fmt: skip
+    """(run index, vehicle) pairs where the vehicle, a substitute candidate, has a stronger claim on another run of
+    the municipality at the time (any route, any contract, whatever was asked): one drive is one substitution.
+
+    Another run is a rival when its window overlaps, none of its own vehicles made it (its contract's rule that
+    day), and the candidate covered it at least to `partial` and more than its own vehicles did; the candidate
+    stands in only for the run it has the strongest claim on (_claim). The same answer for any route subset.
+    """
+    wanted = {v for vs in others.values() for v in vs}
+    if not wanted:
+        return set()
+    ids = [r["id"] for r in await conn.fetch(q.ALL_ROUTES)]
+    due = due_days(first, last, cal.days, ids, await asof.assignments(conn, ids, first, last))
+    routes_by_day = {}
+    for day in sorted({d for _, d in due}):
+        routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
+    due = {(r, d): vs for (r, d), vs in due.items() if (x := routes_by_day[d].get(r)) and x.contract_id is not None}
+    town = cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
+    key = {i: (runs[i].plan.route_id, runs[i].plan.day, runs[i].plan.run_no) for i in others}
+    near: dict[int, list[DueRun]] = {}
+    for i in others:
+        p = runs[i].plan
+        near[i] = [r for r in town if (r.plan.route_id, r.plan.day, r.plan.run_no) != key[i]
+                   and r.plan.start < p.end and p.start < r.plan.end]  # fmt: skip
+    rivals = {(r.plan.route_id, r.plan.day, r.plan.run_no): r for rs in near.values() for r in rs}
+    if not rivals:
+        return set()
+    contract_of = {k: routes_by_day[k[1]][k[0]].contract_id for k in rivals}
+    terms: dict[int, Callable[[date], Terms]] = {}
+    for cid in sorted({c for c in contract_of.values() if c is not None}):
+        terms[cid] = _terms_on(await _terms(conn, cid, first, last), cid)
+    seen = await batch.observations(conn, [(r.plan, v) for r in rivals.values() for v in r.vehicle_ids])
+    seen |= await batch.observations(conn, [(r.plan, v) for r in rivals.values() for v in wanted
+                                            if v not in r.vehicle_ids])  # fmt: skip
+    out: set[tuple[int, int]] = set()
+    for i, vs in others.items():
+        for v in vs:
+            mine = obs.get((*key[i], v))
+            if mine is None:
+                continue
+            for r in near[i]:
+                k = (r.plan.route_id, r.plan.day, r.plan.run_no)
+                theirs = seen.get((*k, v))
+                owner = contract_of[k]
+                if theirs is None or v in r.vehicle_ids or owner is None:
+                    continue
+                try:
+                    rule = terms[owner](r.plan.day).rule
+                except FieldError:  # no price in force: that run is not measured
+                    continue
+                if not boletim.short(r, seen, rule):
+                    continue
+                own = max((boletim.pct(o.coverage) for u in r.vehicle_ids if (o := seen.get((*k, u)))), default=None)
+                got = boletim.pct(theirs.coverage)
+                if got < rule.partial_min_coverage_pct or (own is not None and got <= own):
+                    continue
+                if _claim(r, theirs) > _claim(runs[i], mine):
+                    out.add((i, v))
+                    break
+    return out
+
+
 async def shares(
     conn: Conn, runs: Sequence[DueRun], routes_by_day: Mapping[date, Mapping[int, Route]],
     terms_on: Callable[[date], Terms],
@@ -182,6 +254,7 @@ async def live_lines(
     theirs = await own_runs(conn, sorted({v for vs in others.values() for v in vs}), first, last, cal)
     obs |= await batch.observations(conn, [(r.plan, v) for r in theirs for v in r.vehicle_ids
                                            if (r.plan.route_id, r.plan.day, r.plan.run_no, v) not in obs])  # fmt: skip
+    taken = await rival_claims(conn, runs, others, obs, first, last, cal)
     assigned = sorted({v for r in runs for v in r.vehicle_ids})
     vehicles = {
         r["id"]: VehicleInfo(r["id"], r["plate"], r["active"], r["contractor_id"])
@@ -192,7 +265,8 @@ async def live_lines(
         for r in await conn.fetch(q.JUSTIFICATIONS, list(route_ids), first, last)
     ]
     unpaved = await shares(conn, runs, routes_by_day, terms_on)
-    return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications, unpaved, now,
+    free = {i: [v for v in vs if (i, v) not in taken] for i, vs in others.items()}
+    return boletim.lines(runs, obs, free, terms_on, vehicles, head.contractor_id, justifications, unpaved, now,
                          theirs, outside)  # fmt: skip
 
 

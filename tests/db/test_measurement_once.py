@@ -151,3 +151,37 @@ async def test_a_routes_contract_is_a_dated_version(
     assert r.status_code == 201, r.text
     again = await _boletim(client, people, world["k2"], DAY, DAY)
     assert again["runs"][0]["status"] == "justified"
+
+
+async def test_one_drive_is_one_substitution_across_contracts(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
+) -> None:
+    """L11 (contract 061/2026, vehicle A) and L12 (062/2026, vehicle B) run along the same road; on 4 March both
+    stay at the garage and the spare vehicle S drives the road once: it stands in for one run, never two."""
+    ts = [await register(conn, p, f"86100000000030{n}") for n, p in enumerate(("AAA6A11", "BBB6B22", "SSS6S33"))]
+    for t in ts:
+        await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", people.contractor_id, t.vehicle_id)
+    r = await client.put("/api/v1/school-years/2026", headers=people.auth("monitor"),
+                         json={"start": "2026-02-02", "end": "2026-12-18"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    k1 = await _contract(client, people, "061/2026", "2026-02-01", "2026-12-31")
+    k2 = await _contract(client, people, "062/2026", "2026-02-01", "2026-12-31")
+    a, b, s = ts
+    l11 = await _route(conn, "L11", k1, a.vehicle_id, "2026-02-01")
+    l12 = await _route(conn, "L12", k2, b.vehicle_id, "2026-02-01")
+    day = date.fromisoformat(DAY)
+    for t in (a, b):
+        await _post_fixes(client, t, _garage(day))
+    await _post_fixes(client, s, _drive(day))
+    (one,) = (await _boletim(client, people, k1, DAY, DAY))["runs"]
+    (two,) = (await _boletim(client, people, k2, DAY, DAY))["runs"]
+    assert (one["status"], one["substitution"], one["vehicle_id"]) == ("made", True, s.vehicle_id)  # the first claim
+    assert (two["status"], two["substitution"]) == ("not_made", False)
+    assert two["payable_km"] == 0
+    # the second route alone gives the same answer: its justification is accepted
+    r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
+                          json={"route_id": l12, "date": DAY, "reason": "ônibus quebrado"})  # fmt: skip
+    assert r.status_code == 201, r.text
+    r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
+                          json={"route_id": l11, "date": DAY, "reason": "x"})  # fmt: skip
+    assert (r.status_code, r.json()["field"]) == (400, "date")
