@@ -296,6 +296,12 @@ class Settings(BaseSettings):
     live_poll_s: float = Field(default=5.0, ge=0.5, le=300)  # how often the live map asks for news
     """how often the live map asks for news"""
 
+    # Boletim (issue 31): a month closed before this many days after its end needs `confirm_early`, since fixes kept
+    # by a tracker out of signal (store-and-forward, §2) may still arrive for its last days.
+    measurement_close_grace_days: int = Field(default=5, ge=0, le=60)
+    """closing a month's boletim before this many days after the month's end needs `{"confirm_early": true}` (a
+    tracker out of signal may still send fixes of its last days)"""
+
     # Fiscalização (issue 18): the Termo de Comunicação's header, and new occurrences of chosen kinds announced by
     # e-mail and by a signed webhook (occurrences/notify.py: an outbox in the database, retried until delivered).
     municipality_name: str = Field(default="Prefeitura Municipal de Jaru", min_length=1, max_length=200)

@@ -50,17 +50,19 @@ async def put_school_year(
     """Replace the school year: first and last day, days without school (with reasons), extra school days."""
     sy = calendar.SchoolYear(
         year, body.start, body.end,
-        tuple(calendar.MarkedDay(m.day, m.reason) for m in body.no_school_days),
+        tuple(calendar.MarkedDay(m.day, m.reason, tuple(m.shifts) if m.shifts is not None else None)
+              for m in body.no_school_days),
         tuple(calendar.MarkedDay(m.day, m.reason) for m in body.extra_school_days),
+        tuple(calendar.ScheduleChange(c.day, c.shift, c.runs_due_from, c.reason) for c in body.schedule_changes),
     )  # fmt: skip
     calendar.check(sy)
     async with conn.transaction():
+        old = await store.school_year(conn, year)
+        await store.closed_days_unchanged(conn, old, sy)
         await store.put_school_year(conn, sy, who.username)
         await record(
             conn, "registry.school_year.update", who, client_ip(request), f"school_year:{year}",
-            {"start": sy.start.isoformat(), "end": sy.end.isoformat(),
-             "no_school_days": [m.day.isoformat() for m in sy.no_school_days],
-             "extra_school_days": [m.day.isoformat() for m in sy.extra_school_days]},
+            {"old": store.school_year_stored(old) if old else None, "new": store.school_year_stored(sy)},
         )  # fmt: skip
         return json_response(store.school_year_json(sy, await store.school_year_meta(conn, year)))
 

@@ -5,7 +5,18 @@ from __future__ import annotations
 # --- school years -----------------------------------------------------------------------------
 
 GET_SCHOOL_YEAR = "SELECT year, start_date, end_date, updated_at, updated_by FROM school_years WHERE year = $1"
-SCHOOL_YEAR_DAYS = "SELECT day, school, reason FROM school_calendar_days WHERE year = $1 ORDER BY day"
+SCHOOL_YEAR_DAYS = "SELECT day, school, reason, shifts FROM school_calendar_days WHERE year = $1 ORDER BY day"
+SCHEDULE_CHANGES = """
+SELECT day, shift, runs_due_from, reason FROM school_schedule_changes WHERE year = $1 ORDER BY day, shift"""
+# The first closed (not reopened) month, of any contract, among months $1.
+CLOSED_AMONG = """
+SELECT m.month, k.number, k.id FROM measurement_closures m JOIN contracts k ON k.id = m.contract_id
+WHERE m.reopened_at IS NULL AND m.month = ANY ($1::date[]) ORDER BY m.month, k.number LIMIT 1"""
+DELETE_SCHEDULE_CHANGES = "DELETE FROM school_schedule_changes WHERE year = $1"
+INSERT_SCHEDULE_CHANGES = """
+INSERT INTO school_schedule_changes (year, day, shift, runs_due_from, reason)
+SELECT $1, c.day, c.shift, c.t, c.reason
+FROM unnest($2::date[], $3::text[], $4::time[], $5::text[]) AS c(day, shift, t, reason)"""
 UPSERT_SCHOOL_YEAR = """
 INSERT INTO school_years (year, start_date, end_date, updated_by) VALUES ($1, $2, $3, $4)
 ON CONFLICT (year) DO UPDATE
@@ -13,8 +24,9 @@ ON CONFLICT (year) DO UPDATE
        updated_by = EXCLUDED.updated_by"""
 DELETE_SCHOOL_YEAR_DAYS = "DELETE FROM school_calendar_days WHERE year = $1"
 INSERT_SCHOOL_YEAR_DAYS = """
-INSERT INTO school_calendar_days (year, day, school, reason)
-SELECT $1, d.day, d.school, d.reason FROM unnest($2::date[], $3::bool[], $4::text[]) AS d(day, school, reason)"""
+INSERT INTO school_calendar_days (year, day, school, reason, shifts)
+SELECT $1, d.day, d.school, d.reason, CASE WHEN d.shifts = '' THEN NULL ELSE string_to_array(d.shifts, ',') END
+FROM unnest($2::date[], $3::bool[], $4::text[], $5::text[]) AS d(day, school, reason, shifts)"""
 
 # --- contracts --------------------------------------------------------------------------------
 
@@ -27,7 +39,13 @@ TERM_COLUMNS = (
 INSERT_CONTRACT = """
 INSERT INTO contracts (contractor_id, number, lot, valid_from, valid_to) VALUES ($1, $2, $3, $4, $5) RETURNING id"""
 CONTRACT_BY_NUMBER = "SELECT id FROM contracts WHERE number = $1"
-LOCK_CONTRACT = "SELECT id, valid_from, valid_to FROM contracts WHERE id = $1 FOR UPDATE"
+LOCK_CONTRACT = "SELECT id, number, lot, valid_from, valid_to FROM contracts WHERE id = $1 FOR UPDATE"
+# The first closed (not reopened) month of contract $1 with a day in [$2, $3] (measurement/api.py closes them).
+CLOSED_MONTH_IN = """
+SELECT month FROM measurement_closures
+WHERE contract_id = $1 AND reopened_at IS NULL
+  AND month <= $3::date AND (month + interval '1 month')::date > $2::date
+ORDER BY month LIMIT 1"""
 # Only the sent fields ($2) change; contractor_id is fixed at creation.
 PATCH_CONTRACT = """
 UPDATE contracts SET

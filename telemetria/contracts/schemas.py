@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, time
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -22,6 +22,16 @@ MAX_MARKS = 366
 class NoSchoolDayIn(Strict):
     day: date = Field(alias="date")
     reason: Annotated[Name, Field(max_length=500, description="why there is no school (required)")]
+    shifts: list[Literal["manha", "tarde", "noite"]] | None = Field(
+        default=None, max_length=3, description="the shifts without school (manha, tarde, noite); none: the whole day"
+    )
+
+
+class ScheduleChangeIn(Strict):
+    day: date = Field(alias="date")
+    shift: Literal["manha", "tarde", "noite"]
+    runs_due_from: time = Field(description="local time the shift's runs were due from that day, e.g. 09:30")
+    reason: Annotated[Name, Field(max_length=500, description="why, e.g. saída antecipada (required)")]
 
 
 class ExtraSchoolDayIn(Strict):
@@ -34,6 +44,7 @@ class SchoolYearIn(Strict):
     end: date = Field(description="last school day, e.g. 2026-12-18")
     no_school_days: list[NoSchoolDayIn] = Field(default_factory=list, max_length=MAX_MARKS)
     extra_school_days: list[ExtraSchoolDayIn] = Field(default_factory=list, max_length=MAX_MARKS)
+    schedule_changes: list[ScheduleChangeIn] = Field(default_factory=list, max_length=MAX_MARKS)
 
 
 class PaymentRuleIn(Strict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 from telemetria.contracts import calendar
@@ -30,10 +31,13 @@ async def school_year(conn: Conn, year: int) -> calendar.SchoolYear | None:
     if row is None:
         return None
     days = await conn.fetch(q.SCHOOL_YEAR_DAYS, year)
+    changes = await conn.fetch(q.SCHEDULE_CHANGES, year)
     return calendar.SchoolYear(
         year, row["start_date"], row["end_date"],
-        tuple(calendar.MarkedDay(d["day"], d["reason"]) for d in days if not d["school"]),
+        tuple(calendar.MarkedDay(d["day"], d["reason"], tuple(d["shifts"]) if d["shifts"] else None)
+              for d in days if not d["school"]),
         tuple(calendar.MarkedDay(d["day"], d["reason"]) for d in days if d["school"]),
+        tuple(calendar.ScheduleChange(c["day"], c["shift"], c["runs_due_from"], c["reason"]) for c in changes),
     )  # fmt: skip
 
 
@@ -51,8 +55,47 @@ async def put_school_year(conn: Conn, sy: calendar.SchoolYear, username: str) ->
     if marks:
         await conn.execute(
             q.INSERT_SCHOOL_YEAR_DAYS, sy.year, [m.day for m, _ in marks], [s for _, s in marks],
-            [m.reason for m, _ in marks],
+            [m.reason for m, _ in marks], [",".join(m.shifts) if m.shifts else "" for m, _ in marks],
         )  # fmt: skip
+    await conn.execute(q.DELETE_SCHEDULE_CHANGES, sy.year)
+    if sy.schedule_changes:
+        cs = sy.schedule_changes
+        await conn.execute(q.INSERT_SCHEDULE_CHANGES, sy.year, [c.day for c in cs], [c.shift for c in cs],
+                           [c.runs_due_from for c in cs], [c.reason for c in cs])  # fmt: skip
+
+
+def _signature(sy: calendar.SchoolYear | None) -> dict[date, tuple[object, ...]]:
+    """What the calendar says of each day that has school in some shift: its shifts off and schedule changes."""
+    if sy is None:
+        return {}
+    off, changes = calendar.shifts_off(sy), sy.schedule_changes
+    return {d: (tuple(sorted(off.get(d, ()))), tuple(sorted((c.shift, c.runs_due_from) for c in changes if c.day == d)))
+            for d in calendar.school_days(sy)}  # fmt: skip
+
+
+async def closed_days_unchanged(conn: Conn, old: calendar.SchoolYear | None, new: calendar.SchoolYear) -> None:
+    """409 naming the month when the new school year changes what a day of a closed month was (school or not, its
+    shifts, its runs' times): a closed boletim is what was paid; reopen the month first."""
+    a, b = _signature(old), _signature(new)
+    changed = {d for d in a.keys() | b.keys() if a.get(d) != b.get(d)}
+    if not changed:
+        return
+    row = await conn.fetchrow(q.CLOSED_AMONG, sorted({d.replace(day=1) for d in changed}))
+    if row is not None:
+        first = min(d for d in changed if d.replace(day=1) == row["month"])
+        raise Conflict(
+            f"no_school_days: the change reaches {row['month']:%Y-%m} ({first}), a closed month of contract "
+            f"{row['number']}: reabra o mês (POST /api/v1/measurements/{row['id']}/{row['month']:%Y-%m}/reopen) first",
+            "no_school_days",
+        )
+
+
+def school_year_stored(sy: calendar.SchoolYear) -> dict[str, Any]:
+    """The school year as stored (the audit log's old and new values)."""
+    return {"start": sy.start.isoformat(), "end": sy.end.isoformat(),
+            "no_school_days": [m.as_json() for m in sy.no_school_days],
+            "extra_school_days": [m.as_json() for m in sy.extra_school_days],
+            "schedule_changes": [c.as_json() for c in sy.schedule_changes]}  # fmt: skip
 
 
 def school_year_json(sy: calendar.SchoolYear, meta: dict[str, Any]) -> dict[str, Any]:
@@ -64,11 +107,13 @@ def school_year_json(sy: calendar.SchoolYear, meta: dict[str, Any]) -> dict[str,
         "end": sy.end.isoformat(),
         "no_school_days": [m.as_json() for m in sy.no_school_days],
         "extra_school_days": [m.as_json() for m in sy.extra_school_days],
+        "schedule_changes": [c.as_json() for c in sy.schedule_changes],
         **meta,
         "school_days_count": len(days),
         "school_days": [d.isoformat() for d in days],
         "holidays": [h.as_json() for h in national_holidays(sy.year)],
         "days_off": calendar.days_off(sy),
+        "shifts_off": calendar.shifts_json(sy),
     }
 
 
@@ -149,6 +194,12 @@ async def patch_contract(conn: Conn, cid: int, body: ContractPatch, username: st
         raise NotFound(f"no contract {cid}")
     valid_from, valid_to = own.get("valid_from", current["valid_from"]), own.get("valid_to", current["valid_to"])
     _window(valid_from, valid_to)
+    for name, old, new, after in (("valid_from", current["valid_from"], valid_from, False),
+                                  ("valid_to", current["valid_to"], valid_to, True)):  # fmt: skip
+        if new != old:  # the days that enter or leave the validity
+            lo, hi = min(old, new), max(old, new)
+            lo, hi = (lo + timedelta(days=1), hi) if after else (lo, hi - timedelta(days=1))
+            await _open(conn, cid, current["number"], lo, hi, name)
     if own:
         args = [own.get(c) for c in ("number", "lot", "valid_from", "valid_to")]
         await guarded(lambda: conn.fetchval(q.PATCH_CONTRACT, cid, list(own), *args))
@@ -160,8 +211,30 @@ async def patch_contract(conn: Conn, cid: int, body: ContractPatch, username: st
                 f"effective_from: {day} is outside the contract's validity ({valid_from} to {valid_to})",
                 "effective_from",
             )
+        await _open(conn, cid, current["number"], day, valid_to, "effective_from")
         done |= await _new_version(conn, cid, day, priced, username)
+    done["old"] = {k: _plain(current[k]) for k in own}
+    done["new"] = {k: _plain(v) for k, v in own.items()}
     return done
+
+
+def _plain(v: Any) -> Any:
+    return v.isoformat() if isinstance(v, date) else str(v) if isinstance(v, Decimal) else v
+
+
+async def _open(conn: Conn, cid: int, number: str, first: date, last: date, field: str) -> None:
+    """409 naming the month when a change would reach a day of first..last inside a closed month of the contract:
+    a closed boletim is what was paid; the month must be reopened first (POST .../reopen), or the change made to
+    apply after it."""
+    if first > last:
+        return
+    month = await conn.fetchval(q.CLOSED_MONTH_IN, cid, first, last)
+    if month is not None:
+        raise Conflict(
+            f"{field}: the change reaches {month:%Y-%m}, a closed month of contract {number}: reabra o mês "
+            f"(POST /api/v1/measurements/{cid}/{month:%Y-%m}/reopen) or make the change apply after it",
+            field,
+        )
 
 
 async def _new_version(conn: Conn, cid: int, day: date, priced: dict[str, Any], username: str) -> dict[str, Any]:
@@ -179,7 +252,10 @@ async def _new_version(conn: Conn, cid: int, day: date, priced: dict[str, Any], 
     if base["valid_from"] == day:
         await conn.execute(q.SUPERSEDE_TERMS, cid, day)
     version = await _insert_terms(conn, cid, day, new, changed, username)
-    return {"version": version, "effective_from": day.isoformat(), "changed": changed}
+    return {
+        "version": version, "effective_from": day.isoformat(), "changed": changed,
+        "terms_old": {k: _plain(old[k]) for k in changed}, "terms_new": {k: _plain(new[k]) for k in changed},
+    }  # fmt: skip
 
 
 async def history(conn: Conn, scope: int | None, cid: int, today: date) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from calendar import monthrange
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -16,6 +17,7 @@ from telemetria import __version__
 from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
+from telemetria.contracts.calendar import FIRST_YEAR, LAST_YEAR
 from telemetria.db import Conn as DbConn
 from telemetria.deps import Conn
 from telemetria.http import FieldError, json_response
@@ -28,6 +30,7 @@ from telemetria.registry.errors import Conflict, NotFound
 from telemetria.registry.schemas import Name, Strict
 from telemetria.reports.output import csv, files
 from telemetria.reports.output.document import Document, Table
+from telemetria.reports.store import asof
 
 router = APIRouter(prefix="/api/v1", tags=["measurement"])
 READ = Depends(require(Perm.READ))
@@ -57,6 +60,13 @@ class ReopenIn(Strict):
     reason: Reason
 
 
+class CloseIn(Strict):
+    confirm_early: bool = Field(
+        default=False,
+        description="close before the grace period after the month's end (setting measurement_close_grace_days)",
+    )
+
+
 def local_today() -> date:
     return datetime.now(LOCAL_TZ).date()
 
@@ -71,12 +81,15 @@ def _day(text: str, name: str) -> date:
 
 
 def _month(text: str) -> tuple[date, date]:
+    """A month's first and last day; a month outside the years a school year may take is refused (it could never
+    have been measured, and 9999-12 has no next month to count from)."""
     try:
         first = date.fromisoformat(text + "-01")
     except ValueError:
         raise FieldError(f"month: {text!r} is not a month (yyyy-mm)", "month") from None
-    nxt = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
-    return first, nxt - timedelta(days=1)
+    if not FIRST_YEAR <= first.year <= LAST_YEAR:
+        raise FieldError(f"month: {text} is outside the years measured ({FIRST_YEAR} to {LAST_YEAR})", "month")
+    return first, first.replace(day=monthrange(first.year, first.month)[1])
 
 
 def _clip(head: ContractHead, first: date, last: date) -> tuple[date, date] | None:
@@ -154,11 +167,14 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
     route = await conn.fetchrow(q.ROUTE, body.route_id)
     if route is None:
         raise NotFound(f"route_id: no route {body.route_id}", "route_id")
-    if route["contract_id"] is None:
-        raise FieldError(f"route_id: route {route['code']} has no contract: its runs are not measured", "route_id")
     if body.day > local_today():
         raise FieldError(f"date: {body.day} has not come yet", "date")
-    head = await _one(conn, who, route["contract_id"])
+    then = (await asof.routes_on(conn, [body.route_id], body.day)).get(body.route_id)  # its contract that day
+    contract_id = then.contract_id if then is not None else route["contract_id"]
+    if contract_id is None:
+        raise FieldError(f"route_id: route {route['code']} had no contract on {body.day}: its runs are not measured",
+                         "route_id")  # fmt: skip
+    head = await _one(conn, who, contract_id)
     if not head.covers(body.day, body.day):
         raise FieldError(f"date: no run is due on {body.day}: outside contract {head.number}'s validity", "date")
     async with conn.transaction():
@@ -174,6 +190,10 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
             runs = [ln for ln in runs if ln.run_no == body.run_no]
             if not runs:
                 raise FieldError(f"run_no: route {route['code']} has no run {body.run_no} on {body.day}", "run_no")
+        if any(ln.status == "pending" for ln in runs):
+            field = "run_no" if body.run_no is not None else "date"
+            raise FieldError(f"{field}: the run of route {route['code']} on {body.day} has not ended yet: justify it "
+                             "once its window has closed", field)  # fmt: skip
         if all(ln.status == "made" for ln in runs):
             field = "run_no" if body.run_no is not None else "date"
             raise FieldError(f"{field}: the run of route {route['code']} on {body.day} was made: nothing to justify",
@@ -198,13 +218,27 @@ def _closing_json(row: Any) -> dict[str, Any]:
 
 @router.post("/measurements/{contract_id}/{month}/close", status_code=201)
 async def close_month(
-    contract_id: IdPath, month: MonthPath, request: Request, who: Principal = WRITE, *, conn: Conn
-) -> Response:
-    """Close a month: its boletim is frozen (stored with the SHA-256 of its content), then served as is."""
+    contract_id: IdPath, month: MonthPath, request: Request, body: CloseIn | None = None, who: Principal = WRITE,
+    *, conn: Conn,
+) -> Response:  # fmt: skip
+    """Close a month: its boletim is frozen (stored with the SHA-256 of its content), then served as is.
+
+    Before `measurement_close_grace_days` days after the month's end, only with `{"confirm_early": true}`: a
+    tracker out of signal keeps its fixes and sends them later (Lei 3.588/2023 Art. 15 §2), so the last days may
+    still be incomplete.
+    """
     head = await _one(conn, who, contract_id)
     first, last = _month(month)
-    if last >= local_today():
+    today = local_today()
+    if last >= today:
         raise Conflict(f"month: {month} is not over yet", "month")
+    grace = request.app.state.settings.measurement_close_grace_days
+    if today <= last + timedelta(days=grace) and not (body and body.confirm_early):
+        raise Conflict(
+            f"confirm_early: {month} ended {(today - last).days} day(s) ago; fixes of its last days kept by a "
+            f"tracker out of signal may still arrive until {grace} days after its end: send "
+            '{"confirm_early": true} to close it now', "confirm_early",
+        )  # fmt: skip
     clipped = _clip(head, first, last)
     if clipped is None:
         raise FieldError(f"month: {month} is outside contract {head.number}'s validity", "month")
@@ -218,7 +252,7 @@ async def close_month(
         if row is None:
             raise Conflict(f"month: {month} is already closed for contract {head.number}", "month")
         await record(conn, "measurement.close", who, client_ip(request), f"contract:{head.id}",
-                     {"month": month, "sha256": sha})  # fmt: skip
+                     {"month": month, "sha256": sha, "early": today <= last + timedelta(days=grace)})  # fmt: skip
     totals = doc["contract"]
     return json_response({**_closing_json(row), "payable_km": totals["payable_km"], "amount": totals["amount"],
                           "runs": len(got.lines)}, 201)  # fmt: skip

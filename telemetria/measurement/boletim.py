@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Literal
 
 from telemetria.contracts.money import METRE
 from telemetria.contracts.rule import PaymentRule, Status
@@ -34,7 +35,8 @@ from telemetria.measurement.model import Observation
 PCT = Decimal("0.01")
 ZERO = Decimal(0)
 ObsKey = tuple[int, date, int, int]  # route_id, day, run_no, vehicle_id
-STATUSES: tuple[Status, ...] = ("made", "partial", "not_made", "justified")
+LineStatus = Status | Literal["pending"]
+STATUSES: tuple[Status, ...] = ("made", "partial", "not_made", "justified")  # judged: the totals count these
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ class Line:
     plate: str | None
     substitution: bool
     unauthorized: bool
-    status: Status
+    status: LineStatus
     coverage_pct: Decimal
     realized_km: Decimal
     off_route_km: Decimal
@@ -92,6 +94,7 @@ class Line:
     justified_at: datetime | None = None
     unpaved_km: Decimal = ZERO  # of payable_km, those paid at price_per_km_unpaved (0: no second price or network)
     price_per_km_unpaved: Decimal | None = None  # the second price in force that day, None: the contract has none
+    off_schedule: str | None = None  # "early" / "late": made outside its window, on its own day (schoolday.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,8 @@ class RouteTotals:
     payable_km: Decimal
     amount: Decimal
     unpaved_km: Decimal = ZERO
+    runs_pending: int = 0  # runs whose window has not closed yet: not in the figures above
+    pending_km: Decimal = ZERO  # their contracted km
 
 
 def pct(coverage: float) -> Decimal:
@@ -168,11 +173,14 @@ def choose(run: DueRun, obs: Mapping[ObsKey, Observation], others: Sequence[int]
 def busy(
     run: DueRun, vehicle_id: int, own: Sequence[DueRun], obs: Mapping[ObsKey, Observation], rule: PaymentRule
 ) -> bool:
-    """Whether `vehicle_id` made (at least partially) a run of its own, `own`, whose window overlaps `run`'s."""
+    """Whether `vehicle_id` made (at least partially) a run of its own, `own` (of any route or contract), whose
+    window overlaps `run`'s."""
     p = run.plan
     for r in own:
         q = r.plan
-        if r is run or vehicle_id not in r.vehicle_ids or q.end <= p.start or q.start >= p.end:
+        if (q.route_id, q.day, q.run_no) == (p.route_id, p.day, p.run_no):
+            continue
+        if vehicle_id not in r.vehicle_ids or q.end <= p.start or q.start >= p.end:
             continue
         o = obs.get((q.route_id, q.day, q.run_no, vehicle_id))
         if o is not None and pct(o.coverage) >= rule.partial_min_coverage_pct:
@@ -189,28 +197,42 @@ def _justification(run: DueRun, by_day: Mapping[tuple[int, date], Sequence[Justi
 def lines(
     runs: Sequence[DueRun], obs: Mapping[ObsKey, Observation], others: Mapping[int, Sequence[int]],
     terms_on: Callable[[date], Terms], vehicles: Mapping[int, VehicleInfo], contractor_id: int,
-    justifications: Iterable[Justification], shares: Mapping[int, Decimal] | None = None,
+    justifications: Iterable[Justification], shares: Mapping[int, Decimal] | None = None, now: float | None = None,
+    own: Sequence[DueRun] | None = None, outside: Mapping[ObsKey, Observation] | None = None,
 ) -> list[Line]:  # fmt: skip
     """The boletim's run lines, in the order of `runs`.
 
     `others`: index in `runs` → the contractor's other vehicles with fixes in that run's window (only for the
     runs that were `short`). `terms_on(day)`: the prices and rule in force that day. `shares`: index in `runs` →
     the run's unpaved share (pavement.share), for the runs with a road network in force that day; a run without
-    one, or whose terms have no second price, is paid every km at price_per_km.
+    one, or whose terms have no second price, is paid every km at price_per_km. `now` (epoch s): a run whose
+    window has not closed by then is `pending`: shown with what its assigned vehicles did so far, paid nothing and
+    left out of the totals (route_totals), never given to a substitute nor justified. None: every run is judged.
+    `own`: the runs the substitute candidates were assigned that period, of every route and contract
+    (store.own_runs); a candidate that made one of them at the time is busy. None: `runs` only. `outside`: what
+    the assigned vehicles did of a run over its own day outside its window (schoolday.widened); a run they made
+    there is made, flagged `early` or `late`, and no substitute is looked for.
     """
     by_day: dict[tuple[int, date], list[Justification]] = {}
     for j in justifications:
         by_day.setdefault((j.route_id, j.day), []).append(j)
     by_vehicle: dict[int, list[DueRun]] = {}
-    for run in runs:
+    for run in [*runs, *own] if own is not None else runs:
         for vid in run.vehicle_ids:
             by_vehicle.setdefault(vid, []).append(run)
     out = []
     for i, run in enumerate(runs):
         terms = terms_on(run.plan.day)
         rule = terms.rule
-        free = [x for x in others.get(i, ()) if not busy(run, x, by_vehicle.get(x, ()), obs, rule)]
-        pick = choose(run, obs, free, rule)
+        if now is not None and run.plan.end > now:
+            out.append(_pending(run, obs, terms, vehicles))
+            continue
+        moved = off_schedule(run, obs, outside, rule) if outside else None
+        if moved is not None:
+            pick, when = Choice(moved.vehicle_id, moved, False), _when(run, moved)
+        else:
+            free = [x for x in others.get(i, ()) if not busy(run, x, by_vehicle.get(x, ()), obs, rule)]
+            pick, when = choose(run, obs, free, rule), None
         o = pick.observation
         coverage = pct(o.coverage) if o else ZERO
         just = _justification(run, by_day)
@@ -233,16 +255,46 @@ def lines(
                 pick.substitution, unauthorized, status, coverage, km(o.route_km) if o else ZERO, off,
                 run.declared_km, run.contracted_km, payable, terms.price_per_km, amount, o.first if o else None,
                 o.last if o else None, shown.reason if shown else None, shown.created_by if shown else None,
-                shown.created_at if shown else None, unpaved, second,
+                shown.created_at if shown else None, unpaved, second, when,
             )
         )  # fmt: skip
     return out
+
+
+def off_schedule(
+    run: DueRun, obs: Mapping[ObsKey, Observation], outside: Mapping[ObsKey, Observation], rule: PaymentRule
+) -> Observation | None:
+    """The assigned vehicles' evidence of the run outside its window, when they did not make it inside but did
+    there (at least `made`)."""
+    mine = _best(run, run.vehicle_ids, obs)
+    if mine is not None and pct(mine.coverage) >= rule.made_min_coverage_pct:
+        return None
+    there = _best(run, run.vehicle_ids, outside)
+    return there if there is not None and pct(there.coverage) >= rule.made_min_coverage_pct else None
+
+
+def _when(run: DueRun, o: Observation) -> str:
+    return "early" if o.first is not None and o.first < run.plan.start else "late"
+
+
+def _pending(run: DueRun, obs: Mapping[ObsKey, Observation], terms: Terms, vehicles: Mapping[int, VehicleInfo]) -> Line:
+    """A run whose window has not closed: what its assigned vehicles show so far, nothing payable."""
+    o = _best(run, run.vehicle_ids, obs)
+    vid = o.vehicle_id if o else run.vehicle_ids[0] if run.vehicle_ids else None
+    v = vehicles.get(vid) if vid is not None else None
+    return Line(
+        run.plan.day, run.plan.run_no, run.plan.route_id, run.code, vid, v.plate if v else None, False, False,
+        "pending", pct(o.coverage) if o else ZERO, km(o.route_km) if o else ZERO, km(o.off_route_km) if o else ZERO,
+        run.declared_km, run.contracted_km, ZERO.quantize(METRE), terms.price_per_km, ZERO.quantize(PCT),
+        o.first if o else None, o.last if o else None, price_per_km_unpaved=terms.price_per_km_unpaved,
+    )  # fmt: skip
 
 
 def route_totals(routes: Sequence[RouteRef], run_lines: Sequence[Line]) -> list[RouteTotals]:
     """Per route, sums of its lines (every route of the contract listed, in code order; zeros without runs).
 
     The code and declared km shown are those of the route's last run line in the period (else the registry's).
+    Pending lines are counted apart (runs_pending, pending_km), never in the judged figures.
     """
     refs = {r.route_id: r for r in routes}
     groups: dict[int, list[Line]] = {r.route_id: [] for r in routes}
@@ -254,13 +306,16 @@ def route_totals(routes: Sequence[RouteRef], run_lines: Sequence[Line]) -> list[
         ref = refs.get(route_id)
         code = last.code if last else ref.code if ref else str(route_id)
         declared_km = last.declared_km if last else ref.declared_km if ref else ZERO
-        count = {s: sum(ln.status == s for ln in mine) for s in STATUSES}
+        later = [ln for ln in mine if ln.status == "pending"]
+        judged = [ln for ln in mine if ln.status != "pending"]
+        count = {s: sum(ln.status == s for ln in judged) for s in STATUSES}
         out.append(
             RouteTotals(
-                route_id, code, declared_km, len(mine), count["made"], count["partial"], count["not_made"],
-                count["justified"], sum((ln.contracted_km for ln in mine), ZERO),
-                sum((ln.realized_km for ln in mine), ZERO), sum((ln.payable_km for ln in mine), ZERO),
-                sum((ln.amount for ln in mine), ZERO), sum((ln.unpaved_km for ln in mine), ZERO),
+                route_id, code, declared_km, len(judged), count["made"], count["partial"], count["not_made"],
+                count["justified"], sum((ln.contracted_km for ln in judged), ZERO),
+                sum((ln.realized_km for ln in judged), ZERO), sum((ln.payable_km for ln in judged), ZERO),
+                sum((ln.amount for ln in judged), ZERO), sum((ln.unpaved_km for ln in judged), ZERO),
+                len(later), sum((ln.contracted_km for ln in later), ZERO),
             )
         )  # fmt: skip
     return sorted(out, key=lambda t: (t.code, t.route_id))

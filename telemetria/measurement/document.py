@@ -98,6 +98,7 @@ def line_json(ln: Line, contract_id: int, tz: ZoneInfo) -> dict[str, Any]:
         "start": _when(ln.first, tz), "end": _when(ln.last, tz),
         "justification": ln.justification, "justified_by": ln.justified_by,
         "justified_at": ln.justified_at.isoformat() if ln.justified_at else None,
+        "off_schedule": ln.off_schedule,
     }  # fmt: skip
 
 
@@ -119,7 +120,7 @@ def line_of(row: dict[str, Any]) -> Line:
         Decimal(row["payable_km"]), Decimal(row["price_per_km"]), Decimal(row["amount"]), _epoch(row["start"]),
         _epoch(row["end"]), row["justification"], row["justified_by"],
         datetime.fromisoformat(row["justified_at"]) if row["justified_at"] else None,
-        Decimal(row.get("unpaved_km", 0)), _decimal(row.get("price_per_km_unpaved")),
+        Decimal(row.get("unpaved_km", 0)), _decimal(row.get("price_per_km_unpaved")), row.get("off_schedule"),
     )  # fmt: skip
 
 
@@ -130,6 +131,7 @@ def totals_json(t: RouteTotals) -> dict[str, Any]:
         "runs_justified": t.runs_justified, "contracted_km": number(t.contracted_km, KM),
         "realized_km": number(t.realized_km, KM), "payable_km": number(t.payable_km, KM),
         "unpaved_km": number(t.unpaved_km, KM), "amount": number(t.amount, MONEY),
+        "runs_pending": t.runs_pending, "pending_km": number(t.pending_km, KM),
     }  # fmt: skip
 
 
@@ -144,6 +146,8 @@ def sums_json(routes: Sequence[RouteTotals]) -> dict[str, Any]:
         "payable_km": number(sum((t.payable_km for t in routes), zero), KM),
         "unpaved_km": number(sum((t.unpaved_km for t in routes), zero), KM),
         "amount": number(sum((t.amount for t in routes), zero), MONEY),
+        "runs_pending": sum(t.runs_pending for t in routes),
+        "pending_km": number(sum((t.pending_km for t in routes), zero), KM),
     }  # fmt: skip
 
 

@@ -4,15 +4,15 @@ A route's runs are due on a day when (1) the day is a school day (contracts/cale
 the contract's validity and the period asked for, and (3) some vehicle is assigned the route that day
 (the assignment's dates and ISO weekdays, as the registry stood then: reports/store/asof.py). Each due day
 becomes the route version's run plans (measurement/plans.py: one run, or one per scheduled leg), each worth
-its share of the route's declared km.
+its share of the route's declared km, allotted by largest remainder so a day's runs sum to the declared km.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 from telemetria.contracts.money import METRE
 from telemetria.geo.routeline import RouteLine
@@ -32,11 +32,28 @@ class DueRun:
     code: str
     declared_km: Decimal  # the route's declared km that day (a whole day's runs), to the metre
     vehicle_ids: tuple[int, ...]  # assigned that day, in the order of their assignments
+    contracted_km: Decimal  # the km this run is worth: its allotment of the declared km (allot), to the metre
 
-    @property
-    def contracted_km(self) -> Decimal:
-        """The km this run is worth: declared km × its share of the day, to the metre."""
-        return (self.declared_km * self.plan.share).quantize(METRE)
+
+def allot(total: Decimal, shares: Sequence[Decimal]) -> list[Decimal]:
+    """`total` (km, to the metre) split in proportion to `shares` so that the parts sum to it exactly.
+
+    Largest remainder to the metre: each part is first cut down to the metre, then the metres left over go one
+    each to the parts with the largest remainders (ties: the earlier run). Rounding each part on its own would
+    pay 38.456 km for two runs of a 38.455 km route.
+    """
+    whole = sum(shares, Decimal(0))
+    if not shares:
+        return []
+    if whole <= 0:
+        return [Decimal(0).quantize(METRE)] * len(shares)
+    metres = int((total / METRE).to_integral_value(rounding=ROUND_HALF_EVEN))
+    exact = [Decimal(metres) * s / whole for s in shares]
+    parts = [int(e.to_integral_value(rounding=ROUND_FLOOR)) for e in exact]
+    left = metres - sum(parts)
+    for i in sorted(range(len(shares)), key=lambda i: (-(exact[i] - parts[i]), i))[:left]:
+        parts[i] += 1
+    return [(Decimal(p) * METRE).quantize(METRE) for p in parts]
 
 
 def days(first: date, last: date) -> list[date]:
@@ -87,6 +104,7 @@ def due_runs(
         if route is None:
             continue
         km = declared(route)
-        for p in sorted(plan(route, line(route), day), key=lambda p: p.run_no):
-            out.append(DueRun(p, route.code, km, due[(route_id, day)]))
+        todo = sorted(plan(route, line(route), day), key=lambda p: p.run_no)
+        for p, worth in zip(todo, allot(km, [p.share for p in todo]), strict=True):
+            out.append(DueRun(p, route.code, km, due[(route_id, day)], worth))
     return out

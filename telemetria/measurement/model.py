@@ -30,6 +30,7 @@ class RunPlan:
     m_from: float  # metres along the route's line
     m_to: float
     share: Decimal  # fraction of the route's declared km this run is worth; a day's runs sum to 1
+    due_at: float | None = None  # epoch s: its first scheduled time (its timetable's; None: the route has none)
 
 
 @dataclass(frozen=True, slots=True)

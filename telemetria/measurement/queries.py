@@ -18,6 +18,19 @@ CONTRACT_ROUTES = """
 SELECT r.id, r.contract_id, r.code, coalesce(r.declared_km, r.length_m / 1000) AS declared_km
 FROM routes r WHERE r.contract_id = ANY ($1::int[]) ORDER BY r.code, r.id"""
 
+# The routes that belonged to contract $1 on some day of $2..$3: a route's contract is a dated version like its
+# other fields (registry_versions, migrations/0011); code and km of its last such version in the period.
+CONTRACT_ROUTES_DURING = """
+SELECT DISTINCT ON (v.item_id) v.item_id AS id, v.data ->> 'code' AS code,
+       coalesce((v.data ->> 'declared_km')::numeric, (v.data ->> 'length_m')::float8 / 1000) AS declared_km
+FROM registry_versions_in_force v
+WHERE v.kind = 'route' AND v.data IS NOT NULL AND (v.data ->> 'contract_id')::int = $1
+  AND v.during && daterange($2::date, $3::date, '[]')
+ORDER BY v.item_id, v.valid_from DESC"""
+
+# Every route (the municipality's): a substitute's rival claims are looked for among all their runs.
+ALL_ROUTES = "SELECT id FROM routes ORDER BY id"
+
 ROUTE = """
 SELECT r.id, r.code, r.contract_id, k.contractor_id
 FROM routes r LEFT JOIN contracts k ON k.id = r.contract_id WHERE r.id = $1"""

@@ -15,7 +15,13 @@ from telemetria.measurement.boletim import Line, RouteTotals, route_totals
 from telemetria.measurement.document import Computed
 from telemetria.reports.output.csv import BOOL, DATE, INT, TEXT, Column, decimal
 
-WORDS = {"made": "feita", "partial": "parcial", "not_made": "não feita", "justified": "justificada"}
+WORDS = {
+    "made": "feita",
+    "partial": "parcial",
+    "not_made": "não feita",
+    "justified": "justificada",
+    "pending": "prevista",
+}
 KM3, MONEY, PCT2 = decimal(3), decimal(2), decimal(2)
 
 COLUMNS = [
@@ -30,7 +36,8 @@ COLUMNS = [
     Column("Preço por km não pavimentado (R$)", "price_per_km_unpaved", MONEY), Column("Valor (R$)", "amount", MONEY),
     Column("Execuções devidas", "runs_due", INT), Column("Feitas", "runs_made", INT),
     Column("Parciais", "runs_partial", INT), Column("Não feitas", "runs_not_made", INT),
-    Column("Justificadas", "runs_justified", INT), Column("Justificativa", "justification", TEXT),
+    Column("Justificadas", "runs_justified", INT), Column("Previstas (fora dos totais)", "runs_pending", INT),
+    Column("Justificativa", "justification", TEXT),
 ]  # fmt: skip
 _KEYS = [c.get for c in COLUMNS]
 
@@ -51,7 +58,7 @@ def _run(c: Computed, ln: Line) -> dict[str, Any]:
 
 
 def _counts(ts: Sequence[RouteTotals]) -> dict[str, Any]:
-    keys = ("runs_due", "runs_made", "runs_partial", "runs_not_made", "runs_justified", "contracted_km",
+    keys = ("runs_due", "runs_made", "runs_partial", "runs_not_made", "runs_justified", "runs_pending", "contracted_km",
             "realized_km", "payable_km", "unpaved_km", "amount")  # fmt: skip
     return {k: sum(getattr(t, k) for t in ts) for k in keys}
 

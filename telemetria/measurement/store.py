@@ -7,25 +7,29 @@ from its frozen content (document.py); only the other days are computed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
 from telemetria.contracts import store as calendar_store
-from telemetria.contracts.calendar import school_days
+from telemetria.contracts.calendar import ScheduleChange, Shift, schedule_changes, school_days, shifts_off
 from telemetria.contracts.rule import PaymentRule
 from telemetria.db import Conn
 from telemetria.http import FieldError
-from telemetria.measurement import batch, boletim, document, pavement, plans
+from telemetria.measurement import batch, boletim, document, pavement, plans, schoolday
 from telemetria.measurement import queries as q
 from telemetria.measurement.boletim import Justification, Line, RouteRef, Terms, VehicleInfo
 from telemetria.measurement.document import Closing, Computed, ContractHead
 from telemetria.measurement.due import DueRun, days, due_days, due_runs
+from telemetria.measurement.model import Observation
 from telemetria.reports.analysis.engine import line as route_line
 from telemetria.reports.analysis.roads import profile
 from telemetria.reports.model import Route
 from telemetria.reports.store import asof
+from telemetria.reports.store import queries as rq
 from telemetria.roads import inforce
 from telemetria.roads.model import Roads, in_force_on
 
@@ -63,14 +67,28 @@ def _terms_on(spans: Sequence[tuple[date, date, Terms]], cid: int) -> Callable[[
     return on
 
 
-async def _school_days(conn: Conn, wanted: Sequence[date], where: str) -> set[date]:
-    out: set[date] = set()
+@dataclass(frozen=True, slots=True)
+class Calendar:
+    """The school days of a period, and what the school day was on them (contracts/calendar.py)."""
+
+    days: set[date]
+    off: dict[date, frozenset[Shift]]
+    changes: dict[tuple[date, Shift], ScheduleChange]
+
+    def follow(self, runs: Sequence[DueRun]) -> list[DueRun]:
+        return schoolday.follow(runs, self.off, self.changes)
+
+
+async def _calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
+    cal = Calendar(set(), {}, {})
     for year in sorted({d.year for d in wanted}):
         sy = await calendar_store.school_year(conn, year)
         if sy is None:
             raise FieldError(f"{where}: no school year {year}: PUT /api/v1/school-years/{year} first", where, 409)
-        out |= set(school_days(sy))
-    return out
+        cal.days.update(school_days(sy))
+        cal.off.update(shifts_off(sy))
+        cal.changes.update(schedule_changes(sy))
+    return cal
 
 
 async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], contractor: int) -> dict[int, list[int]]:
@@ -83,6 +101,97 @@ async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], cont
     for r in await conn.fetch(q.WITH_FIXES, list(short), starts, ends, [contractor] * len(short)):
         if r["vehicle_id"] not in runs[r["i"]].vehicle_ids:
             out.setdefault(r["i"], []).append(r["vehicle_id"])
+    return out
+
+
+async def own_runs(conn: Conn, vehicle_ids: Sequence[int], first: date, last: date, cal: Calendar) -> list[DueRun]:
+    """Every run the vehicles were assigned on the school days of first..last, whatever its route or contract.
+
+    What keeps a vehicle from being paid twice for one drive: a substitute candidate that made a run of its own at
+    the time (boletim.busy) is not taken, and which runs it made is asked of the whole municipality, never of the
+    contract or routes the question is about; so a contract's boletim, a single route's justification and the
+    other contract's boletim give the same status to the same run.
+    """
+    if not vehicle_ids:
+        return []
+    wanted = set(vehicle_ids)
+    route_ids = sorted({r["route_id"] for r in await conn.fetch(rq.ASSIGNMENTS, sorted(wanted), first, last)})
+    rows = [a for a in await asof.assignments(conn, route_ids, first, last) if a.vehicle_id in wanted]
+    due = due_days(first, last, cal.days, route_ids, rows)
+    routes_by_day = {}
+    for day in sorted({d for _, d in due}):
+        routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
+    return cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
+
+
+def _claim(run: DueRun, o: Observation) -> tuple[Decimal, float, float, int, int]:
+    """How strong a substitute's claim on a run is: its coverage, km along the route, then the earlier run."""
+    p = run.plan
+    return boletim.pct(o.coverage), o.route_km, -p.start, -p.route_id, -p.run_no
+
+
+async def rival_claims(
+    conn: Conn, runs: Sequence[DueRun], others: Mapping[int, Sequence[int]], obs: Mapping[boletim.ObsKey, Observation],
+    first: date, last: date, cal: Calendar,
+) -> set[tuple[int, int]]:  # fmt: skip
+    """(run index, vehicle) pairs where the vehicle, a substitute candidate, has a stronger claim on another run of
+    the municipality at the time (any route, any contract, whatever was asked): one drive is one substitution.
+
+    Another run is a rival when its window overlaps, none of its own vehicles made it (its contract's rule that
+    day), and the candidate covered it at least to `partial` and more than its own vehicles did; the candidate
+    stands in only for the run it has the strongest claim on (_claim). The same answer for any route subset.
+    """
+    wanted = {v for vs in others.values() for v in vs}
+    if not wanted:
+        return set()
+    ids = [r["id"] for r in await conn.fetch(q.ALL_ROUTES)]
+    due = due_days(first, last, cal.days, ids, await asof.assignments(conn, ids, first, last))
+    routes_by_day = {}
+    for day in sorted({d for _, d in due}):
+        routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
+    due = {(r, d): vs for (r, d), vs in due.items() if (x := routes_by_day[d].get(r)) and x.contract_id is not None}
+    town = cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
+    key = {i: (runs[i].plan.route_id, runs[i].plan.day, runs[i].plan.run_no) for i in others}
+    near: dict[int, list[DueRun]] = {}
+    for i in others:
+        p = runs[i].plan
+        near[i] = [r for r in town if (r.plan.route_id, r.plan.day, r.plan.run_no) != key[i]
+                   and r.plan.start < p.end and p.start < r.plan.end]  # fmt: skip
+    rivals = {(r.plan.route_id, r.plan.day, r.plan.run_no): r for rs in near.values() for r in rs}
+    if not rivals:
+        return set()
+    contract_of = {k: routes_by_day[k[1]][k[0]].contract_id for k in rivals}
+    terms: dict[int, Callable[[date], Terms]] = {}
+    for cid in sorted({c for c in contract_of.values() if c is not None}):
+        terms[cid] = _terms_on(await _terms(conn, cid, first, last), cid)
+    seen = await batch.observations(conn, [(r.plan, v) for r in rivals.values() for v in r.vehicle_ids])
+    seen |= await batch.observations(conn, [(r.plan, v) for r in rivals.values() for v in wanted
+                                            if v not in r.vehicle_ids])  # fmt: skip
+    out: set[tuple[int, int]] = set()
+    for i, vs in others.items():
+        for v in vs:
+            mine = obs.get((*key[i], v))
+            if mine is None:
+                continue
+            for r in near[i]:
+                k = (r.plan.route_id, r.plan.day, r.plan.run_no)
+                theirs = seen.get((*k, v))
+                owner = contract_of[k]
+                if theirs is None or v in r.vehicle_ids or owner is None:
+                    continue
+                try:
+                    rule = terms[owner](r.plan.day).rule
+                except FieldError:  # no price in force: that run is not measured
+                    continue
+                if not boletim.short(r, seen, rule):
+                    continue
+                own = max((boletim.pct(o.coverage) for u in r.vehicle_ids if (o := seen.get((*k, u)))), default=None)
+                got = boletim.pct(theirs.coverage)
+                if got < rule.partial_min_coverage_pct or (own is not None and got <= own):
+                    continue
+                if _claim(r, theirs) > _claim(runs[i], mine):
+                    out.add((i, v))
+                    break
     return out
 
 
@@ -114,23 +223,38 @@ async def shares(
 
 async def live_lines(
     conn: Conn, head: ContractHead, wanted: Sequence[date], route_ids: Sequence[int],
-    spans: Sequence[tuple[date, date, Terms]], where: str = "from",
+    spans: Sequence[tuple[date, date, Terms]], where: str = "from", now: float | None = None,
 ) -> list[Line]:  # fmt: skip
-    """The run lines of the days `wanted` (inside the contract's validity), computed from GPS evidence."""
+    """The run lines of the days `wanted` (inside the contract's validity), computed from GPS evidence: the runs of
+    `route_ids` on the days each belonged to the contract (its version in force that day names it).
+
+    `now` (epoch s): runs whose window has not closed by then are `pending` (boletim.lines); None judges all.
+    """
     if not wanted or not route_ids:
         return []
     first, last = min(wanted), max(wanted)
-    school = await _school_days(conn, wanted, where) & set(wanted)
+    cal = await _calendar(conn, wanted, where)
+    school = cal.days & set(wanted)
     due = due_days(first, last, school, route_ids, await asof.assignments(conn, route_ids, first, last))
     routes_by_day = {}
     for day in sorted({d for _, d in due}):
         routes_by_day[day] = await asof.routes_on(conn, sorted({r for r, d in due if d == day}), day)
-    runs = due_runs(due, routes_by_day, plans.plan_runs, route_line)
+    # a route's runs are the contract's on the days its version then in force names the contract (dated membership)
+    due = {(r, d): vs for (r, d), vs in due.items() if (x := routes_by_day[d].get(r)) and x.contract_id == head.id}
+    runs = cal.follow(due_runs(due, routes_by_day, plans.plan_runs, route_line))
     terms_on = _terms_on(spans, head.id)
     obs = await batch.observations(conn, [(r.plan, v) for r in runs for v in r.vehicle_ids])
-    short = [i for i, r in enumerate(runs) if boletim.short(r, obs, terms_on(r.plan.day).rule)]
+    judged = [i for i, r in enumerate(runs) if now is None or r.plan.end <= now]
+    missed = [i for i in judged if boletim.short(runs[i], obs, terms_on(runs[i].plan.day).rule)]
+    wide = schoolday.widened(runs, missed)
+    outside = await batch.observations(conn, [(p, v) for i, p in wide.items() for v in runs[i].vehicle_ids])
+    short = [i for i in missed if boletim.off_schedule(runs[i], obs, outside, terms_on(runs[i].plan.day).rule) is None]
     others = await _others(conn, runs, short, head.contractor_id)
     obs |= await batch.observations(conn, [(runs[i].plan, v) for i, vs in others.items() for v in vs])
+    theirs = await own_runs(conn, sorted({v for vs in others.values() for v in vs}), first, last, cal)
+    obs |= await batch.observations(conn, [(r.plan, v) for r in theirs for v in r.vehicle_ids
+                                           if (r.plan.route_id, r.plan.day, r.plan.run_no, v) not in obs])  # fmt: skip
+    taken = await rival_claims(conn, runs, others, obs, first, last, cal)
     assigned = sorted({v for r in runs for v in r.vehicle_ids})
     vehicles = {
         r["id"]: VehicleInfo(r["id"], r["plate"], r["active"], r["contractor_id"])
@@ -141,7 +265,9 @@ async def live_lines(
         for r in await conn.fetch(q.JUSTIFICATIONS, list(route_ids), first, last)
     ]
     unpaved = await shares(conn, runs, routes_by_day, terms_on)
-    return boletim.lines(runs, obs, others, terms_on, vehicles, head.contractor_id, justifications, unpaved)
+    free = {i: [v for v in vs if (i, v) not in taken] for i, vs in others.items()}
+    return boletim.lines(runs, obs, free, terms_on, vehicles, head.contractor_id, justifications, unpaved, now,
+                         theirs, outside)  # fmt: skip
 
 
 async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:
@@ -153,11 +279,19 @@ async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closin
 
 async def compute(
     conn: Conn, head: ContractHead, first: date, last: date, *, frozen: bool = True,
-    route_ids: Sequence[int] | None = None, where: str = "from",
+    route_ids: Sequence[int] | None = None, where: str = "from", judge_all: bool = False,
 ) -> Computed:  # fmt: skip
-    """The contract's boletim over first..last (inside its validity); closed months as frozen when `frozen`."""
-    refs = [RouteRef(r["id"], r["code"], Decimal(repr(float(r["declared_km"]))).quantize(Decimal("0.001")))
-            for r in await conn.fetch(q.CONTRACT_ROUTES, [head.id])]  # fmt: skip
+    """The contract's boletim over first..last (inside its validity); closed months as frozen when `frozen`.
+
+    Only what has happened is judged: a run whose window has not closed yet is `pending` (unless `judge_all`: the
+    day panel shows how a run of today stands so far).
+    """
+    now = None if judge_all else time.time()
+    refs = sorted(
+        (RouteRef(r["id"], r["code"], Decimal(repr(float(r["declared_km"]))).quantize(Decimal("0.001")))
+         for r in await conn.fetch(q.CONTRACT_ROUTES_DURING, head.id, first, last)),
+        key=lambda r: (r.code, r.route_id),
+    )  # fmt: skip
     only = set(route_ids) if route_ids is not None else None
     if only is not None:
         refs = [r for r in refs if r.route_id in only]
@@ -165,7 +299,7 @@ async def compute(
     shut_months = {c.month for c in shut}
     spans = await _terms(conn, head.id, first, last)
     wanted = [d for d in days(first, last) if month_of(d) not in shut_months]
-    lines = await live_lines(conn, head, wanted, [r.route_id for r in refs], spans, where)
+    lines = await live_lines(conn, head, wanted, [r.route_id for r in refs], spans, where, now)
     for c in shut:  # as closed, even for a route that has left the contract since
         lines += [ln for ln in c.lines if first <= ln.day <= last and (only is None or ln.route_id in only)]
     lines.sort(key=lambda ln: (ln.day, ln.code, ln.route_id, ln.run_no))

@@ -92,7 +92,7 @@ async def today_runs(conn: Connection, scope: int | None, day: date, now: float)
         if not head.covers(day, day):
             continue
         try:
-            computed = await store.compute(conn, head, day, day, frozen=False)
+            computed = await store.compute(conn, head, day, day, frozen=False, judge_all=True)
         except FieldError as e:  # no school year, no price in force: the measurement says which
             notes.append(f"Contrato {head.number}: {e}")
             continue

@@ -263,3 +263,12 @@ SELECT (v.data ->> 'vehicle_id')::int AS vehicle_id, c.contractor_id
 FROM registry_versions v LEFT JOIN vehicles c ON c.id = (v.data ->> 'vehicle_id')::int
 WHERE v.kind = 'route_assignment' AND v.item_id = $1 AND v.data IS NOT NULL
 ORDER BY v.id DESC LIMIT 1"""
+
+
+# A row's values before and after a PATCH, for the audit log's old and new values (writes.update), by kind. Not
+# a driver's: a person's name and CPF stay out of the log (LGPD Art. 6 III, necessity); only the fields are named.
+OLD_ROW = {
+    kind: f"SELECT to_jsonb(t) AS row FROM {table} t WHERE id = $1"
+    for kind, table in (("route", "routes"), ("speed_zone", "speed_zones"), ("contractor", "contractors"),
+                        ("vehicle", "vehicles"))
+}  # fmt: skip

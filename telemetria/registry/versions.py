@@ -20,6 +20,7 @@ from telemetria.registry.errors import Conflict
 from telemetria.registry.routes import km_json
 
 TOO_EARLY = "TL011"  # raised by registry_version() for a date before the newest version's
+CLOSED_MONTH = "TL031"  # raised for a version that would reach a closed month's boletim (migrations/0026)
 
 
 def local_today() -> date:
@@ -54,7 +55,7 @@ async def dated(
         try:
             yield
         except asyncpg.PostgresError as e:
-            if getattr(e, "sqlstate", None) == TOO_EARLY:
+            if getattr(e, "sqlstate", None) in (TOO_EARLY, CLOSED_MONTH):
                 raise Conflict(str(e), "effective_from") from None
             raise
 

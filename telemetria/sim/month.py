@@ -11,9 +11,16 @@ is `made` (the assigned vehicle drives the whole route), and on a few days somet
 - `late`: made, but its fixes are withheld (no signal all day) and come in one store-and-forward batch after
   every other day's;
 
-and one weekday is marked without school (nobody drives, no run is due). The truth gives, per due run, who
-drove it, the share of the run's stretch of the route line driven along it and those km, and the status the
-contract's default rule gives that share. Same seed, same month, fix for fix.
+and one weekday is marked without school (nobody drives, no run is due). The school day as it was (issue 31):
+route 3's return run is the afternoon's (tarde, by its 12:30 timetable); on one day there is school in the
+morning only (`morning_only`: the calendar says so, route 3's return is not due and nobody drives it), and on
+another the afternoon is dismissed early (`dismissal`: the calendar records the tarde's runs due from 10:00,
+and route 3's return is driven then). Two contracts (issue 31): route 5 (`SIM-05`, `SECOND_CONTRACT`) runs
+along route 1's line on its timetable with a vehicle of its own (`SECOND_VEHICLE`); on the day that vehicle
+stays in its garage (`not_made`), route 1's vehicle drives its own run along the same roads in that window,
+and that one drive is paid once: route 5's run is not made. The truth gives, per due run, who drove it, the
+share of the run's stretch of the route line driven along it and those km, and the status the contract's
+default rule gives that share. Same seed, same month, fix for fix.
 """
 
 from __future__ import annotations
@@ -34,15 +41,21 @@ from telemetria.sim.roads import Route, RouteStop, make_grid, make_route
 from telemetria.sim.tracker import TrackerParams, Upload, track
 from telemetria.sim.truth import Truth
 
-Kind = Literal["made", "partial", "not_made", "substitution", "late"]
+Kind = Literal["made", "partial", "not_made", "substitution", "late", "morning_only", "dismissal"]
 
-ROUTES = 4
+ROUTES = 4  # the first contract's
 SPARE = ROUTES  # fleet index of the contractor's spare vehicle
+SHARED = 0  # the first contract's route whose line the second contract's route runs along
+SECOND_ROUTE = ROUTES  # route index of the second contract's route (SIM-05)
+SECOND_VEHICLE = ROUTES + 1  # its vehicle's fleet index
+SECOND_CONTRACT = 1  # contract index of SIM-05 (the others: 0)
+FLEET = ROUTES + 2  # vehicles: one per route, the spare, SIM-05's
 TWO_RUNS = 3  # the route whose stops' scheduled times define a morning and a midday run
 TURN_AT = 0.35  # a partial run turns round at this share of the route's length
 LENGTH_M = (20_000.0, 40_000.0)
 STARTS = (time(6, 0), time(6, 10), time(6, 20), time(6, 15))  # local, each route's (first) run
-MIDDAY = time(11, 30)  # local: route 3's return run
+MIDDAY = time(12, 30)  # local: route 3's return run (the afternoon shift's)
+DISMISSAL = time(10, 0)  # local: the early dismissal's tarde runs due from then (route 3's return driven then)
 START_JITTER_S = 300  # runs start up to this late, seconds
 PARKED_EVERY_S = 300  # a parked tracker's heartbeat
 PRICE_PER_KM = Decimal("4.37")
@@ -60,7 +73,10 @@ class Event:
     school_day: int
 
 
-EVENTS = (Event("partial", 0, 2), Event("not_made", 1, 4), Event("substitution", 2, 6), Event("late", 3, 8))
+EVENTS = (
+    Event("partial", 0, 2), Event("not_made", 1, 4), Event("not_made", SECOND_ROUTE, 5), Event("substitution", 2, 6),
+    Event("late", 3, 8), Event("morning_only", TWO_RUNS, 12), Event("dismissal", TWO_RUNS, 14),
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +100,7 @@ class MonthRoute:
     runs: tuple[tuple[float, float], ...]
     vehicle: int  # fleet index of the assigned vehicle
     declared_km: Decimal
+    contract: int = 0  # contract index (0: the first contract, SECOND_CONTRACT: SIM-05's)
 
     @property
     def length_m(self) -> float:
@@ -134,6 +151,8 @@ class Month:
     year: int
     month: int
     no_school: tuple[date, ...]
+    morning_only: tuple[date, ...]  # school days with school in the morning only (no tarde, no noite)
+    dismissals: tuple[tuple[date, time], ...]  # school days whose tarde runs were due from a time (early dismissal)
     routes: tuple[MonthRoute, ...]
     runs: tuple[RunTruth, ...]
     posts: tuple[Post, ...]  # in the order the trackers sent them, the late day's last
@@ -165,10 +184,16 @@ def _month_days(year: int, month: int) -> list[date]:
 
 def simulate_month(seed: int = 17, year: int = 2026, month: int = 3, no_school: tuple[int, ...] = (10,)) -> Month:
     """The month: its routes, every due run's truth, and the uploads of every vehicle's tracker."""
-    routes = month_routes(seed)
+    first = month_routes(seed)
+    shared = first[SHARED]
+    second = MonthRoute("SIM-05", shared.route, shared.stops, shared.runs, SECOND_VEHICLE, shared.declared_km,
+                        SECOND_CONTRACT)  # fmt: skip
+    routes = (*first, second)
     skip = tuple(date(year, month, d) for d in no_school)
     days = [d for d in _month_days(year, month) if d.isoweekday() <= 5 and d not in skip]
     plan = {(days[e.school_day], e.route): e.kind for e in EVENTS}
+    morning_only = tuple(days[e.school_day] for e in EVENTS if e.kind == "morning_only")
+    dismissals = tuple((days[e.school_day], DISMISSAL) for e in EVENTS if e.kind == "dismissal")
     runs: list[RunTruth] = []
     live: list[Post] = []
     late: list[Post] = []
@@ -182,11 +207,13 @@ def simulate_month(seed: int = 17, year: int = 2026, month: int = 3, no_school: 
             if kind in ("not_made", "substitution"):
                 posts += _parked(route, day, rng)  # the assigned vehicle stays in its garage
             for run_no, (m0, m1) in enumerate(route.runs, 1):
+                if kind == "morning_only" and run_no == 2:
+                    continue  # the afternoon had no school: its run is not due, nobody drives it
                 if kind == "not_made":
                     runs.append(RunTruth(day, k, run_no, kind, None, 0.0, 0.0))
                     continue
                 path, covered = run_path(route, run_no, kind)
-                start = _start(k, run_no, day, rng)
+                start = _start(k, run_no, day, rng, DISMISSAL if kind == "dismissal" else None)
                 truth = drive(path, start, np.random.default_rng([seed, k, d, run_no, 2]), MOTION)
                 uploads, _ = track(truth, np.random.default_rng([seed, k, d, run_no, 3]), 30, TRACKER)
                 truths.append((driver, truth))
@@ -197,7 +224,8 @@ def simulate_month(seed: int = 17, year: int = 2026, month: int = 3, no_school: 
     live.sort(key=lambda p: p.upload.sent_at)
     late = [Post(p.vehicle, p.day, True, Upload(max(x.upload.sent_at for x in live), p.upload.fixes, p.upload.resent))
             for p in late]  # fmt: skip
-    return Month(seed, year, month, skip, routes, tuple(runs), tuple(live + late), tuple(truths))
+    return Month(seed, year, month, skip, morning_only, dismissals, routes, tuple(runs), tuple(live + late),
+                 tuple(truths))  # fmt: skip
 
 
 def month_routes(seed: int) -> tuple[MonthRoute, ...]:
@@ -238,8 +266,8 @@ def _nominal(k: int, route: Route, dist_m: float) -> time:
     return (datetime.combine(date.min, start) + timedelta(minutes=round(minutes))).time()
 
 
-def _start(k: int, run_no: int, day: date, rng: np.random.Generator) -> datetime:
-    at = STARTS[k] if run_no == 1 else MIDDAY
+def _start(k: int, run_no: int, day: date, rng: np.random.Generator, dismissal: time | None = None) -> datetime:
+    at = STARTS[k % len(STARTS)] if run_no == 1 else dismissal or MIDDAY
     local = datetime.combine(day, at, LOCAL_TZ) + timedelta(seconds=int(rng.integers(0, START_JITTER_S)))
     return local.astimezone(UTC)
 

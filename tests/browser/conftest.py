@@ -78,6 +78,7 @@ async def site(web_db: ScratchDb) -> AsyncIterator[Site]:
         "TELEMETRIA_ROLLUP_INTERVAL_S": "0",
         "TELEMETRIA_DETECTOR_INTERVAL_S": "0",  # the pages here need no detection; its process would only load CPU
         "TELEMETRIA_LOGIN_ATTEMPTS_PER_MIN": "1000",
+        "TELEMETRIA_MEASUREMENT_CLOSE_GRACE_DAYS": "60",  # closing the measured month (Nov 2026) asks to confirm
     }
     conn = await asyncpg.connect(web_db.dsn)
     await init_connection(conn)

@@ -11,7 +11,7 @@ import asyncio
 import random
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -395,6 +395,10 @@ async def test_a_run_is_justified_and_the_month_closed_and_reopened_from_the_bol
     await page.get_by_role("button", name="Fechar mês").click()
     dialog = page.get_by_role("dialog")
     await dialog.get_by_role("button", name="Fechar mês").click()
+    if date.today() <= date(2026, 11, 30) + timedelta(days=60):  # the site's grace (conftest): the page says why
+        await expect(dialog).to_contain_text("sem sinal", timeout=30_000)
+        await expect(dialog).to_contain_text("art. 15 §2")
+        await dialog.get_by_role("button", name="Fechar mesmo assim").click()
     await expect(dialog).to_have_count(0, timeout=30_000)
     banner = page.get_by_test_id("closed-banner")
     await expect(banner).to_contain_text(re.compile(r"Mês fechado em \d\d/\d\d/\d{4} \d\d:\d\d por monitor"),

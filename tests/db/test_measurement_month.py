@@ -1,7 +1,9 @@
 """The simulated month through the real API and database: the boletim against the ground truth (issue 17, Quality).
 
-A contract of four routes over March 2026 (telemetria/sim/month.py: runs made, one partial, one not made, one
-substitution, a school-free day, a late batch): the registry is set up through the API, every tracker's fixes
+A contract of four routes and a second contract's route along the first route's roads, over March 2026
+(telemetria/sim/month.py: runs made, one partial, one not made, one substitution, a school-free day, a late
+batch; a morning-only day, an early dismissal; the second contract's vehicle kept in its garage one day while
+the first's drove the same roads, paid once): the registry is set up through the API, every tracker's fixes
 are posted as it sent them, and the boletim must give every run the truth's status, its payable km within
 0.5 % of the truth's (the default rule applied to the true coverage) and amounts exact to the cent. The late
 day's runs are not made while its batch is withheld (its day already closed and rolled up) and are once it
@@ -27,7 +29,7 @@ from telemetria.contracts.money import METRE, to_cents
 from telemetria.fix import Fix
 from telemetria.reports.store import rollup
 from telemetria.settings import Settings
-from telemetria.sim.month import PRICE_PER_KM, ROUTES, SPARE, Month, RunTruth, simulate_month
+from telemetria.sim.month import FLEET, PRICE_PER_KM, SPARE, Month, RunTruth, simulate_month
 from telemetria.sim.wire import body
 from tests.conftest import scratch_database
 from tests.db import simcontract
@@ -47,7 +49,8 @@ def month() -> Month:
 
 async def set_up(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, m: Month) -> Ids:
     """The month's registry (tests/db/simcontract.py): its routes, the school year without its school-free day."""
-    return await simcontract.set_up(client, conn, people, m.routes, m.no_school, ROUTES + 1)
+    return await simcontract.set_up(client, conn, people, m.routes, m.no_school, FLEET,
+                                    morning_only=m.morning_only, dismissals=m.dismissals)  # fmt: skip
 
 
 Request = tuple[int, bool, list[Fix]]  # fleet index, late, fixes
@@ -87,7 +90,7 @@ async def post_all(client: httpx.AsyncClient, ids: Ids, reqs: list[Request]) -> 
 
 
 async def boletim(client: httpx.AsyncClient, people: People, ids: Ids, fmt: str = "json") -> bytes:
-    params = {"contract_id": str(ids.contract), "from": "2026-03-01", "to": "2026-03-31", "format": fmt}
+    params = {"from": "2026-03-01", "to": "2026-03-31", "format": fmt}  # both contracts
     r = await client.get("/api/v1/reports/measurement", params=params, headers=people.auth("auditor"))
     assert r.status_code == 200, r.text
     return r.content
@@ -208,10 +211,12 @@ def check_lines(m: Month, ids: Ids, report: dict[str, Any]) -> None:
         # Payable km to the metre, then × price rounded to the cent once per line.
         assert _d(line["amount"]) == to_cents(pay * price), (t, line)
         assert line["off_route_km"] >= 0 and line["justification"] is None
+        assert line["off_schedule"] is None, (t, line)  # the early dismissal was in the calendar: on schedule
     assert {r["vehicle_id"] for t, r in pairs if t.substitution and r} == {ids.vehicles[SPARE]}
-    (c,) = report["contracts"]
-    assert c["contract_id"] == ids.contract and _d(c["price_per_km"]) == price
+    assert [c["contract_id"] for c in report["contracts"]] == ids.contracts
     for k, route in enumerate(m.routes):
+        c = report["contracts"][route.contract]
+        assert _d(c["price_per_km"]) == price and c["runs_pending"] == 0
         (line,) = [r for r in c["routes"] if r["route_id"] == ids.routes[k]]
         mine = [(t, r) for t, r in pairs if t.route == k and r]
         count = Counter(t.status for t, _ in mine)
@@ -224,10 +229,11 @@ def check_lines(m: Month, ids: Ids, report: dict[str, Any]) -> None:
         ) == (len(mine), count["made"], count["partial"], count["not_made"], 0)
         for key in ("amount", "payable_km", "contracted_km", "realized_km"):
             assert _d(line[key]) == sum(_d(r[key]) for _, r in mine), (route.code, key)
-        due_days = len({t.day for t, _ in mine})
-        assert abs(_d(line["contracted_km"]) - route.declared_km * due_days) <= METRE * len(mine)
-    for key in ("amount", "payable_km"):
-        assert _d(c[key]) == sum(_d(r[key]) for r in c["routes"]), key
+        worth = sum((route.declared_km * route.share(t.run_no) for t, _ in mine), Decimal(0))  # morning-only: half
+        assert abs(_d(line["contracted_km"]) - worth) <= METRE * len(mine)
+    for c in report["contracts"]:
+        for key in ("amount", "payable_km"):
+            assert _d(c[key]) == sum(_d(r[key]) for r in c["routes"]), key
 
 
 async def test_the_simulated_month_boletim_is_right_and_stable(
@@ -260,7 +266,8 @@ async def test_the_simulated_month_boletim_is_right_and_stable(
     same(late, final, "late-live-vs-rolled")
     report = orjson.loads(final)
     fig = figures(m, pair_runs(m, ids, report["runs"]))
-    extra = {"fixes_posted": posted, "contract_amount": report["contracts"][0]["amount"], "before_late_batch": before}
+    extra = {"fixes_posted": posted, "contract_amounts": [c["amount"] for c in report["contracts"]],
+             "before_late_batch": before}  # fmt: skip
     write_figures(fig, extra)
     check_lines(m, ids, report)
 

@@ -153,7 +153,8 @@ async def test_a_closed_month_keeps_its_unpaved_km_when_the_network_changes(
     live = orjson.loads((await _boletim(client, people, ids["k"], **month)).content)
     made = [r for r in live["runs"] if r["status"] == "made"]
     assert made and all(r["unpaved_km"] > 0 for r in made)
-    r = await client.post(f"/api/v1/measurements/{ids['k']}/2026-11/close", headers=people.auth("monitor"))
+    r = await client.post(f"/api/v1/measurements/{ids['k']}/2026-11/close", headers=people.auth("monitor"),
+                          json={"confirm_early": True})  # a recent month: within the grace period  # fmt: skip
     assert r.status_code == 201, r.text
 
     await _import(conn, date(2026, 11, 1), paved=True)  # a corrected network: every way paved, back-dated

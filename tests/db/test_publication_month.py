@@ -12,7 +12,7 @@ from functools import cache
 
 import asyncpg
 
-from telemetria.sim.month import ROUTES, Month, simulate_month
+from telemetria.sim.month import FLEET, Month, simulate_month
 from telemetria.sim.wire import body
 from tests.conftest import ScratchDb
 from tests.db import simcontract
@@ -32,18 +32,24 @@ async def test_the_public_month_is_the_boletims_and_the_truths(
 ) -> None:
     m = month()
     async with app_client(test_db, public_enabled=True) as client:
-        ids = await simcontract.set_up(client, conn, people, m.routes, m.no_school, ROUTES + 1)
+        ids = await simcontract.set_up(client, conn, people, m.routes, m.no_school, FLEET,
+                                       morning_only=m.morning_only, dismissals=m.dismissals)  # fmt: skip
         days = sorted({t.day for t in m.runs})[:DAYS_POSTED]
         for p in m.posts:
             if p.day in days and not p.late:
                 r = await client.post("/api/v1/fixes", content=body(list(p.upload.fixes)), headers=ids.auth[p.vehicle])
                 assert r.status_code == 200, r.text
         public = ok(await client.get("/public/service", params={"month": "2026-03"}))
-        boletim = ok(await client.get("/api/v1/reports/measurement", headers=people.auth("auditor"),
-                                      params={"contract_id": str(ids.contract), "from": "2026-03-01",
-                                              "to": "2026-03-31"}))  # fmt: skip
+        boletim = ok(
+            await client.get(
+                "/api/v1/reports/measurement",
+                headers=people.auth("auditor"),
+                params={"from": "2026-03-01", "to": "2026-03-31"},
+            )
+        )  # both contracts
     assert (public["from"], public["to"], public["complete"]) == ("2026-03-01", "2026-03-31", True)
-    want = {t["code"]: (t["runs_due"], t["runs_made"], t["realized_km"]) for t in boletim["contracts"][0]["routes"]}
+    want = {t["code"]: (t["runs_due"], t["runs_made"], t["realized_km"])
+            for c in boletim["contracts"] for t in c["routes"]}  # fmt: skip
     got = {r["code"]: (r["runs_due"], r["runs_made"], r["km_made"]) for r in public["routes"]}
     assert got == want
     assert {r["code"]: r["name"] for r in public["routes"]} == {r.code: f"Linha {r.code}" for r in m.routes}

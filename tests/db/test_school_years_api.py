@@ -38,7 +38,9 @@ async def test_put_then_get_gives_the_same_fields_and_the_computed_days(
         "SELECT username, target, detail FROM audit_log WHERE action = 'registry.school_year.update'"
     )
     assert audit["username"] == "monitor" and audit["target"] == "school_year:2026"
-    assert audit["detail"]["no_school_days"] == ["2026-03-10", "2026-07-20"] and audit["detail"]["end"] == "2026-12-18"
+    new = audit["detail"]["new"]  # old and new values (issue 31): nothing before the first PUT
+    assert [m["date"] for m in new["no_school_days"]] == ["2026-03-10", "2026-07-20"] and new["end"] == "2026-12-18"
+    assert audit["detail"]["old"] is None
 
 
 async def test_put_replaces_the_whole_year(client: httpx.AsyncClient, people: People) -> None:

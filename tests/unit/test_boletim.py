@@ -24,7 +24,7 @@ from telemetria.measurement.boletim import (
     route_totals,
     short,
 )
-from telemetria.measurement.due import DueRun, due_days, due_runs
+from telemetria.measurement.due import DueRun, allot, due_days, due_runs
 from telemetria.measurement.model import Observation, RunPlan
 from telemetria.reports.model import Route
 from telemetria.reports.store.asof import AssignmentRow
@@ -47,7 +47,8 @@ def plan(route_id: int = 10, day: date = DAY, run_no: int = 1, share: str = "1")
 
 
 def run(vehicles: tuple[int, ...] = (1,), **kw: object) -> DueRun:
-    return DueRun(plan(**kw), "R10", D("38.450"), vehicles)  # type: ignore[arg-type]
+    p = plan(**kw)  # type: ignore[arg-type]
+    return DueRun(p, "R10", D("38.450"), vehicles, (D("38.450") * p.share).quantize(D("0.001")))
 
 
 def obs(r: DueRun, vehicle_id: int, coverage: float, route_km: float = 0.0, off: float = 0.0) -> Observation:
@@ -148,7 +149,13 @@ def test_a_vehicle_busy_with_its_own_run_is_no_substitute() -> None:
     assert (got[0].vehicle_id, got[0].substitution, got[0].status) == (2, True, "made")
     # and a run of its own at another time does not keep it from standing in
     later = run(vehicles=(2,), route_id=11)
-    later = DueRun(replace(later.plan, start=later.plan.end + 600, end=later.plan.end + 4200), "R11", D("38.450"), (2,))
+    later = DueRun(
+        replace(later.plan, start=later.plan.end + 600, end=later.plan.end + 4200),
+        "R11",
+        D("38.450"),
+        (2,),
+        D("38.450"),
+    )
     got = lines([mine, later], index(obs(mine, 2, 0.97), obs(later, 2, 0.99)), {0: (2,)}, lambda d: TERMS, VEHICLES,
                 CONTRACTOR, ())  # fmt: skip
     assert (got[0].vehicle_id, got[0].substitution) == (2, True)
@@ -251,3 +258,59 @@ def test_the_worked_example_of_docs_contracts() -> None:
     (t,) = route_totals([RouteRef(10, "L01", D("38.450"))], ls)
     assert (t.runs_due, t.runs_made, t.runs_partial, t.runs_not_made, t.runs_justified) == (5, 2, 1, 1, 1)
     assert (t.contracted_km, t.payable_km, t.amount) == (D("192.250"), D("106.776"), D("466.62"))
+
+
+def test_two_runs_of_38_455_km_pay_38_455_km() -> None:
+    """Largest remainder to the metre: 19.2275 + 19.2275 rounded each on its own would pay 38.456 km."""
+    route = Route(10, "R10", "Linha", [-62.47, -62.46], [-10.44, -10.44], 60, 100, (), planned_km=38.455)
+
+    def halves(r: Route, line: object, day: date) -> list[RunPlan]:
+        return [plan(r.id, day, 1, "0.5"), plan(r.id, day, 2, "0.5")]
+
+    runs = due_runs({(10, DAY): (1,)}, {DAY: {10: route}}, halves, lambda r: None)  # type: ignore[arg-type,return-value]
+    assert [r.contracted_km for r in runs] == [D("19.228"), D("19.227")]
+    ls = lines(runs, index(*(obs(r, 1, 1.0) for r in runs)), {}, lambda d: TERMS, VEHICLES, CONTRACTOR, [])
+    (t,) = route_totals([RouteRef(10, "R10", D("38.455"))], ls)
+    assert t.contracted_km == t.payable_km == D("38.455")
+
+
+@pytest.mark.parametrize(
+    ("total", "shares", "parts"),
+    [
+        ("38.455", ["0.5", "0.5"], ["19.228", "19.227"]),
+        ("10.000", ["1", "1", "1"], ["3.334", "3.333", "3.333"]),
+        ("0.002", ["0.2", "0.3", "0.5"], ["0.000", "0.001", "0.001"]),
+        ("7.000", ["0", "0"], ["0.000", "0.000"]),
+    ],
+)
+def test_allot_sums_to_the_total(total: str, shares: list[str], parts: list[str]) -> None:
+    got = allot(D(total), [D(s) for s in shares])
+    assert got == [D(p) for p in parts]
+    if any(D(s) for s in shares):
+        assert sum(got, D(0)) == D(total)
+
+
+def test_a_run_whose_window_has_not_closed_is_pending_and_out_of_the_totals() -> None:
+    done, later = run(route_id=10), run(route_id=11)
+    later = replace(later, plan=replace(later.plan, start=later.plan.end + 600, end=later.plan.end + 4200))
+    seen = index(obs(done, 1, 1.0), obs(later, 1, 0.3))
+    now = done.plan.end + 1200  # the second run is under way
+    ls = lines([done, later], seen, {1: (2,)}, lambda d: TERMS, VEHICLES, CONTRACTOR, [], now=now)
+    assert [ln.status for ln in ls] == ["made", "pending"]
+    assert ls[1].payable_km == 0 and ls[1].amount == 0 and not ls[1].substitution and ls[1].coverage_pct == 30
+    ts = route_totals([RouteRef(10, "R10", D("38.45")), RouteRef(11, "R11", D("38.45"))], ls)
+    assert [(t.runs_due, t.runs_not_made, t.runs_pending) for t in ts] == [(1, 0, 0), (0, 0, 1)]
+    assert ts[1].contracted_km == 0 and ts[1].pending_km == D("38.450") and ts[1].amount == 0
+    judged = lines([done, later], seen, {1: (2,)}, lambda d: TERMS, VEHICLES, CONTRACTOR, [])
+    assert judged[1].status == "not_made"  # without `now` (the day panel) every run is judged
+
+
+def test_a_vehicle_busy_with_a_run_of_another_contract_is_no_substitute() -> None:
+    """One drive paid once: vehicle 2 made route 20 (another contract) while route 10's own vehicle stayed home."""
+    mine = run(route_id=10)
+    elsewhere = run(vehicles=(2,), route_id=20)
+    seen = index(obs(mine, 2, 0.97), obs(elsewhere, 2, 0.99))
+    alone = lines([mine], seen, {0: (2,)}, lambda d: TERMS, VEHICLES, CONTRACTOR, [])
+    assert (alone[0].substitution, alone[0].status) == (True, "made")  # what the old busy() saw
+    got = lines([mine], seen, {0: (2,)}, lambda d: TERMS, VEHICLES, CONTRACTOR, [], own=[elsewhere])
+    assert (got[0].vehicle_id, got[0].substitution, got[0].status) == (1, False, "not_made")

@@ -14,7 +14,16 @@ from pyproj import Transformer
 
 from telemetria.contracts import calendar
 from telemetria.localtime import LOCAL_TZ
-from telemetria.sim.month import EVENTS, SPARE, TURN_AT, Month, simulate_month
+from telemetria.sim.month import (
+    DISMISSAL,
+    EVENTS,
+    SECOND_ROUTE,
+    SECOND_VEHICLE,
+    SPARE,
+    TURN_AT,
+    Month,
+    simulate_month,
+)
 from telemetria.sim.truth import Truth
 
 UTM = Transformer.from_crs("EPSG:4326", "EPSG:32720", always_xy=True)
@@ -32,11 +41,19 @@ def test_the_plan_has_one_of_each_case_on_school_days_only() -> None:
     # The generator's school days are the calendar's (weekdays, no national holiday in March, minus the marked day).
     assert list(m.school_days) == [d for d in calendar.school_days(sy) if d.month == 3]
     assert len(m.school_days) == 21 and date(2026, 3, 10) not in {r.day for r in m.runs}
-    # Routes 1-3 make one run a day, route 4 two: 21 × 5 runs due.
-    assert len(m.runs) == 105 and [len(r.runs) for r in m.routes] == [1, 1, 1, 2]
+    # Routes 1-3 and 5 make one run a day, route 4 two: 21 × 6 runs due, but for route 4's return on the
+    # morning-only day.
+    assert len(m.runs) == 125 and [len(r.runs) for r in m.routes] == [1, 1, 1, 2, 1]
     kinds = Counter(r.kind for r in m.runs)
-    assert kinds == {"made": 100, "partial": 1, "not_made": 1, "substitution": 1, "late": 2}
-    assert Counter(r.status for r in m.runs) == {"made": 103, "partial": 1, "not_made": 1}
+    assert kinds == {"made": 116, "partial": 1, "not_made": 2, "substitution": 1, "late": 2, "morning_only": 1,
+                     "dismissal": 2}  # fmt: skip
+    assert Counter(r.status for r in m.runs) == {"made": 122, "partial": 1, "not_made": 2}
+    # Two contracts: SIM-05 (the second's) runs along SIM-01's line on its timetable, with a vehicle of its own.
+    second = m.routes[SECOND_ROUTE]
+    assert (second.contract, second.vehicle, second.route) == (1, SECOND_VEHICLE, m.routes[0].route)
+    assert {r.contract for r in m.routes[:SECOND_ROUTE]} == {0}
+    assert m.morning_only == (m.school_days[12],) and m.dismissals == ((m.school_days[14], DISMISSAL),)
+    assert not any(r.route == 3 and r.run_no == 2 and r.day in m.morning_only for r in m.runs)
     sub = next(r for r in m.runs if r.substitution)
     assert sub.vehicle == SPARE and sub.status == "made"
     assert [(e.kind, m.school_days[e.school_day]) for e in EVENTS] == [
@@ -52,7 +69,8 @@ def test_route_four_runs_out_in_the_morning_and_back_at_midday() -> None:
     school = next(j for j, s in enumerate(route.stops) if s.kind == "school")
     times = [s.scheduled for s in route.stops]
     assert times == sorted(times)
-    assert times[school].hour == 6 and times[school + 1].hour == 11  # the scheduled times split the day in two
+    assert times[school].hour == 6 and times[school + 1].hour == 12  # the scheduled times split the day in two
+    assert calendar.shift_of(times[school + 1]) == "tarde"  # the return is the afternoon's run
 
 
 def _along(truth: Truth, line_lat: np.ndarray, line_lon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

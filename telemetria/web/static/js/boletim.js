@@ -4,7 +4,7 @@
 import { ApiError, api, config, download, el, fmt, localDate, toast } from "./api.js";
 import { format } from "./formats.js";
 import { lastDay } from "./contracts/days.js";
-import { STATUS, historyLink, legend, runGrid } from "./contracts/grid.js";
+import { STATUS, historyLink, legend, runGrid, shownStatus } from "./contracts/grid.js";
 import { brl, ruleLines } from "./contracts/money.js";
 import { day, when } from "./registry/common.js";
 import { sentence } from "./registry/errors.js";
@@ -62,11 +62,14 @@ async function loadContracts() {
 
 const contracts = new Map(); // id → the contract as listed (its validity clips the month)
 
-// The month chosen, clipped to the contract's validity (a contract may start or end inside a month); null when
-// the contract is not in force on any day of it.
+// The month chosen, clipped to the contract's validity (a contract may start or end inside a month) and, for the
+// month under way, to today (the month so far: today's runs still open show as "Prevista" / "Em andamento");
+// null when the contract is not in force on any day of it.
 function period(k) {
   const [y, m] = monthInput.value.split("-").map(Number);
   let from = `${monthInput.value}-01`, to = lastDay(y, m);
+  const today = localDate();
+  if (from <= today && today < to) to = today;
   if (k && k.valid_from > from) from = k.valid_from;
   if (k && k.valid_to < to) to = k.valid_to;
   return from <= to ? { y, m, from, to } : null;
@@ -98,14 +101,14 @@ function banner(k, contractId, month) {
 function totalsTable(k) {
   const heads = [["Rota"], ["Km declarado", "n"], ["Devidas", "n"], ["Realizadas", "n"], ["Parciais", "n"],
     ["Não realizadas", "n"], ["Justificadas", "n"], ["Km contratado", "n"], ["Km realizado", "n"], ["Km pagável", "n"],
-    ["Valor", "n"]];
+    ["Valor", "n"], ["Previstas (fora dos totais)", "n"]];
   const row = (r, first) => [first, km(r.declared_km), r.runs_due, r.runs_made, r.runs_partial, r.runs_not_made,
-    r.runs_justified, km(r.contracted_km), km(r.realized_km), km(r.payable_km), brl(r.amount)];
+    r.runs_justified, km(r.contracted_km), km(r.realized_km), km(r.payable_km), brl(r.amount), r.runs_pending ?? 0];
   const sum = (f) => k.routes.reduce((a, r) => a + (r[f] || 0), 0); // run counts only: integers
   const totals = { declared_km: null, runs_due: k.runs_due ?? sum("runs_due"), runs_made: k.runs_made ?? sum("runs_made"),
     runs_partial: k.runs_partial ?? sum("runs_partial"), runs_not_made: k.runs_not_made ?? sum("runs_not_made"),
     runs_justified: k.runs_justified ?? sum("runs_justified"), contracted_km: k.contracted_km, realized_km: k.realized_km,
-    payable_km: k.payable_km, amount: k.amount };
+    payable_km: k.payable_km, amount: k.amount, runs_pending: k.runs_pending ?? sum("runs_pending") };
   const td = (v, i) => el("td", { class: i ? "n" : null }, v === null || v === undefined ? "—" : String(v));
   return el("div", { class: "table-wrap" }, el("table", { class: "data b-totals" },
     el("caption", { class: "sr-only" }, `Boletim do contrato ${k.number}, por rota`),
@@ -123,14 +126,14 @@ function runsTable(runs, ctx) {
     el("caption", { class: "sr-only" }, "Corridas do período"),
     el("thead", {}, el("tr", {}, heads.map((h, i) => el("th", { scope: "col", class: num.has(i) ? "n" : null }, h)))),
     el("tbody", {}, runs.map((r) => {
-      const [letter, name] = STATUS[r.status] || ["?", r.status];
+      const [letter, name] = STATUS[shownStatus(r)] || ["?", r.status];
       const vehicle = r.plate ? [r.vehicle_id ? el("a", { href: historyLink(r.vehicle_id, r.date) }, r.plate) : r.plate,
         r.substitution ? el("span", { class: "badge warn" }, " substituição") : null,
         r.unauthorized ? el("span", { class: "badge bad" }, " não autorizado") : null] : "—";
       const justify = can.justify && (r.status === "not_made" || r.status === "partial") && !ctx.closed
         ? el("button", { type: "button", class: "small", onclick: () => justifyRun(r, ctx) }, "Justificar") : null;
       const cells = [day(r.date), String(r.run_no || 1), r.code, vehicle,
-        el("span", { class: `badge st-${r.status}` }, `${letter} · ${name}`), cov(r.coverage), km(r.realized_km),
+        el("span", { class: `badge st-${shownStatus(r)}` }, `${letter} · ${name}`), cov(r.coverage), km(r.realized_km),
         km(r.off_route_km), km(r.payable_km), brl(r.amount), r.start ? fmt.clock(r.start) : "—",
         r.end ? fmt.clock(r.end) : "—",
         r.justification ? `${r.justification}${r.justified_by ? ` (${r.justified_by})` : ""}` : "—", justify];
@@ -179,7 +182,8 @@ function draw(answer, p, contractId, school) {
     el("h2", {}, "Regra de pagamento"),
     terms(k),
     el("p", { class: "hint" }, "Cada valor é km pagável × preço por km, arredondado ao centavo uma vez por corrida; "
-      + "os totais são somas das corridas."),
+      + "os totais são somas das corridas. Corridas previstas ou em andamento (a janela ainda não fechou) não são "
+      + "julgadas nem entram nos totais."),
     el("h2", {}, "Calendário de corridas por rota"),
     legend(),
     el("p", { class: "hint" }, "Clique numa corrida para ver o trajeto do veículo nesse dia no mapa."),
@@ -257,18 +261,34 @@ async function justifyRun(r, ctx) {
   if (done) run();
 }
 
-async function close(contractId, month) {
+async function close(contractId, month, early = false) {
+  const label = `${month.slice(5)}/${month.slice(0, 4)}`;
+  let tooEarly = false;
   const done = await openForm({
-    title: `Fechar o mês ${month.slice(5)}/${month.slice(0, 4)}`,
-    intro: "Fechar congela este boletim: ele passa a ser servido exatamente como está agora, com um resumo SHA-256 "
-      + "do conteúdo, quem fechou e quando. Reabrir depois exige um administrador e um motivo.",
-    fields: [], submitLabel: "Fechar mês",
+    title: early ? `Fechar o mês ${label} antes do prazo` : `Fechar o mês ${label}`,
+    intro: early
+      ? "O mês terminou há poucos dias. Rastreadores que ficaram sem sinal guardam as posições e as enviam depois "
+        + "(Lei 3.588/2023, art. 15 §2): as corridas dos últimos dias do mês ainda podem mudar. Fechar agora congela "
+        + "o boletim como está; se chegarem dados depois, será preciso reabrir o mês."
+      : "Fechar congela este boletim: ele passa a ser servido exatamente como está agora, com um resumo SHA-256 "
+        + "do conteúdo, quem fechou e quando. Reabrir depois exige um administrador e um motivo.",
+    fields: [], submitLabel: early ? "Fechar mesmo assim" : "Fechar mês",
     onSubmit: async () => {
-      const saved = await api(`/api/v1/measurements/${contractId}/${month}/close`, { method: "POST", body: {} });
-      toast("Mês fechado.");
-      return saved || true;
+      try {
+        const saved = await api(`/api/v1/measurements/${contractId}/${month}/close`, { method: "POST",
+          body: early ? { confirm_early: true } : {} });
+        toast("Mês fechado.");
+        return saved || true;
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 409 && err.field === "confirm_early") {
+          tooEarly = true;
+          return true; // this form closes; the next one says why and asks to confirm
+        }
+        throw err;
+      }
     },
   });
+  if (tooEarly) return close(contractId, month, true);
   if (done) run();
 }
 

@@ -10,6 +10,8 @@ export const STATUS = {
   partial: ["P", "Parcial"],
   not_made: ["N", "Não realizada"],
   justified: ["J", "Justificada"],
+  pending: ["…", "Prevista"], // its window has not closed: not judged, not in the totals
+  in_progress: ["»", "Em andamento"], // pending, with the vehicle already on the route
   no_school: ["–", "Sem aula"],
   not_due: ["·", "Não prevista"],
 };
@@ -26,8 +28,13 @@ export function legend() {
     el("li", {}, el("span", { class: "swatch", "aria-hidden": "true" }, "*"), "Feita por outro veículo (substituição)"));
 }
 
+// The status a run is shown with: a pending run the vehicle has already started is "em andamento".
+export function shownStatus(run) {
+  return run.status === "pending" && run.start ? "in_progress" : run.status;
+}
+
 function runLabel(run) {
-  const [, name] = STATUS[run.status] || [null, run.status];
+  const [, name] = STATUS[shownStatus(run)] || [null, run.status];
   const parts = [`${dmy(run.date)}, corrida ${run.run_no || 1}: ${name.toLowerCase()}`,
     `cobertura ${format("share", run.coverage)} %`];
   if (run.plate) parts.push(`veículo ${run.plate}${run.substitution ? " (substituição)" : ""}`);
@@ -58,10 +65,11 @@ export function runGrid({ code, year, month, runs, school }) {
           el("span", { class: "cell", title: `${dmy(d)}: ${name.toLowerCase()}`, "aria-label": `${dmy(d)}: ${name.toLowerCase()}`,
             role: "img" }, letter));
       }
-      const [letter] = STATUS[run.status] || ["?"];
+      const shown = shownStatus(run);
+      const [letter] = STATUS[shown] || ["?"];
       const label = runLabel(run);
       const mark = [letter, run.substitution ? el("span", { class: "subst", "aria-hidden": "true" }, "*") : null];
-      return el("td", { class: `st-${run.status}`, "data-date": d, "data-status": run.status, "data-run": String(n) },
+      return el("td", { class: `st-${shown}`, "data-date": d, "data-status": run.status, "data-run": String(n) },
         run.vehicle_id ? el("a", { href: historyLink(run.vehicle_id, run.date), title: `${label}. Abrir o histórico do veículo.`,
           "aria-label": `${label}. Abrir o histórico do veículo neste dia.` }, mark)
           : el("span", { class: "cell", title: label, "aria-label": label, role: "img" }, mark));

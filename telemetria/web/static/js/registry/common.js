@@ -1,6 +1,6 @@
 // What the registry pages share: choices read from other endpoints, Portuguese names, local times,
 // and the generic create (POST) and edit (PATCH only what changed) of a record.
-import { api, el, toast } from "../api.js";
+import { api, el, localDate, toast } from "../api.js";
 import { openForm } from "./form.js";
 
 const cache = new Map();
@@ -73,20 +73,55 @@ export function createWith({ title, endpoint, fields, values, done, submitLabel 
   });
 }
 
-// "Editar": the same form filled with the record; only changed fields are PATCHed.
-export function editWith({ title, endpoint, fields, row }) {
+// The "a partir de" field of a dated edit: the registry keeps versions, so a change applies from a day on and
+// the days before keep what they were (a closed month of the boletim must be reopened first).
+export function effectiveField() {
+  return { name: "effective_from", label: "Vale a partir de", type: "date", required: true, default: localDate(),
+    help: "Dia a partir do qual a alteração vale; os dias anteriores ficam como estavam. Um mês já fechado no "
+      + "boletim de medição não pode ser alcançado: reabra o mês antes." };
+}
+
+// "Editar": the same form filled with the record; only changed fields are PATCHed. `dated`: the record is versioned
+// from a day on (routes, zones; for a vehicle its speed limit only: `dated` lists the versioned fields), so the
+// form asks "a partir de" and sends it as effective_from with a change of those fields.
+export function editWith({ title, endpoint, fields, row, dated = null }) {
+  const versioned = dated === true ? null : dated;
   return openForm({
-    title, fields, values: row,
+    title, values: row,
+    fields: dated ? [...fields, effectiveField()] : fields,
     onSubmit: async (vals, changed) => {
-      if (!Object.keys(changed).length) {
+      const { effective_from: from, ...body } = changed;
+      if (!Object.keys(body).length) {
         toast("Nada foi alterado.");
         return row;
       }
-      const saved = await api(endpoint, { method: "PATCH", body: changed });
-      toast("Alterações salvas.");
+      if (dated && (!versioned || Object.keys(body).some((k) => versioned.includes(k)))) {
+        body.effective_from = vals.effective_from || from;
+      }
+      const saved = await api(endpoint, { method: "PATCH", body });
+      toast(body.effective_from ? `Alterações salvas, valendo a partir de ${day(body.effective_from)}.` : "Alterações salvas.");
       return saved;
     },
   });
+}
+
+const CHANGED = { code: "código", name: "nome", shift: "turno", declared_km: "km declarado", contract_id: "contrato",
+  speed_limit_kmh: "limite de velocidade", deviation_tolerance_m: "tolerância de desvio", active: "situação",
+  geometry: "traçado", length_m: "extensão", stops: "paradas", school_year: "ano letivo", limit_kmh: "limite",
+  vehicle_id: "veículo", route_id: "rota", valid_from: "início", valid_to: "fim", weekdays: "dias da semana" };
+
+// An item's versions (GET …/history): from when, to when, what changed, who wrote it and when; newest first.
+export function historyTable(h, caption) {
+  const rows = [...h.versions].reverse();
+  return el("div", { class: "table-wrap" }, el("table", { class: "data history" },
+    el("caption", {}, caption),
+    el("thead", {}, el("tr", {}, ["Vale de", "Até", "O que mudou", "Por", "Registrado em", "Situação"]
+      .map((t) => el("th", { scope: "col" }, t)))),
+    el("tbody", {}, rows.map((v) => el("tr", { "data-version": String(v.version) },
+      el("td", {}, day(v.valid_from)), el("td", {}, v.valid_to ? day(v.valid_to) : "—"),
+      el("td", {}, v.deleted ? "excluída" : (v.changed || []).map((k) => CHANGED[k] || k).join(", ") || "cadastro"),
+      el("td", {}, v.created_by || "—"), el("td", {}, when(v.created_at)),
+      el("td", {}, v.in_force ? "em vigor" : `substituída em ${when(v.superseded_at)}`))))));
 }
 
 export function badge(text, kind = "") {

@@ -27,6 +27,9 @@ const RULES = [
   [/no such record|^no \w+ \d+|no vehicle|no contractor|no tracker/i, "Registro não encontrado."],
   [/may not be null/i, "Campo obrigatório."],
   [/nothing to change/i, "Nada foi alterado."],
+  [/reaches (\d{4})-(\d{2}), a closed month of contract (\S+)/i, (m) => `A alteração alcança ${m[2]}/${m[1]}, mês já `
+    + `fechado do contrato ${m[3]}: reabra o mês primeiro, ou faça a alteração valer a partir do mês seguinte.`],
+  [/has not ended yet: justify it/i, "A corrida ainda não terminou: justifique depois que a janela dela fechar."],
   [/look swapped/i, "Latitude e longitude parecem trocadas (GeoJSON e KML escrevem longitude, latitude)."],
   [/the file is empty/i, "O arquivo está vazio."],
   [/KMZ/, "KMZ (KML compactado) não é aceito: descompacte e envie o .kml que está dentro."],

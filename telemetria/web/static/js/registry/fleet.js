@@ -46,7 +46,8 @@ export function vehicles(root) {
       return row;
     },
     actions: (v) => [{ label: "Editar", name: v.plate, run: () =>
-      editWith({ title: `Editar veículo ${v.plate}`, endpoint: `${V}/${v.id}`, fields: vehicleFields(), row: v }) }],
+      editWith({ title: `Editar veículo ${v.plate}`, endpoint: `${V}/${v.id}`, fields: vehicleFields(), row: v,
+        dated: ["speed_limit_kmh"] }) }],
   });
 }
 

@@ -2,7 +2,7 @@
 // route's page with its figures, its line on the map and the stop editor.
 import { ApiError, api, el, fmt, toast } from "../api.js";
 import { format } from "../formats.js";
-import { SHIFTS, editWith, lookups, name } from "./common.js";
+import { SHIFTS, editWith, historyTable, lookups, name } from "./common.js";
 import { sentence } from "./errors.js";
 import { openForm } from "./form.js";
 import { stopEditor } from "./stops.js";
@@ -149,17 +149,23 @@ export function routes(root) {
       ["Limite de velocidade", fmt.kmh(r.speed_limit_kmh)], ["Tolerância de desvio", `${format("m", r.deviation_tolerance_m)} m`],
     ];
     const edit = el("button", { type: "button", onclick: async () => {
-      const saved = await editWith({ title: `Editar rota ${r.code}`, endpoint: `${R}/${r.id}`, fields: routeFields(), row: r });
+      const saved = await editWith({ title: `Editar rota ${r.code}`, endpoint: `${R}/${r.id}`, fields: routeFields(), row: r,
+        dated: true });
       if (saved) show(r.id);
     } }, "Editar dados da rota");
     const mapBox = el("div", { class: "map small route-map", role: "region", "aria-label": `Mapa da rota ${r.code}` });
     const stopsBox = el("section", { class: "stops-editor", "aria-labelledby": "stops-h" });
+    const historyBox = el("section", { class: "route-history", "aria-label": `Histórico da rota ${r.code}` },
+      el("p", { class: "muted" }, "Carregando o histórico…"));
     detail.replaceChildren(
       backButton,
       el("h2", { class: "route-title" }, `Rota ${r.code} – ${r.name} `, activeBadge(r.active)),
       el("dl", { class: "figures" }, figures.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, String(v))))),
       el("div", { class: "actions" }, edit),
-      mapBox, stopsBox);
+      mapBox, stopsBox, historyBox);
+    api(`${R}/${r.id}/history`).then((h) => historyBox.replaceChildren(el("h3", {}, "Histórico da rota"),
+      historyTable(h, `Versões da rota ${r.code}: o que mudou, a partir de quando e por quem`)))
+      .catch((err) => historyBox.replaceChildren(el("p", { class: "error-text" }, sentence(err))));
     editor = stopEditor(mapBox, stopsBox, r);
     detail.querySelector("h2").setAttribute("tabindex", "-1");
     detail.querySelector("h2").focus();

@@ -1,6 +1,6 @@
 // A route's stops on its map and in a table: name, kind, scheduled time and position, edited here and
 // saved at once with PUT. A stop's position is typed, or set by clicking the map, or by dragging its marker.
-import { api, el, toast } from "../api.js";
+import { api, el, localDate, toast } from "../api.js";
 import { makeMap, COLOURS, tip } from "../mapbase.js";
 import { STOP_KINDS } from "./common.js";
 import { problems, sentence } from "./errors.js";
@@ -39,6 +39,13 @@ export function stopEditor(mapBox, box, route) {
   const add = el("button", { type: "button" }, "Adicionar parada");
   const save = el("button", { type: "button", class: "primary" }, "Salvar paradas");
   const reset = el("button", { type: "button" }, "Desfazer alterações");
+  // The registry keeps versions: the new stops and times apply from this day on, the days before keep theirs.
+  const fromInput = el("input", { type: "date", id: `stops-from-${route.id}`, value: localDate(), required: true,
+    "aria-describedby": `stops-from-help-${route.id}` });
+  const from = el("div", { class: "field" },
+    el("label", { for: fromInput.id }, "Vale a partir de"), fromInput,
+    el("p", { class: "help", id: `stops-from-help-${route.id}` }, "Os dias anteriores ficam com as paradas e horários "
+      + "de antes. Um mês já fechado no boletim de medição não pode ser alcançado: reabra o mês antes."));
   box.replaceChildren(
     el("h3", { id: "stops-h" }, "Paradas e horários"),
     say, alert,
@@ -46,7 +53,7 @@ export function stopEditor(mapBox, box, route) {
       el("caption", { class: "sr-only" }, `Paradas da rota ${route.code}, na ordem do percurso`),
       el("thead", {}, el("tr", {}, ["Nº", "Nome", "Tipo", "Horário previsto", "Latitude", "Longitude", "Ações"]
         .map((h) => el("th", { scope: "col" }, h)))), tbody)),
-    el("div", { class: "actions" }, add, save, reset));
+    from, el("div", { class: "actions" }, add, save, reset));
 
   function icon(i, s) {
     return L.divIcon({ className: `stop-marker stop-${s.kind}${armed === i ? " armed" : ""}`,
@@ -191,7 +198,7 @@ export function stopEditor(mapBox, box, route) {
       return;
     }
     const body = { stops: stops.map((s) => ({ name: s.name.trim(), kind: s.kind, lat: s.lat, lon: s.lon,
-      scheduled_time: s.time.trim() || null })) };
+      scheduled_time: s.time.trim() || null })), effective_from: fromInput.value || localDate() };
     save.disabled = true;
     save.textContent = "Salvando…";
     try {

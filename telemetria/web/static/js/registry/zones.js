@@ -78,7 +78,7 @@ export function zones(root) {
     onNew: newZone,
     onRows: draw,
     actions: (z) => [{ label: "Editar", name: z.name, run: () => editWith({
-      title: `Editar zona ${z.name}`, endpoint: `${Z}/${z.id}`, row: z,
+      title: `Editar zona ${z.name}`, endpoint: `${Z}/${z.id}`, row: z, dated: true,
       fields: [
         { name: "name", label: "Nome", required: true, wide: true },
         { name: "limit_kmh", label: "Limite de velocidade (km/h)", type: "number", required: true, step: "any" },

@@ -1,0 +1,130 @@
+"""The school day as it was (issue 31), through the real API and database: a morning-only day, an early
+dismissal recorded in the calendar, and a return run made early without one.
+
+Route L05 runs out to the school in the morning (06:30 → school 07:00) and back in the afternoon (school 12:30
+→ 13:00), along a loop of ~5.5 km: east along one street, north to the school's back gate, west along another.
+Its two runs are manhã and tarde by their timetables.
+- Mon 9 March: school in the morning only (`shifts: ["tarde", "noite"]`): the return run is not due.
+- Tue 10 March: the vehicle drives the return at 09:30 with nothing in the calendar: made, flagged early.
+- Wed 11 March: an early dismissal recorded (tarde due from 09:30), the return driven at 09:30: made on time.
+- Thu 12 March: the return is not driven at all: not made, as before.
+The morning run is driven every day.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+
+from tests.db.conftest import People, register
+from tests.db.test_measurement_api import _post_fixes
+
+W, E, S, N = -62.47, -62.45, -10.44, -10.43
+LOOP = [[W, S], [E, S], [E, N], [W, N]]
+DAYS = [date(2026, 3, d) for d in (9, 10, 11, 12)]
+
+
+def _leg(day: date, hh: int, mm: int, points: list[list[float]]) -> list[dict[str, Any]]:
+    """Fixes every 5 s at ~20 km/h along `points`, from hh:mm local (UTC-4)."""
+    t0 = datetime(day.year, day.month, day.day, hh + 4, mm, tzinfo=UTC)
+    out, t = [], 0.0
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        metres = ((x1 - x0) * 109_500) ** 2 + ((y1 - y0) * 110_600) ** 2
+        n = max(2, int(metres**0.5 / 5.55 / 5) + 1)
+        for i in range(n):
+            out.append({"ts": (t0 + timedelta(seconds=t)).isoformat().replace("+00:00", "Z"),
+                        "lat": y0 + (y1 - y0) * i / (n - 1), "lon": x0 + (x1 - x0) * i / (n - 1),
+                        "speed_kmh": 20.0, "valid": True})  # fmt: skip
+            t += 5.0
+    return out
+
+
+@pytest.fixture
+async def world(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People) -> dict[str, Any]:
+    mon = people.auth("monitor")
+    t = await register(conn, "ESC5E55", "861000000000501")
+    await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", people.contractor_id, t.vehicle_id)
+    r = await client.put("/api/v1/school-years/2026", headers=mon, json={
+        "start": "2026-02-02", "end": "2026-12-18",
+        "no_school_days": [{"date": "2026-03-09", "reason": "Conselho de classe à tarde",
+                            "shifts": ["tarde", "noite"]}],
+        "schedule_changes": [{"date": "2026-03-11", "shift": "tarde", "runs_due_from": "09:30",
+                              "reason": "Saída antecipada: reunião de pais"}]})  # fmt: skip
+    assert r.status_code == 200, r.text
+    r = await client.post("/api/v1/contracts", headers=mon, json={
+        "contractor_id": people.contractor_id, "number": "050/2026", "valid_from": "2026-02-01",
+        "valid_to": "2026-12-31", "price_per_km": "4.50"})  # fmt: skip
+    assert r.status_code == 201, r.text
+    k = r.json()["id"]
+    stops = [("Ponto 1", "boarding", W, S, "06:30"), ("Escola", "school", E, S, "07:00"),
+             ("Escola (fundos)", "school", E, N, "12:30"), ("Ponto 2", "boarding", W, N, "13:00")]  # fmt: skip
+    r = await client.post("/api/v1/routes", headers=mon, json={
+        "code": "L05", "name": "Linha 5", "school_year": 2026, "contract_id": k, "declared_km": 5.5,
+        "effective_from": "2026-02-02", "geometry": {"type": "LineString", "coordinates": LOOP},
+        "stops": [{"name": n, "kind": kind, "lon": x, "lat": y, "scheduled_time": hm}
+                  for n, kind, x, y, hm in stops]})  # fmt: skip
+    assert r.status_code == 201, r.text
+    route = r.json()["id"]
+    r = await client.post("/api/v1/route-assignments", headers=mon, json={
+        "route_id": route, "vehicle_id": t.vehicle_id, "valid_from": "2026-02-02", "weekdays": [1, 2, 3, 4, 5],
+        "effective_from": "2026-02-02"})  # fmt: skip
+    assert r.status_code == 201, r.text
+    for d in DAYS:
+        await _post_fixes(client, t, _leg(d, 6, 30, LOOP[:2]))
+    await _post_fixes(client, t, _leg(DAYS[1], 9, 30, LOOP[1:]))  # Tuesday: back early, unannounced
+    await _post_fixes(client, t, _leg(DAYS[2], 9, 30, LOOP[1:]))  # Wednesday: the early dismissal
+    return {"k": k, "route": route, "vehicle": t.vehicle_id}
+
+
+async def test_the_school_day_as_it_was(client: httpx.AsyncClient, people: People, world: dict[str, Any]) -> None:
+    r = await client.get("/api/v1/reports/measurement", headers=people.auth("auditor"),
+                         params={"contract_id": world["k"], "from": "2026-03-09", "to": "2026-03-12"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    got = orjson.loads(r.content)
+    runs = {(x["date"], x["run_no"]): x for x in got["runs"]}
+    assert sorted(runs) == [("2026-03-09", 1), ("2026-03-10", 1), ("2026-03-10", 2), ("2026-03-11", 1),
+                            ("2026-03-11", 2), ("2026-03-12", 1), ("2026-03-12", 2)]  # fmt: skip
+    assert all(runs[(d, 1)]["status"] == "made" for d, _ in runs)
+    early, dismissal, missed = runs[("2026-03-10", 2)], runs[("2026-03-11", 2)], runs[("2026-03-12", 2)]
+    assert (early["status"], early["off_schedule"]) == ("made", "early")
+    assert (dismissal["status"], dismissal["off_schedule"]) == ("made", None)
+    assert (missed["status"], missed["off_schedule"]) == ("not_made", None)
+    assert early["payable_km"] == early["contracted_km"] > 0
+    (c,) = got["contracts"]
+    assert (c["runs_due"], c["runs_made"], c["runs_not_made"]) == (7, 6, 1)
+    body = {"route_id": world["route"], "date": "2026-03-10", "run_no": 2, "reason": "x"}
+    r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"), json=body)
+    assert (r.status_code, r.json()["field"]) == (400, "run_no")  # made: a justification agrees with the boletim
+
+
+async def test_the_calendar_keeps_shifts_and_schedule_changes(
+    client: httpx.AsyncClient, people: People, world: dict[str, Any]
+) -> None:
+    got = (await client.get("/api/v1/school-years/2026", headers=people.auth("auditor"))).json()
+    assert got["no_school_days"] == [{"date": "2026-03-09", "reason": "Conselho de classe à tarde",
+                                      "shifts": ["tarde", "noite"]}]  # fmt: skip
+    assert "2026-03-09" in got["school_days"] and got["shifts_off"][0]["date"] == "2026-03-09"
+    assert got["schedule_changes"] == [{"date": "2026-03-11", "shift": "tarde", "runs_due_from": "09:30",
+                                        "reason": "Saída antecipada: reunião de pais"}]  # fmt: skip
+    bad: list[tuple[dict[str, Any], str | None]] = [
+        ({"no_school_days": [{"date": "2026-03-09", "reason": "x", "shifts": ["tarde", "tarde"]}]},
+         "no_school_days[0].shifts"),
+        ({"no_school_days": [{"date": "2026-03-09", "reason": "x", "shifts": ["madrugada"]}]}, None),
+        ({"schedule_changes": [{"date": "2026-03-14", "shift": "manha", "runs_due_from": "09:00", "reason": "x"}]},
+         "schedule_changes[0].date"),  # a Saturday
+        ({"no_school_days": [{"date": "2026-03-09", "reason": "x", "shifts": ["tarde"]}],
+          "schedule_changes": [{"date": "2026-03-09", "shift": "tarde", "runs_due_from": "09:00", "reason": "x"}]},
+         "schedule_changes[0].shift"),
+    ]  # fmt: skip
+    for body, field in bad:
+        r = await client.put("/api/v1/school-years/2026", headers=people.auth("monitor"),
+                             json={"start": "2026-02-02", "end": "2026-12-18", **body})  # fmt: skip
+        assert r.status_code in (400, 422), r.text
+        if field:
+            assert r.json()["field"] == field, r.text
