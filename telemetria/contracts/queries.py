@@ -6,6 +6,15 @@ from __future__ import annotations
 
 GET_SCHOOL_YEAR = "SELECT year, start_date, end_date, updated_at, updated_by FROM school_years WHERE year = $1"
 SCHOOL_YEAR_DAYS = "SELECT day, school, reason FROM school_calendar_days WHERE year = $1 ORDER BY day"
+
+# The municipality's own holidays of a year (national and state ones are computed: holidays.py).
+MUNICIPAL_HOLIDAYS = """
+SELECT day, name, updated_by, updated_at FROM municipal_holidays
+WHERE day >= make_date($1, 1, 1) AND day < make_date($1 + 1, 1, 1) ORDER BY day"""
+DELETE_MUNICIPAL_HOLIDAYS = """
+DELETE FROM municipal_holidays WHERE day >= make_date($1, 1, 1) AND day < make_date($1 + 1, 1, 1)"""
+INSERT_MUNICIPAL_HOLIDAYS = """
+INSERT INTO municipal_holidays (day, name, updated_by) SELECT d, n, $3 FROM unnest($1::date[], $2::text[]) AS u(d, n)"""
 UPSERT_SCHOOL_YEAR = """
 INSERT INTO school_years (year, start_date, end_date, updated_by) VALUES ($1, $2, $3, $4)
 ON CONFLICT (year) DO UPDATE
