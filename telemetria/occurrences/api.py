@@ -132,8 +132,13 @@ def _answer(row: dict[str, Any], status: int = 200) -> Response:
     return json_response(numbers(row, MONEY), status)
 
 
-async def _detail(conn: Any, occurrence_id: int, who: Principal) -> Response:
-    return _answer(await store.detail(conn, occurrence_id, who))
+def _upfm(request: Request) -> dict[int, Any]:
+    values: dict[int, Any] = request.app.state.settings.upfm_values
+    return values
+
+
+async def _detail(conn: Any, occurrence_id: int, who: Principal, request: Request) -> Response:
+    return _answer(await store.detail(conn, occurrence_id, who, _upfm(request)))
 
 
 def list_document(f: store.Filters, items: list[dict[str, Any]], who: Principal) -> Document:
@@ -194,9 +199,9 @@ async def list_occurrences(
 
 
 @router.get("/occurrences/{occurrence_id}")
-async def get_occurrence(occurrence_id: IdPath, who: Principal = READ, *, conn: Conn) -> Response:
+async def get_occurrence(occurrence_id: IdPath, request: Request, who: Principal = READ, *, conn: Conn) -> Response:
     """The occurrence with its classification, process fields, history, attachments and evidence_sha256."""
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
 @router.post("/occurrences/{occurrence_id}/review")
@@ -215,7 +220,7 @@ async def review(
         conn, occurrence_id, who, client_ip(request), confirm=body.decision == "confirm", reason=body.reason,
         article=article, severity=severity, now=_now(),
     )  # fmt: skip
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
 @router.post("/occurrences/{occurrence_id}/notify")
@@ -223,7 +228,7 @@ async def notify(occurrence_id: IdPath, request: Request, who: Principal = REVIE
     """Issue the notificação para defesa prévia: notified_at now, defense_due after `defense_days` business days."""
     days = request.app.state.settings.defense_days  # Lei 14.133/2021 Art. 157: 15 business days by default
     await store.notify(conn, occurrence_id, who, client_ip(request), now=_now(), days=days)
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
 async def _pdf(request: Request, occurrence_id: int, who: Principal, conn: Any, addressee: termo.Addressee) -> Response:
@@ -329,7 +334,7 @@ async def defense(occurrence_id: IdPath, request: Request, who: Principal = DEFE
         result = await store.defend(
             conn, occurrence_id, who, client_ip(request), text=body.text, files=files, now=_now(), final=body.final
         )
-        row = await store.detail(conn, occurrence_id, who)
+        row = await store.detail(conn, occurrence_id, who, _upfm(request))
     return _answer({**row, "defense": result}, 201)
 
 
@@ -356,7 +361,7 @@ async def decision(
         penalty=body.penalty, motivation=body.motivation, upfm_brl=request.app.state.settings.upfm_values,
         now=_now(),
     )  # fmt: skip
-    row = await store.detail(conn, occurrence_id, who)
+    row = await store.detail(conn, occurrence_id, who, _upfm(request))
     return _answer({**row, **result})
 
 
@@ -367,7 +372,7 @@ async def appeal(
     """The contractor's appeal within appeal_until (15 business days, Lei 14.133/2021 Art. 166): under_appeal, the
     penalty suspended (Art. 168)."""
     result = await store.appeal(conn, occurrence_id, who, client_ip(request), text=body.text, now=_now())
-    row = await store.detail(conn, occurrence_id, who)
+    row = await store.detail(conn, occurrence_id, who, _upfm(request))
     return _answer({**row, "appeal": result}, 201)
 
 
@@ -381,7 +386,7 @@ async def appeal_decision(
         conn, occurrence_id, who, client_ip(request), outcome=body.outcome, penalty=body.penalty,
         motivation=body.motivation, upfm_brl=request.app.state.settings.upfm_values, now=_now(),
     )  # fmt: skip
-    row = await store.detail(conn, occurrence_id, who)
+    row = await store.detail(conn, occurrence_id, who, _upfm(request))
     return _answer({**row, "appeal_decision": result})
 
 
@@ -392,7 +397,7 @@ async def close(
     """Close a decided occurrence (optional text)."""
     text = body.text if body else None
     await store.close(conn, occurrence_id, who, client_ip(request), text=text, now=_now())
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
 @router.get("/occurrence-kinds")

@@ -108,7 +108,7 @@ ORDER BY o.start_ts DESC, o.id DESC LIMIT 1"""
 
 # The contractor's occurrences with a fine decided (suspended or not): their fines follow the others' finality.
 CONTRACTOR_FINES = """
-SELECT id, severity, start_ts, penalty, fine_upfm, fine_brl, recurrence_of FROM occurrences
+SELECT id, status, severity, start_ts, penalty, fine_upfm, fine_brl, recurrence_of FROM occurrences
 WHERE contractor_id = $1 AND penalty IN ('fine', 'warning_and_fine') AND status IN ('decided', 'under_appeal', 'closed')
 ORDER BY start_ts, id"""
 

@@ -125,11 +125,22 @@ def _sees(who: Principal, contractor_id: int | None, status: Status) -> bool:
     return (scope is None or contractor_id == scope) and process.visible(status, who.role)
 
 
-async def detail(conn: Conn, occurrence_id: int, who: Principal) -> dict[str, Any]:
+async def detail(
+    conn: Conn, occurrence_id: int, who: Principal, upfm_brl: Mapping[int, Decimal] | None = None
+) -> dict[str, Any]:
     """The occurrence with its history, attachments (without content) and the evidence's SHA-256; 404 if unseen.
-    A contractor's copy of the history leaves out the addresses the transitions came from."""
+    A contractor's copy of the history leaves out the addresses the transitions came from.
+
+    With `upfm_brl`, a fine is first brought up to date with the other penalties' finality as of now (an earlier
+    infraction's appeal term may have run out since: recurrence does not depend on when anyone looked)."""
+    now = datetime.now(LOCAL_TZ)
     row = await _visible_row(conn, occurrence_id, who)
-    row.update(process_fields(row, datetime.now(LOCAL_TZ)))
+    if upfm_brl is not None and row["penalty"] in WITH_FINE and row["contractor_id"] is not None:
+        async with conn.transaction():
+            await conn.execute(q.LOCK_CONTRACTOR_FINES, row["contractor_id"])
+            if await recompute_fines(conn, row["contractor_id"], upfm_brl, now):
+                row = await _visible_row(conn, occurrence_id, who)
+    row.update(process_fields(row, now))
     history = [dict(h) for h in await conn.fetch(q.HISTORY, occurrence_id)]
     if who.role is Role.CONTRACTOR:  # the servidores' addresses are the municipality's business, not the company's
         history = [{k: v for k, v in h.items() if k != "ip"} for h in history]
@@ -349,12 +360,11 @@ async def _fine_of(
     return f, earlier if f.doubled else None
 
 
-async def recompute_fines(
-    conn: Conn, contractor_id: int, who: Principal, ip: str | None, upfm_brl: Mapping[int, Decimal], now: datetime
-) -> None:
+async def recompute_fines(conn: Conn, contractor_id: int, upfm_brl: Mapping[int, Decimal], now: datetime) -> int:
     """Every fine of the contractor again from the final penalties as they stand: a fine doubles when an earlier
     infraction's penalty is final, whatever the order the cases were decided in, and stops doubling when that one
-    is annulled on appeal. Each change is a history row."""
+    is annulled on appeal. Each change is a history row by "sistema"; returns how many changed."""
+    changed = 0
     for r in await conn.fetch(q.CONTRACTOR_FINES, contractor_id):
         full = {**dict(r), "contractor_id": contractor_id}
         try:
@@ -363,12 +373,14 @@ async def recompute_fines(
             continue  # left as decided; the decision itself already required the value
         if (f.upfm, f.brl, earlier) != (r["fine_upfm"], r["fine_brl"], r["recurrence_of"]):
             await conn.execute(q.SET_FINE, r["id"], f.upfm, f.brl, earlier)
-            status = Status(await conn.fetchval("SELECT status FROM occurrences WHERE id = $1", r["id"]))
-            await _history(
-                conn, r["id"], who, ip, "fine_recomputed", status, status, None,
+            await conn.execute(
+                q.INSERT_HISTORY, r["id"], "sistema", None, None, None, "fine_recomputed", r["status"], r["status"],
+                "multa recalculada: reincidência conforme as penalidades definitivas (Art. 38 e 39, parágrafo único)",
                 {"from": {"fine_upfm": _s(r["fine_upfm"]), "recurrence_of": r["recurrence_of"]},
                  "to": {"fine_upfm": str(f.upfm), "fine_brl": str(f.brl), "recurrence_of": earlier}},
             )  # fmt: skip
+            changed += 1
+    return changed
 
 
 def _s(v: Decimal | None) -> str | None:
@@ -421,7 +433,7 @@ async def decide(
         await _history(conn, occurrence_id, who, ip, "decided", Status(row["status"]), to, motivation, data)
         if row["contractor_id"] is not None:
             await conn.execute(q.LOCK_CONTRACTOR_FINES, row["contractor_id"])
-            await recompute_fines(conn, row["contractor_id"], who, ip, upfm_brl, now)
+            await recompute_fines(conn, row["contractor_id"], upfm_brl, now)
     return {"penalty": p.value, "fine_upfm": fine_upfm, "fine_brl": fine_brl, "recurrence_of": recurrence_of}
 
 
@@ -498,7 +510,7 @@ async def decide_appeal(
                 except fines.MissingUpfmValue as e:
                     raise conflict(e) from None
                 await conn.execute(q.SET_FINE, occurrence_id, f.upfm, f.brl, earlier)
-            await recompute_fines(conn, row["contractor_id"], who, ip, upfm_brl, now)
+            await recompute_fines(conn, row["contractor_id"], upfm_brl, now)
     return data
 
 

@@ -54,8 +54,8 @@ async def occurrence(
     start: datetime = T0,
     minutes: float = 2,
     status: str = "detected",
-    severity: str = "media",
-    article: str = "Art. 37, X",
+    severity: str | None = "media",
+    article: str | None = "Art. 37, X",
     **fields: Any,
 ) -> int:
     """An occurrence of vehicle v<n> (contractor c<n>, driver d<n>, route r<n>) as the detector stores it."""
