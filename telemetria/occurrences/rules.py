@@ -99,7 +99,8 @@ def speeding(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
 
 
 def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
-    """Each deviation episode of the engine: off every route assigned that day beyond its tolerance, long enough.
+    """Each deviation episode of the engine: off every route assigned that day beyond its tolerance, long enough,
+    overlapping a run window with pupils on board (Art. 26 forbids other itineraries "conduzindo passageiros").
 
     route_id is the route it left (the nearest route at the last on-route fix before it, else at its first fix);
     lat/lon are the farthest fix's; `place` is where it left the route.
@@ -107,6 +108,8 @@ def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]
     rp, t = params.report, a.track.t
     out = []
     for e in a.deviations:
+        if not on_board_at(a, e.start, e.end):  # Art. 26: other itineraries *while carrying passengers*
+            continue
         at = e.left if e.left is not None else e.first
         r = a.routes[int(a.near[at])] if a.near[at] >= 0 else a.routes[int(a.near[e.i_max])]
         m = np.arange(e.first, e.last + 1)
@@ -125,15 +128,23 @@ def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]
     return out
 
 
+def on_board_at(a: Analysis, start: float, end: float) -> bool:
+    """Whether [start, end] overlaps a run window with pupils on board: an on-board leg of the engine, between the
+    first boarding and the school, or between the school and the last drop-off."""
+    return any(leg.start <= end and start <= leg.end for leg in a.legs)
+
+
 def unauthorized_stops(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
     """Each stop of the engine farther than authorized_radius_m from every registered point of the day's routes,
-    lasting ≥ unauthorized_stop_min_s; none on a day the vehicle has no route assigned (nothing is authorized)."""
+    lasting ≥ unauthorized_stop_min_s, that starts during a run with pupils on board (Art. 38 IX: stopping for
+    boarding or alighting where not authorized; an empty bus parked after its run is no such stop); none on a day
+    the vehicle has no route assigned (nothing is authorized)."""
     if not a.routes:
         return []
     out = []
     for c in a.stops:
         s = c.stop
-        if c.authorized or s.duration_s < params.unauthorized_stop_min_s:
+        if c.authorized or s.duration_s < params.unauthorized_stop_min_s or not on_board_at(a, s.start, s.start):
             continue
         near = c.point is not None and math.isfinite(c.distance_m)
         out.append(
@@ -257,11 +268,17 @@ class DueSpan:
     end: float
 
 
-def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None = None) -> list[DueSpan]:
+def due_spans(
+    route: Route, plans: Sequence[RunPlan], day: date, run: Run | None = None, now: float | None = None
+) -> list[DueSpan]:
     """The due spans of a route's runs on a due day: from each run plan's first scheduled time to the vehicle's
     arrival at the run's last point (`run`: schedule.py's run of the route that day), early or late, or while it
     has not arrived there, to the end of the run's window (it may still be on its way). A run without two
-    scheduled times has no span."""
+    scheduled times has no span.
+
+    A run whose window ended (before `now`) with none of its points reached has no span either: it is judged as a
+    run (run_not_made, or justified), and a tracker_silent beside it would charge the same event twice (issue 32).
+    While its window is open, the span stands (a live silence), and the silence is withdrawn once it ends."""
     pts = sorted(route.points, key=lambda p: p.seq)
     times = [scheduled_at(p, day) for p in pts]
     reached: list[float | None] = [None] * len(pts)
@@ -274,6 +291,9 @@ def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None
             continue
         first, last = times[inside[0]], times[inside[-1]]
         assert first is not None and last is not None
+        nothing = run is None or all(reached[i] is None for i in inside)
+        if now is not None and plan.end <= now and nothing:
+            continue  # no point of the ended run reached: it is judged as a run (run_not_made or justified)
         done = reached[inside[-1]]
         end = done if done is not None else max(last, plan.end)
         if end > first:
@@ -344,8 +364,10 @@ def silences(
     a: Analysis, before: Edge | None, after: Edge | None, spans: Sequence[DueSpan], now: float, params: DetectParams
 ) -> list[Candidate]:
     """The tracker's silences starting inside the analysis's day: gaps between consecutive fixes (any fix: the
-    tracker spoke) longer than silent_s across which the vehicle moved more than silent_moved_m, or of which more
-    than silent_s lies inside a due span of the day (`spans`). `before`/`after`: the vehicle's fixes just outside
+    tracker spoke) longer than silent_s of which more than silent_s lies inside a due span of the day (`spans`):
+    never while no run is due (issue 32: moving across a gap off duty is no infraction), and never for a run of
+    which no point was reached (due_spans leaves it out: it is judged as a run, run_not_made or justified).
+    `before`/`after`: the vehicle's fixes just outside
     its track (None: there is none, or the track reaches past the day on that side).
 
     A silence starts at the last fix before it; one that began before the day (the vehicle had not reported since
@@ -372,7 +394,7 @@ def silences(
         p1 = _where(a, f1, 1) if f1 is not None else None
         moved = float(distance_m(p0[1], p0[0], p1[1], p1[0])) if p0 is not None and p1 is not None else None
         if ta >= a.start:
-            if due is None and (moved is None or moved <= params.silent_moved_m):
+            if due is None:  # never while no run is due (issue 32): a parked or off-duty tracker owes nothing
                 continue
             start = ta
         elif due is not None:
