@@ -26,22 +26,26 @@ export const STATUS_NAMES = {
   notified: "Notificada",
   defense: "Em defesa",
   decided: "Decidida",
+  under_appeal: "Em recurso (penalidade suspensa)",
   closed: "Encerrada",
 };
 
 // The badge colour of each state: what still needs someone's action stands out.
 export const STATUS_TONE = {
   detected: "warn", confirmed: "warn", notified: "warn", defense: "warn",
-  withdrawn: "", dismissed: "", decided: "bad", closed: "",
+  withdrawn: "", dismissed: "", decided: "bad", under_appeal: "warn", closed: "",
 };
 
 export const SEVERITY_NAMES = { leve: "Leve", media: "Média", grave: "Grave", gravissima: "Gravíssima" };
-export const PENALTY_NAMES = { none: "Sem penalidade", warning: "Advertência", fine: "Multa" };
+export const PENALTY_NAMES = { none: "Sem penalidade", warning: "Advertência", fine: "Multa",
+  warning_and_fine: "Advertência e multa" };
+export const OUTCOME_NAMES = { upheld: "Mantida", reformed: "Reformada", annulled: "Anulada" };
 
 export const ACTION_NAMES = {
   detected: "Detectada", updated: "Atualizada pelo detector", withdrawn: "Retirada", restored: "Restabelecida",
   confirmed: "Confirmada", dismissed: "Descartada", notified: "Notificada (Termo emitido)", defense: "Defesa",
-  decided: "Decisão", closed: "Encerrada", note: "Nota",
+  decided: "Decisão", closed: "Encerrada", note: "Nota", appeal: "Recurso", appeal_decided: "Julgamento do recurso",
+  fine_recomputed: "Multa recalculada (reincidência)",
 };
 
 export const RUN_STATES = {
