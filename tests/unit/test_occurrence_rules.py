@@ -157,6 +157,14 @@ def test_route_deviation_names_the_route_it_left() -> None:
     assert c.place is not None and "rota L1, km 2," in c.place  # where it left: about km 2.5
 
 
+def test_a_deviation_counts_only_while_carrying_pupils() -> None:
+    """Art. 26: no other itineraries *conduzindo passageiros*. The same detour before the first boarding (the bus
+    going to its first stop) is no route_deviation."""
+    s = Script("05:50").until("06:00").drive(500.0).drive(500.0, north=400.0).drive(1500.0, north=400.0)
+    s.drive(1500.0, north=0.0).drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    assert Kind.ROUTE_DEVIATION not in kinds(candidates(s.fixes))
+
+
 def test_unauthorized_stop_only_when_long_away_from_every_point_and_on_a_route_day() -> None:
     def stopping(at_m: float, seconds: float, step: float = 30.0) -> Script:
         """Boards at Ponto 1, stops `seconds` at `at_m` (pupils on board), then the school."""
