@@ -88,6 +88,11 @@ class ReviewIn(Strict):
         default=None, min_length=1, max_length=200, pattern=r"\S", description="reclassify: the article"
     )
     severity: Severity | None = Field(default=None, description="reclassify: the severity")
+    justification: Literal["emergency_substitution", "emergency_detour"] | None = Field(
+        default=None,
+        description="dismiss: Art. 26 sole paragraph: an emergency substitution of a vehicle, or a detour, that "
+        "needs no prior authorization; closes the finding",
+    )
 
 
 class DefenseIn(Strict):
@@ -211,14 +216,21 @@ async def review(
     """confirm (optionally with another kind's classification, or article/severity; the evidence is frozen) or
     dismiss (with the reason)."""
     article, severity = body.article, body.severity
+    finding_only = False
     if body.kind is not None:
         cls = next((k for k in await store.kinds(conn) if k["kind"] == body.kind.value), None)
         if cls is None:
             raise FieldError(f"kind: {body.kind.value!r} has no classification", "kind", 422)
-        article, severity = article or cls["article"], severity or Severity(cls["severity"])
+        if cls["article"] is None and article is None:
+            finding_only, severity = True, None  # that kind is a finding only: no infraction
+        else:
+            article = article or cls["article"]
+            severity = severity or (Severity(cls["severity"]) if cls["severity"] else None)
+    if body.justification is not None and body.decision != "dismiss":
+        raise FieldError("justification: an Art. 26 justification dismisses the finding", "justification", 422)
     await store.review(
         conn, occurrence_id, who, client_ip(request), confirm=body.decision == "confirm", reason=body.reason,
-        article=article, severity=severity, now=_now(),
+        article=article, severity=severity, now=_now(), finding_only=finding_only, justification=body.justification,
     )  # fmt: skip
     return await _detail(conn, occurrence_id, who, request)
 

@@ -47,6 +47,10 @@ MAX_BYTES = 64 * 2**20
 # A defence may be replaced or completed until its term ends; each version stays in the history (what was said
 # is evidence), but no more than this many, so an answer cannot be made to grow without bound (issue 33, item 4).
 MAX_DEFENSE_VERSIONS = 5
+JUSTIFICATIONS = {
+    "emergency_substitution": "Art. 26, parágrafo único: substituição temporária de veículo em situação de emergência",
+    "emergency_detour": "Art. 26, parágrafo único: trânsito em outra linha em situação de emergência",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,9 +223,17 @@ async def review(
     article: str | None,
     severity: Severity | None,
     now: datetime,
+    finding_only: bool = False,
+    justification: str | None = None,
 ) -> None:
-    """Confirm (optionally reclassified, evidence frozen) or dismiss (reason required) a detected occurrence."""
+    """Confirm (optionally reclassified, evidence frozen) or dismiss (reason required) a detected occurrence.
+
+    `article` opens the infraction on an inciso of Art. 36–39 (the severity follows); `finding_only` clears it
+    (the kind chosen is a finding for the Secretaria only). `justification` (dismissing): an emergency
+    substitution or detour of Art. 26's sole paragraph, which needs no prior authorization."""
     action = Action.CONFIRM if confirm else Action.DISMISS
+    if justification is not None and not (reason and reason.strip()):
+        reason = JUSTIFICATIONS[justification]
     if not confirm and not (reason and reason.strip()):
         raise FieldError("reason: say why the occurrence is dismissed", "reason", 422)
     if not confirm and (article is not None or severity is not None):
@@ -249,8 +261,17 @@ async def review(
                         f"severity: {inf.article} is {inf.severity.value}, not {severity.value}", "severity", 422
                     )
                 new_article, new_severity = inf.article, inf.severity.value
-            elif severity is not None and current["article"] is None:
-                raise FieldError("severity: a finding without an article (Art. 36–39) has no severity", "severity")
+            elif finding_only:
+                new_article = new_severity = None
+            elif severity is not None:
+                inf_now = infraction.maybe(current["article"])
+                if inf_now is None:
+                    raise FieldError("severity: a finding without an article (Art. 36–39) has no severity", "severity")
+                if severity is not inf_now.severity:
+                    raise FieldError(
+                        f"severity: {inf_now.article} is {inf_now.severity.value}; give the article of the other "
+                        "severity instead", "severity", 422,
+                    )  # fmt: skip
             if (new_article, new_severity) != (current["article"], current["severity"]):
                 await conn.execute(q.RECLASSIFY, occurrence_id, new_article, new_severity)
                 data["reclassified"] = {
@@ -264,6 +285,8 @@ async def review(
             await conn.execute(q.INSERT_EVIDENCE, occurrence_id, content, digest, who.username, now)
             await conn.execute(q.SET_EVIDENCE_SHA, occurrence_id, digest)
             data["evidence_sha256"] = digest
+        if justification is not None:
+            data["justification"] = {"kind": justification, "basis": "Lei 3.588/2023, Art. 26, parágrafo único"}
         await _history(conn, occurrence_id, who, ip, to.value, Status(row["status"]), to, reason, data or None)
 
 

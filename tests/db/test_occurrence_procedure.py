@@ -270,3 +270,30 @@ async def test_a_defence_is_bounded_and_its_replacements_too(
     defences = [h for h in d.json()["history"] if h["action"] == "defense"]
     assert [h["data"]["version"] for h in defences] == list(range(1, MAX_DEFENSE_VERSIONS + 1))
     assert len(d.content) < (MAX_DEFENSE_VERSIONS + 1) * MAX_TEXT + 20_000  # bounded, whatever is sent
+
+
+async def test_opening_the_infraction_and_the_art_26_justification(
+    api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
+) -> None:
+    """Confirming opens the infraction on an inciso of Art. 36–39 (the severity follows from it); a kind that is
+    a finding only clears it; an Art. 26 sole-paragraph emergency is recorded as the justification that closes
+    the finding."""
+    monitor = auth(world, "monitor")
+    oid = await occurrence(conn, world)
+    r = await api.post(f"/api/v1/occurrences/{oid}/review", headers=monitor,
+                       json={"decision": "confirm", "severity": "grave"})  # fmt: skip
+    assert r.status_code == 422 and r.json()["field"] == "severity"  # Art. 37, X is média
+    r = await api.post(f"/api/v1/occurrences/{oid}/review", headers=monitor,
+                       json={"decision": "confirm", "article": "Art. 26"})  # fmt: skip
+    assert r.status_code == 422 and r.json()["field"] == "article"
+    r = await api.post(f"/api/v1/occurrences/{oid}/review", headers=monitor,
+                       json={"decision": "confirm", "kind": "over_2h_on_board"})  # fmt: skip
+    assert r.status_code == 200 and (r.json()["article"], r.json()["severity"]) == (None, None)
+    assert r.json()["fine_allowed"] is False
+    other = await occurrence(conn, world, kind="route_deviation", start=T0 + timedelta(hours=1))
+    r = await api.post(f"/api/v1/occurrences/{other}/review", headers=monitor,
+                       json={"decision": "dismiss", "justification": "emergency_detour"})  # fmt: skip
+    assert r.status_code == 200 and r.json()["status"] == "dismissed"
+    last = r.json()["history"][-1]
+    assert last["data"]["justification"]["basis"] == "Lei 3.588/2023, Art. 26, parágrafo único"
+    assert "emergência" in last["text"]
