@@ -210,16 +210,19 @@ def schedule_delays(
     a: Analysis, day: date, runs: Sequence[tuple[Route, Run]], plans: Mapping[int, Sequence[RunPlan]],
     params: DetectParams,
 ) -> list[Candidate]:  # fmt: skip
-    """One candidate per run (the measurement's run plans, by scheduled time) whose stops were reached more than
-    delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the departure from the
-    run's first scheduled point, the arrival at the others), inside the run's window (a vehicle that sat in its
-    garage past the window did not make the run late: it did not make it) and seen by the fixes, not across a
-    gap. It starts when the first late stop was reached and ends when the last was."""
+    """One candidate per run (the measurement's run plans, by scheduled time) off its schedule (Art. 37 XI): stops
+    reached more than delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the
+    departure from the run's first scheduled point, the arrival at the others), inside the run's window (a vehicle
+    that sat in its garage past the window did not make the run late: it did not make it), or boarding stops left
+    more than early_tolerance_min before their scheduled time (pupils left behind); each seen by the fixes, not
+    across a gap. It starts at the first such stop (reached late, or left early) and ends at the last."""
     tol_s = params.delay_tolerance_min * 60.0
+    early_s = params.early_tolerance_min * 60.0
     kept = a.track.t[a.keep]
     out = []
     for route, run in runs:
         late: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, reached)
+        early: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, departed)
         begun: set[int] = set()  # runs whose first point has been seen
         for i, v in enumerate(run.visits):
             sched = run.scheduled[i]
@@ -234,19 +237,36 @@ def schedule_delays(
                 and reached <= plan.end and _observed(kept, reached, first, params.report.gap_s)
             ):  # fmt: skip
                 late.setdefault(plan.run_no, []).append((i, sched, reached))
-        for run_no, found in sorted(late.items()):
-            i, sched, reached = found[0]
+            left = v.departure
+            if (
+                not first and v.status == SERVED and v.point.kind == "boarding" and left is not None
+                and sched - left > early_s and left >= plan.start and _observed(kept, left, True, params.report.gap_s)
+            ):  # fmt: skip
+                early.setdefault(plan.run_no, []).append((i, sched, left))
+        for run_no in sorted(set(late) | set(early)):
+            found, gone = late.get(run_no, []), early.get(run_no, [])
+            facts: dict[str, Any] = {}
+            if found:
+                i, sched, reached = found[0]
+                p = run.visits[i].point
+                facts = {"stop": p.name, "scheduled": iso(sched), "arrived": iso(reached),
+                         "late_min": round((reached - sched) / 60.0, 1),
+                         "max_late_min": round(max(r - s for _, s, r in found) / 60.0, 1),
+                         "late_stops": len(found)}  # fmt: skip
+            if gone:
+                facts |= {"early_stop": run.visits[gone[0][0]].point.name, "early_scheduled": iso(gone[0][1]),
+                          "departed": iso(gone[0][2]), "early_min": round((gone[0][1] - gone[0][2]) / 60.0, 1),
+                          "early_stops": len(gone)}  # fmt: skip
+            times = [r for _, _, r in found] + [d for _, _, d in gone]
+            start = min(times)
+            i = next(k for k, _, r in found + gone if r == start)
             p = run.visits[i].point
             out.append(
                 Candidate(
-                    Kind.SCHEDULE_DELAY, a.vehicle.id, utc(reached), utc(max(r for _, _, r in found)),
+                    Kind.SCHEDULE_DELAY, a.vehicle.id, utc(start), utc(max(times)),
                     route_id=route.id, run_no=run_no, key=run_key(route.id, day, run_no), lat=p.lat, lon=p.lon,
-                    place=f"{p.name} (rota {route.code})",
-                    facts={"stop": p.name, "scheduled": iso(sched), "arrived": iso(reached),
-                           "late_min": round((reached - sched) / 60.0, 1),
-                           "max_late_min": round(max(r - s for _, s, r in found) / 60.0, 1),
-                           "late_stops": len(found)},
-                    completed_ts=utc(completing(a.track.t, reached) or reached),
+                    place=f"{p.name} (rota {route.code})", facts=facts,
+                    completed_ts=utc(completing(a.track.t, start) or start),
                 )
             )  # fmt: skip
     return out

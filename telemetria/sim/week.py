@@ -60,6 +60,7 @@ EARLY_BOARDING_S = 8400  # `over_2h`: pupils wait on board at the first boarding
 LIMIT_KMH = KNOBS.default_limit_kmh
 UNAUTHORIZED_STOP_S = 60.0
 DELAY_TOLERANCE_S = 600.0
+EARLY_TOLERANCE_S = 900.0  # a boarding stop left this long before its time is an early departure (issue 32)
 SILENT_S = 300.0
 SILENT_MOVED_M = 500.0
 
@@ -371,8 +372,9 @@ def _truth_events(routes: Sequence[MonthRoute], days: Sequence[date], drives: Se
             if far and aboard and s.duration_s >= UNAUTHORIZED_STOP_S:
                 out.append(Event("unauthorized_stop", x.vehicle, tr.time(s.t_start_s), tr.time(s.t_end_s),
                                  x.route, x.run_no, s.kind))  # fmt: skip
-        if (late := _first_late(route, x)) is not None:
-            out.append(Event("schedule_delay", x.vehicle, late, None, x.route, x.run_no))
+        off = [t for t in (_first_late(route, x), _first_early(route, x)) if t is not None]
+        if off:
+            out.append(Event("schedule_delay", x.vehicle, min(off), None, x.route, x.run_no))
         for a, b in _legs(tr):
             if b - a >= KNOBS.onboard_max_s:
                 out.append(Event("over_2h_on_board", x.vehicle, tr.time(a), tr.time(b), x.route, x.run_no))
@@ -433,6 +435,17 @@ def _first_late(route: MonthRoute, x: Drive) -> datetime | None:
         if late is not None and stay is not None and late > DELAY_TOLERANCE_S:
             return stay[1] if i == 0 else stay[0]
     return None
+
+
+def _first_early(route: MonthRoute, x: Drive) -> datetime | None:
+    """The first departure from a boarding point (not the run's first point) more than EARLY_TOLERANCE_S before
+    its scheduled time."""
+    sched = _sched(route, x.day)
+    pts = run_points(route, x.run_no)
+    left = [stay[1] for i, (j, stay) in enumerate(zip(pts, stop_times(route, x), strict=True))
+            if i > 0 and stay is not None and route.stops[j].kind == "boarding"
+            and (sched[j] - stay[1]).total_seconds() > EARLY_TOLERANCE_S]  # fmt: skip
+    return min(left) if left else None
 
 
 def _legs(tr: Truth) -> list[tuple[float, float]]:

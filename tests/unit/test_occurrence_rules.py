@@ -199,6 +199,19 @@ def test_a_boarding_length_stop_during_the_run_is_unauthorized_but_not_the_empty
     assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(before_boarding.fixes))
 
 
+def test_an_early_departure_leaves_pupils_behind() -> None:
+    """Art. 37 XI: the schedule binds both ways. A bus that leaves its boarding stops 20 min before their times
+    (early_tolerance_min: 15) is off schedule; one a few minutes early is not."""
+    s = Script("05:30").until("05:40").drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.SCHEDULE_DELAY]
+    assert c.facts["early_stop"] == "Ponto 1" and c.facts["early_stops"] == 2 and "late_min" not in c.facts
+    assert c.facts["early_min"] == pytest.approx(20.0, abs=1.5) and c.start == datetime.fromisoformat(
+        c.facts["departed"]
+    )
+    assert c.key == f"1:{DAY.isoformat()}:1"
+    assert Kind.SCHEDULE_DELAY not in kinds(candidates(on_time(late_min=-5).fixes))
+
+
 def test_a_late_run_is_one_schedule_delay_from_its_first_late_stop() -> None:
     found = candidates(on_time(late_min=15).fixes)
     (c,) = found
