@@ -73,6 +73,8 @@ const FACTS = {
   made_pct: ["Mínimo para realizada", pct], declared_km: ["Km declarados", fmt.km], minutes: ["Tempo a bordo", min],
   from: ["De", String], to: ["Até", String], gap_s: ["Tempo sem transmitir", fmt.duration],
   moved_m: ["Deslocamento durante a falha", m], since: ["Sem transmitir desde", when],
+  early_stop: ["Ponto deixado antes do horário", String], early_scheduled: ["Horário previsto nesse ponto", when],
+  departed: ["Saída", when], early_min: ["Antecipação na saída", min], early_stops: ["Pontos deixados antes", String],
 };
 
 // [label, text] pairs of an occurrence's facts, in a stable order.
