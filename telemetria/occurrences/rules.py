@@ -26,7 +26,7 @@ from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DetectParams
 from telemetria.reports.analysis import places, stops
 from telemetria.reports.analysis.engine import Analysis, points_of
-from telemetria.reports.analysis.schedule import PASSED, SERVED, Run, scheduled_at
+from telemetria.reports.analysis.schedule import PASSED, SERVED, SKIPPED, Run, scheduled_at
 from telemetria.reports.analysis.track import FloatArray, utc
 from telemetria.reports.model import Route
 
@@ -214,8 +214,11 @@ def schedule_delays(
     reached more than delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the
     departure from the run's first scheduled point, the arrival at the others), inside the run's window (a vehicle
     that sat in its garage past the window did not make the run late: it did not make it), or boarding stops left
-    more than early_tolerance_min before their scheduled time (pupils left behind); each seen by the fixes, not
-    across a gap. It starts at the first such stop (reached late, or left early) and ends at the last."""
+    more than early_tolerance_min before their scheduled time (pupils left behind), or boarding stops skipped on a
+    run otherwise made (its school served, or at least half its boarding stops: a run not made is run_not_made's,
+    judged once), seen skipped when a later point was reached; each seen by the fixes, not across a gap. It
+    starts at the first such stop (reached late, left early, or the arrival at the point after a skipped one) and
+    ends at the last."""
     tol_s = params.delay_tolerance_min * 60.0
     early_s = params.early_tolerance_min * 60.0
     kept = a.track.t[a.keep]
@@ -223,6 +226,9 @@ def schedule_delays(
     for route, run in runs:
         late: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, reached)
         early: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, departed)
+        skipped = _skipped(
+            run, plans.get(route.id, ()), kept, params.report.gap_s
+        )  # run_no → (visit, scheduled, seen skipped at)
         begun: set[int] = set()  # runs whose first point has been seen
         for i, v in enumerate(run.visits):
             sched = run.scheduled[i]
@@ -243,8 +249,8 @@ def schedule_delays(
                 and sched - left > early_s and left >= plan.start and _observed(kept, left, True, params.report.gap_s)
             ):  # fmt: skip
                 early.setdefault(plan.run_no, []).append((i, sched, left))
-        for run_no in sorted(set(late) | set(early)):
-            found, gone = late.get(run_no, []), early.get(run_no, [])
+        for run_no in sorted(set(late) | set(early) | set(skipped)):
+            found, gone, missed = late.get(run_no, []), early.get(run_no, []), skipped.get(run_no, [])
             facts: dict[str, Any] = {}
             if found:
                 i, sched, reached = found[0]
@@ -257,9 +263,11 @@ def schedule_delays(
                 facts |= {"early_stop": run.visits[gone[0][0]].point.name, "early_scheduled": iso(gone[0][1]),
                           "departed": iso(gone[0][2]), "early_min": round((gone[0][1] - gone[0][2]) / 60.0, 1),
                           "early_stops": len(gone)}  # fmt: skip
-            times = [r for _, _, r in found] + [d for _, _, d in gone]
+            if missed:
+                facts["skipped_stops"] = [run.visits[k].point.name for k, _, _ in missed]
+            times = [r for _, _, r in found] + [d for _, _, d in gone] + [t for _, _, t in missed]
             start = min(times)
-            i = next(k for k, _, r in found + gone if r == start)
+            i = next(k for k, _, r in found + gone + missed if r == start)
             p = run.visits[i].point
             out.append(
                 Candidate(
@@ -269,6 +277,40 @@ def schedule_delays(
                     completed_ts=utc(completing(a.track.t, start) or start),
                 )
             )  # fmt: skip
+    return out
+
+
+def _skipped(
+    run: Run, plans: Sequence[RunPlan], kept: FloatArray, gap_s: float
+) -> dict[int, list[tuple[int, float, float]]]:
+    """run_no → the boarding visits skipped on a run plan otherwise made, each with its scheduled time and the
+    arrival at the next point reached after it (when the skip became evident). Only where the fixes saw the whole
+    way from the point reached before to the one after (no gap over gap_s: the tracker silent is no skip)."""
+    out: dict[int, list[tuple[int, float, float]]] = {}
+    for plan in plans:
+        idx = [i for i, s in enumerate(run.scheduled) if s is not None and plan.start <= s < plan.end]
+        visits = [run.visits[i] for i in idx]
+        boarding = [v for v in visits if v.point.kind == "boarding"]
+        served = sum(v.status == SERVED for v in boarding)
+        made = any(v.status == SERVED and v.point.kind == "school" for v in visits) or (
+            bool(boarding) and 2 * served >= len(boarding)
+        )
+        if not made:
+            continue
+        for n, i in enumerate(idx):
+            v = run.visits[i]
+            if v.status != SKIPPED or v.point.kind != "boarding":
+                continue
+            later = [run.visits[k].arrival for k in idx[n + 1 :] if run.visits[k].status in (SERVED, PASSED)]
+            seen = next((t for t in later if t is not None), None)
+            before = [run.visits[k].departure for k in idx[:n] if run.visits[k].status in (SERVED, PASSED)]
+            since = next((t for t in reversed(before) if t is not None), plan.start)
+            sched = run.scheduled[i]
+            if seen is None or sched is None:
+                continue
+            way = kept[(kept >= since) & (kept <= seen)]
+            if len(way) >= 2 and float(np.max(np.diff(way))) <= gap_s:
+                out.setdefault(plan.run_no, []).append((i, sched, seen))
     return out
 
 

@@ -65,6 +65,7 @@ FACTS: Mapping[str, tuple[str, str]] = {
     "departed": ("Saída", "time"),
     "early_min": ("Antecipação na saída", "min"),
     "early_stops": ("Pontos deixados antes do horário", "text"),
+    "skipped_stops": ("Pontos de embarque não atendidos", "text"),
     "ignition_off": ("Ignição desligada", "text"),
     "leg": ("Trecho", "text"),
     "plate": ("Placa", "text"),
@@ -131,6 +132,8 @@ def value_text(how: str, value: Any) -> str:
         return fmt(how, value) + UNITS[how]
     if isinstance(value, bool):
         return "sim" if value else "não"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
     return str(value)
 
 

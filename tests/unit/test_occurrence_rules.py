@@ -212,6 +212,21 @@ def test_an_early_departure_leaves_pupils_behind() -> None:
     assert Kind.SCHEDULE_DELAY not in kinds(candidates(on_time(late_min=-5).fixes))
 
 
+def test_a_boarding_stop_skipped_on_a_run_made() -> None:
+    """A run that serves Ponto 2 and the school but drives past Ponto 1 far off (never within its radius) is made
+    (no run_not_made) and leaves pupils behind: a schedule_delay naming the skipped stop, seen at the next stop."""
+    s = Script("05:50").until("06:00").drive(1500.0).drive(1500.0, north=600.0).drive(2500.0, north=600.0)
+    s.drive(2500.0, north=0.0).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.SCHEDULE_DELAY]
+    assert c.facts["skipped_stops"] == ["Ponto 1"] and "late_min" not in c.facts
+    assert c.start.astimezone(LOCAL_TZ).strftime("%H:%M") < "06:12"  # at Ponto 2, on time
+    # The tracker silent across Ponto 1: no evidence it was skipped (the silence is the tracker's own finding).
+    quiet = Script("05:50").until("06:00").drive(1000.0).silent(400)
+    quiet.x = 3000.0
+    quiet.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    assert not [c for c in candidates(quiet.fixes) if "skipped_stops" in c.facts]
+
+
 def test_a_late_run_is_one_schedule_delay_from_its_first_late_stop() -> None:
     found = candidates(on_time(late_min=15).fixes)
     (c,) = found

@@ -75,6 +75,7 @@ const FACTS = {
   moved_m: ["Deslocamento durante a falha", m], since: ["Sem transmitir desde", when],
   early_stop: ["Ponto deixado antes do horário", String], early_scheduled: ["Horário previsto nesse ponto", when],
   departed: ["Saída", when], early_min: ["Antecipação na saída", min], early_stops: ["Pontos deixados antes", String],
+  skipped_stops: ["Pontos de embarque não atendidos", (x) => (Array.isArray(x) ? x.join(", ") : String(x))],
 };
 
 // [label, text] pairs of an occurrence's facts, in a stable order.
