@@ -342,9 +342,14 @@ class Settings(BaseSettings):
     upfm_brl: str = ""
     """the value of one UPFM in R$ per year, as `YEAR=VALUE` pairs, e.g. `2025=4.52,2026=4.71`; a fine decided for an
     occurrence of a year not listed is refused (409 naming the year)"""
-    defense_days: int = Field(default=5, ge=1, le=60)
-    """the contractor's defence term: business days after the Termo's notification (weekends and national holidays
-    skipped), ending 23:59:59 local"""
+    unauthorized_stop_min_s: float = Field(default=60.0, ge=60.0, le=3600.0)
+    """the shortest stop, off the authorized places during a run with pupils on board, that is an unauthorized stop
+    (Art. 38 IX: stopping for boarding or alighting): about what a boarding takes; not below the reports' shortest
+    stop (60 s)"""
+    defense_days: int = Field(default=15, ge=1, le=60)
+    """the contractor's defence term (Lei 14.133/2021 Art. 157: 15 business days): business days after the
+    notificação para defesa prévia (weekends, national, Rondônia and municipal holidays skipped), ending 23:59:59
+    local"""
 
     # Records (issue 19): the public area, off by default (docs/publication.md).
     public_enabled: bool = False

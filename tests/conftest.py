@@ -99,7 +99,7 @@ async def clean(pool: asyncpg.Pool) -> None:
         " drivers, driver_assignments, routes, route_stops, route_assignments, speed_zones, users, sessions,"
         " api_tokens, audit_log, retention_runs, school_years, school_calendar_days, contracts, contract_terms,"
         " registry_versions, day_seals, seal_roots, seal_lines, road_networks, road_ways, road_localities,"
-        " detector_run_days"
+        " detector_run_days, municipal_holidays"
         " RESTART IDENTITY CASCADE;"
         " UPDATE rollup_horizon SET closed_through = NULL, swept_through = NULL"
     )
@@ -110,9 +110,11 @@ async def reset_classification(db: asyncpg.Pool | asyncpg.Connection) -> None:
     """The occurrence kinds' classification back to the law's defaults (a test, or the fuzzer as an admin, may edit
     it; the table outlives TRUNCATE since it is the installation's setting, not data)."""
     await db.execute(
-        "UPDATE occurrence_kinds k SET article = d.article, severity = d.severity, updated_by = NULL"
-        " FROM unnest($1::text[], $2::text[], $3::text[]) AS d(kind, article, severity) WHERE k.kind = d.kind",
+        "UPDATE occurrence_kinds k SET duty = d.duty, article = d.article, severity = d.severity, updated_by = NULL"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS d(kind, article, severity, duty)"
+        " WHERE k.kind = d.kind",
         [k.value for k in DEFAULT_CLASSIFICATION],
         [c.article for c in DEFAULT_CLASSIFICATION.values()],
-        [c.severity.value for c in DEFAULT_CLASSIFICATION.values()],
+        [c.severity.value if c.severity else None for c in DEFAULT_CLASSIFICATION.values()],
+        [c.duty for c in DEFAULT_CLASSIFICATION.values()],
     )

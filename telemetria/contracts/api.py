@@ -12,9 +12,11 @@ from telemetria.audit.log import record
 from telemetria.auth.guard import client_ip, require
 from telemetria.auth.roles import Perm, Principal
 from telemetria.contracts import calendar, store
-from telemetria.contracts.schemas import ContractIn, ContractPatch, SchoolYearIn
+from telemetria.contracts import queries as q
+from telemetria.contracts.holidays import national_holidays, state_holidays
+from telemetria.contracts.schemas import ContractIn, ContractPatch, MunicipalHolidaysIn, SchoolYearIn
 from telemetria.deps import Conn
-from telemetria.http import json_response
+from telemetria.http import FieldError, json_response
 from telemetria.ids import IdPath, IdQuery
 from telemetria.localtime import LOCAL_TZ
 from telemetria.paging import Page, page
@@ -65,6 +67,51 @@ async def put_school_year(
             {"old": store.school_year_stored(old) if old else None, "new": store.school_year_stored(sy)},
         )  # fmt: skip
         return json_response(store.school_year_json(sy, await store.school_year_meta(conn, year)))
+
+
+# --- holidays (business days of the process's terms) ------------------------------------------
+
+
+async def _holidays_json(conn: Conn, year: int) -> dict[str, object]:
+    municipal = [
+        {"date": r["day"].isoformat(), "name": r["name"], "updated_by": r["updated_by"]}
+        for r in await conn.fetch(q.MUNICIPAL_HOLIDAYS, year)
+    ]
+    return {
+        "year": year,
+        "national": [h.as_json() for h in national_holidays(year)],
+        "state": [h.as_json() for h in state_holidays(year)],
+        "municipal": municipal,
+    }
+
+
+@router.get("/holidays/{year}")
+async def get_holidays(year: YearPath, who: Principal = CAN_READ, *, conn: Conn) -> Response:
+    """The year's holidays that are not business days for the terms of defence and appeal (Lei 14.133/2021):
+    national (and pontos facultativos), Rondônia's, and the municipality's own (editable)."""
+    return json_response(await _holidays_json(conn, year))
+
+
+@router.put("/holidays/{year}/municipal")
+async def put_municipal_holidays(
+    year: YearPath, body: MunicipalHolidaysIn, request: Request, who: Principal = CAN_WRITE, *, conn: Conn
+) -> Response:
+    """Replace the year's municipal holidays (date and name); terms already running keep their end."""
+    days = [h.day for h in body.holidays]
+    for n, d in enumerate(days):
+        if d.year != year:
+            raise FieldError(f"holidays[{n}].date: {d.isoformat()} is not in {year}", f"holidays[{n}].date")
+        if d in days[:n]:
+            raise FieldError(f"holidays[{n}].date: {d.isoformat()} is listed twice", f"holidays[{n}].date")
+    async with conn.transaction():
+        await conn.execute(q.DELETE_MUNICIPAL_HOLIDAYS, year)
+        if days:
+            await conn.execute(q.INSERT_MUNICIPAL_HOLIDAYS, days, [h.name for h in body.holidays], who.username)
+        await record(
+            conn, "registry.municipal_holidays.update", who, client_ip(request), f"holidays:{year}",
+            {"days": [d.isoformat() for d in days]},
+        )  # fmt: skip
+        return json_response(await _holidays_json(conn, year))
 
 
 # --- contracts --------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ Two kinds, kept apart in the data because they mean different things for a schoo
   Secretaria turns one into a school day by listing it among the year's extra school days.
 
 Ash Wednesday is a ponto facultativo only until 14h; schools hold classes, so it is not listed. State holidays
-(in Rondônia: 4 January, creation of the state; 18 June, Dia do Evangélico) and municipal ones are not national:
-the Secretaria marks them as days without school, with the reason.
+(in Rondônia: 4 January, creation of the state; 18 June, Dia do Evangélico: `state_holidays`) and municipal ones
+(stored by the Secretaria, table municipal_holidays) are not national: for the school calendar the Secretaria marks
+them as days without school, with the reason; for business days (the terms of defence and appeal of Lei
+14.133/2021, occurrences/deadline.py) they are never business days.
 """
 
 from __future__ import annotations
@@ -105,3 +107,17 @@ def national_holidays(year: int) -> list[Holiday]:
         other = by_day.get(h.day)
         by_day[h.day] = h if other is None else Holiday(h.day, f"{other.name} / {h.name}", other.kind, other.basis)
     return [by_day[d] for d in sorted(by_day)]
+
+
+ESTADUAL = "feriado estadual de Rondônia"
+
+# (month, day, name): Rondônia's state holidays, observed by the Prefeitura's offices in every municipality.
+_STATE_RO = (
+    (1, 4, "Criação do Estado de Rondônia"),
+    (6, 18, "Dia do Evangélico"),
+)
+
+
+def state_holidays(year: int) -> list[Holiday]:
+    """Rondônia's state holidays of the year (`feriado`, by state law), by date."""
+    return [Holiday(date(year, m, d), name, FERIADO, ESTADUAL) for m, d, name in _STATE_RO]

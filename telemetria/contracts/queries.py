@@ -17,6 +17,15 @@ INSERT_SCHEDULE_CHANGES = """
 INSERT INTO school_schedule_changes (year, day, shift, runs_due_from, reason)
 SELECT $1, c.day, c.shift, c.t, c.reason
 FROM unnest($2::date[], $3::text[], $4::time[], $5::text[]) AS c(day, shift, t, reason)"""
+
+# The municipality's own holidays of a year (national and state ones are computed: holidays.py).
+MUNICIPAL_HOLIDAYS = """
+SELECT day, name, updated_by, updated_at FROM municipal_holidays
+WHERE day >= make_date($1, 1, 1) AND day < make_date($1 + 1, 1, 1) ORDER BY day"""
+DELETE_MUNICIPAL_HOLIDAYS = """
+DELETE FROM municipal_holidays WHERE day >= make_date($1, 1, 1) AND day < make_date($1 + 1, 1, 1)"""
+INSERT_MUNICIPAL_HOLIDAYS = """
+INSERT INTO municipal_holidays (day, name, updated_by) SELECT d, n, $3 FROM unnest($1::date[], $2::text[]) AS u(d, n)"""
 UPSERT_SCHOOL_YEAR = """
 INSERT INTO school_years (year, start_date, end_date, updated_by) VALUES ($1, $2, $3, $4)
 ON CONFLICT (year) DO UPDATE

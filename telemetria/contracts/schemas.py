@@ -47,6 +47,15 @@ class SchoolYearIn(Strict):
     schedule_changes: list[ScheduleChangeIn] = Field(default_factory=list, max_length=MAX_MARKS)
 
 
+class MunicipalHolidayIn(Strict):
+    day: date = Field(alias="date")
+    name: Annotated[Name, Field(max_length=200, description="e.g. Aniversário do Município")]
+
+
+class MunicipalHolidaysIn(Strict):
+    holidays: list[MunicipalHolidayIn] = Field(default_factory=list, max_length=60)
+
+
 class PaymentRuleIn(Strict):
     made_min_coverage_pct: Pct = Decimal("95")
     partial_min_coverage_pct: Pct = Decimal("50")

@@ -2,7 +2,9 @@
 administrative process's transitions (process.py), each one a history row and an audit entry.
 
 Who may: monitor reviews, notifies and closes; admin (or a monitor flagged `designated`) decides; auditor reads
-everything; a contractor sees its own occurrences from `notified` on and writes their defences. A contractor who
+everything; a contractor sees its own occurrences from `notified` on and writes their defences and appeals; the
+superior authority (admin) decides appeals, and the servidor who decided may reconsider within 5 business days
+(Lei 14.133/2021 Art. 166). A contractor who
 tries a servidor's action on an occurrence it sees gets 409 naming the state and its role (the issue's contract);
 on one it does not see, 404.
 """
@@ -86,14 +88,32 @@ class ReviewIn(Strict):
         default=None, min_length=1, max_length=200, pattern=r"\S", description="reclassify: the article"
     )
     severity: Severity | None = Field(default=None, description="reclassify: the severity")
+    justification: Literal["emergency_substitution", "emergency_detour"] | None = Field(
+        default=None,
+        description="dismiss: Art. 26 sole paragraph: an emergency substitution of a vehicle, or a detour, that "
+        "needs no prior authorization; closes the finding",
+    )
 
 
 class DefenseIn(Strict):
     text: Text
+    final: bool = Field(default=False, description="the defence is final: the decision need not wait for the term")
 
 
 class DecisionIn(Strict):
-    penalty: Literal["none", "warning", "fine"]
+    penalty: Literal["none", "warning", "fine", "warning_and_fine"]
+    motivation: Text
+
+
+class AppealIn(Strict):
+    text: Text
+
+
+class AppealDecisionIn(Strict):
+    outcome: Literal["upheld", "reformed", "annulled"]
+    penalty: Literal["none", "warning", "fine", "warning_and_fine"] | None = Field(
+        default=None, description="the new penalty (reformed only)"
+    )
     motivation: Text
 
 
@@ -102,8 +122,11 @@ class CloseIn(Strict):
 
 
 class KindIn(Strict):
-    article: str = Field(min_length=1, max_length=200, pattern=r"\S")
-    severity: Severity
+    duty: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"\S", description="e.g. Art. 26")
+    article: str | None = Field(
+        max_length=200, description="an inciso of Art. 36–39 (e.g. 'Art. 38, IX'), or null: a finding only"
+    )
+    severity: Severity | None = Field(default=None, description="optional: must be the article's")
 
 
 def _now() -> datetime:
@@ -114,8 +137,13 @@ def _answer(row: dict[str, Any], status: int = 200) -> Response:
     return json_response(numbers(row, MONEY), status)
 
 
-async def _detail(conn: Any, occurrence_id: int, who: Principal) -> Response:
-    return _answer(await store.detail(conn, occurrence_id, who))
+def _upfm(request: Request) -> dict[int, Any]:
+    values: dict[int, Any] = request.app.state.settings.upfm_values
+    return values
+
+
+async def _detail(conn: Any, occurrence_id: int, who: Principal, request: Request) -> Response:
+    return _answer(await store.detail(conn, occurrence_id, who, _upfm(request)))
 
 
 def list_document(f: store.Filters, items: list[dict[str, Any]], who: Principal) -> Document:
@@ -176,9 +204,9 @@ async def list_occurrences(
 
 
 @router.get("/occurrences/{occurrence_id}")
-async def get_occurrence(occurrence_id: IdPath, who: Principal = READ, *, conn: Conn) -> Response:
+async def get_occurrence(occurrence_id: IdPath, request: Request, who: Principal = READ, *, conn: Conn) -> Response:
     """The occurrence with its classification, process fields, history, attachments and evidence_sha256."""
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
 @router.post("/occurrences/{occurrence_id}/review")
@@ -188,43 +216,68 @@ async def review(
     """confirm (optionally with another kind's classification, or article/severity; the evidence is frozen) or
     dismiss (with the reason)."""
     article, severity = body.article, body.severity
+    finding_only = False
     if body.kind is not None:
         cls = next((k for k in await store.kinds(conn) if k["kind"] == body.kind.value), None)
         if cls is None:
             raise FieldError(f"kind: {body.kind.value!r} has no classification", "kind", 422)
-        article, severity = article or cls["article"], severity or Severity(cls["severity"])
+        if cls["article"] is None and article is None:
+            finding_only, severity = True, None  # that kind is a finding only: no infraction
+        else:
+            article = article or cls["article"]
+            severity = severity or (Severity(cls["severity"]) if cls["severity"] else None)
+    if body.justification is not None and body.decision != "dismiss":
+        raise FieldError("justification: an Art. 26 justification dismisses the finding", "justification", 422)
     await store.review(
         conn, occurrence_id, who, client_ip(request), confirm=body.decision == "confirm", reason=body.reason,
-        article=article, severity=severity, now=_now(),
+        article=article, severity=severity, now=_now(), finding_only=finding_only, justification=body.justification,
     )  # fmt: skip
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
 @router.post("/occurrences/{occurrence_id}/notify")
 async def notify(occurrence_id: IdPath, request: Request, who: Principal = REVIEW, *, conn: Conn) -> Response:
-    """Issue the Termo de Comunicação: notified_at now, defense_due after `defense_days` business days."""
-    days = request.app.state.settings.defense_days
+    """Issue the notificação para defesa prévia: notified_at now, defense_due after `defense_days` business days."""
+    days = request.app.state.settings.defense_days  # Lei 14.133/2021 Art. 157: 15 business days by default
     await store.notify(conn, occurrence_id, who, client_ip(request), now=_now(), days=days)
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
-@router.get("/occurrences/{occurrence_id}/termo.pdf")
-async def termo_pdf(occurrence_id: IdPath, request: Request, who: Principal = READ, *, conn: Conn) -> Response:
-    """The Termo (from confirmation on, drawn from the frozen evidence; before notification, a preview)."""
+async def _pdf(request: Request, occurrence_id: int, who: Principal, conn: Any, addressee: termo.Addressee) -> Response:
     row, ev = await store.evidence_of(conn, occurrence_id, who)
     settings = request.app.state.settings
     now = _now()
     issued_at = row["notified_at"] or now
-    due = row["defense_due"] or deadline.defense_due(issued_at, settings.defense_days)
+    due = row["defense_due"] or deadline.defense_due(
+        issued_at, settings.defense_days, await store.business_calendar(conn)
+    )
     arms_path = settings.coat_of_arms_path
     coat_of_arms = await asyncio.to_thread(Path(arms_path).read_bytes) if arms_path else None
     render = partial(
         termo.render, row, ev, municipality=settings.municipality_name, issued_at=issued_at, deadline=due,
-        coat_of_arms=coat_of_arms,
+        coat_of_arms=coat_of_arms, addressee=addressee,
     )  # fmt: skip
     pdf: bytes = await asyncio.to_thread(render)  # reportlab is CPU work: off the event loop
-    name = f"termo_ocorrencia_{occurrence_id}.pdf"
+    name = f"{addressee.value}_ocorrencia_{occurrence_id}.pdf"
     return Response(pdf, media_type="application/pdf", headers={"Content-Disposition": f'inline; filename="{name}"'})
+
+
+@router.get("/occurrences/{occurrence_id}/termo.pdf")
+async def termo_pdf(occurrence_id: IdPath, request: Request, who: Principal = READ, *, conn: Conn) -> Response:
+    """The Termo de Comunicação to the Secretaria Municipal de Educação (Art. 34), from confirmation on: the
+    finding, its evidence and the duty it breaches, for the Secretaria's measures. Internal: a contractor gets its
+    notificação instead."""
+    if who.role is Role.CONTRACTOR:
+        raise HttpError(403, "o Termo de Comunicação é interno (à Secretaria, Art. 34); a contratada recebe a "
+                        f"notificação: /api/v1/occurrences/{occurrence_id}/notificacao.pdf")  # fmt: skip
+    return await _pdf(request, occurrence_id, who, conn, termo.Addressee.TERMO)
+
+
+@router.get("/occurrences/{occurrence_id}/notificacao.pdf")
+async def notificacao_pdf(occurrence_id: IdPath, request: Request, who: Principal = READ, *, conn: Conn) -> Response:
+    """The notificação para defesa prévia to the contractor: the infraction, its evidence, the penalty it may bring
+    and the defence term in business days (Lei 14.133/2021 Art. 157); before notification, a preview."""
+    return await _pdf(request, occurrence_id, who, conn, termo.Addressee.NOTIFICACAO)
 
 
 DEFENSE_DOC: dict[str, Any] = {
@@ -238,6 +291,7 @@ DEFENSE_DOC: dict[str, Any] = {
                     "required": ["text"],
                     "properties": {
                         "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+                        "final": {"type": "boolean"},
                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
                     },
                 }
@@ -254,18 +308,20 @@ def _validated(data: Any) -> DefenseIn:
         raise RequestValidationError(e.errors()) from None
 
 
-async def _defense_body(request: Request) -> tuple[str, list[store.Upload]]:
+async def _defense_body(request: Request) -> tuple[DefenseIn, list[store.Upload]]:
     limit = request.app.state.settings.max_body_bytes
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype in ("application/json", ""):
-        return _validated(await read_body(request, limit)).text, []
+        return _validated(await read_body(request, limit)), []
     if ctype != "multipart/form-data":
         raise HttpError(415, f"Content-Type: {ctype} not accepted; send application/json or multipart/form-data")
     form = await request.form(max_files=MAX_FILES, max_fields=5)
     text = form.get("text")
     if isinstance(text, str) and "\x00" in text:  # NulGuard reads no multipart bodies: the database refuses a NUL
         raise FieldError("text: contains a NUL character", "text", 422)
-    body = _validated({"text": text if isinstance(text, str) else None})
+    final = form.get("final")
+    body = _validated({"text": text if isinstance(text, str) else None,
+                       "final": final if isinstance(final, str) and final else False})  # fmt: skip
     files = []
     for n, upload in enumerate(form.getlist("files")):
         if not isinstance(upload, UploadFile):
@@ -278,17 +334,19 @@ async def _defense_body(request: Request) -> tuple[str, list[store.Upload]]:
         content = await upload.read(limit + 1)
         ctype_file = (upload.content_type or "application/octet-stream").split(";")[0].strip().lower()[:100]
         files.append(store.Upload(name, ctype_file or "application/octet-stream", content))
-    return body.text, files
+    return body, files
 
 
 @router.post("/occurrences/{occurrence_id}/defense", status_code=201, openapi_extra=DEFENSE_DOC)
 async def defense(occurrence_id: IdPath, request: Request, who: Principal = DEFEND) -> Response:
     """The contractor's defence (its own users): text, and files when sent as multipart; late ones are recorded late."""
-    text, files = await _defense_body(request)
+    body, files = await _defense_body(request)
     # Not a Conn dependency: the body (uploads) is read first, holding no connection.
     async with request.app.state.pool.acquire() as conn:
-        result = await store.defend(conn, occurrence_id, who, client_ip(request), text=text, files=files, now=_now())
-        row = await store.detail(conn, occurrence_id, who)
+        result = await store.defend(
+            conn, occurrence_id, who, client_ip(request), text=body.text, files=files, now=_now(), final=body.final
+        )
+        row = await store.detail(conn, occurrence_id, who, _upfm(request))
     return _answer({**row, "defense": result}, 201)
 
 
@@ -308,14 +366,40 @@ async def download_attachment(
 async def decision(
     occurrence_id: IdPath, body: DecisionIn, request: Request, who: Principal = DECIDE, *, conn: Conn
 ) -> Response:
-    """none, warning or fine, with the motivation; a fine is UPFM by severity (doubled on recurrence) and R$."""
+    """none, warning, fine or warning_and_fine, with the motivation (Art. 42); 409 naming defense_until while the
+    defence term runs without a final defence, or naming article when the occurrence is no infraction."""
     result = await store.decide(
         conn, occurrence_id, who, client_ip(request), allowed=who.role is not Role.CONTRACTOR,
         penalty=body.penalty, motivation=body.motivation, upfm_brl=request.app.state.settings.upfm_values,
         now=_now(),
     )  # fmt: skip
-    row = await store.detail(conn, occurrence_id, who)
+    row = await store.detail(conn, occurrence_id, who, _upfm(request))
     return _answer({**row, **result})
+
+
+@router.post("/occurrences/{occurrence_id}/appeal", status_code=201)
+async def appeal(
+    occurrence_id: IdPath, body: AppealIn, request: Request, who: Principal = DEFEND, *, conn: Conn
+) -> Response:
+    """The contractor's appeal within appeal_until (15 business days, Lei 14.133/2021 Art. 166): under_appeal, the
+    penalty suspended (Art. 168)."""
+    result = await store.appeal(conn, occurrence_id, who, client_ip(request), text=body.text, now=_now())
+    row = await store.detail(conn, occurrence_id, who, _upfm(request))
+    return _answer({**row, "appeal": result}, 201)
+
+
+@router.post("/occurrences/{occurrence_id}/appeal-decision")
+async def appeal_decision(
+    occurrence_id: IdPath, body: AppealDecisionIn, request: Request, who: Principal = DECIDE, *, conn: Conn
+) -> Response:
+    """upheld, reformed (with `penalty`) or annulled, with the motivation: by the superior authority, or by the
+    servidor who decided, reconsidering within 5 business days (Art. 166, sole paragraph). Then final."""
+    result = await store.decide_appeal(
+        conn, occurrence_id, who, client_ip(request), outcome=body.outcome, penalty=body.penalty,
+        motivation=body.motivation, upfm_brl=request.app.state.settings.upfm_values, now=_now(),
+    )  # fmt: skip
+    row = await store.detail(conn, occurrence_id, who, _upfm(request))
+    return _answer({**row, "appeal_decision": result})
 
 
 @router.post("/occurrences/{occurrence_id}/close")
@@ -325,17 +409,22 @@ async def close(
     """Close a decided occurrence (optional text)."""
     text = body.text if body else None
     await store.close(conn, occurrence_id, who, client_ip(request), text=text, now=_now())
-    return await _detail(conn, occurrence_id, who)
+    return await _detail(conn, occurrence_id, who, request)
 
 
 @router.get("/occurrence-kinds")
 async def list_kinds(who: Principal = READ, *, conn: Conn) -> Response:
-    """Each kind's article and severity (new occurrences copy them), with its Portuguese name."""
+    """Each kind: {kind, duty, article, severity, fine_allowed} and its Portuguese name. `article` is null (a
+    finding for the Secretaria only) or an inciso of Art. 36–39; only then can a fine follow."""
     return json_response({"items": await store.kinds(conn)})
 
 
 @router.put("/occurrence-kinds/{kind}")
 async def put_kind(kind: Kind, body: KindIn, request: Request, who: Principal = CLASSIFY, *, conn: Conn) -> Response:
-    """Change a kind's classification (audited); occurrences already detected keep theirs."""
-    row = await store.set_kind(conn, kind.value, body.article.strip(), body.severity, who, client_ip(request))
+    """Change a kind's duty and infraction (audited); occurrences already detected keep theirs."""
+    article = body.article.strip() if body.article and body.article.strip() else None
+    if body.article is not None and article is None:
+        raise FieldError("article: empty; send null for a finding without an infraction", "article", 422)
+    duty = body.duty.strip() if body.duty else None
+    row = await store.set_kind(conn, kind.value, duty, article, body.severity, who, client_ip(request))
     return json_response(row)

@@ -102,7 +102,7 @@ async def window_candidates(
         timed = any(p.scheduled is not None for r in a.routes for p in r.points)
         runs = runs_of(a, day, params.report) if timed else []
         by_route = {r.id: run for r, run in runs}
-        spans = [s for r in due for s in rules.due_spans(r, run_plans[r.id], day, by_route.get(r.id))]
+        spans = [s for r in due for s in rules.due_spans(r, run_plans[r.id], day, by_route.get(r.id), t_now)]
         t = a.track.t
         before = after = None
         if chunkread.before_needed(t, d0):  # nothing before the day in the track: since when was it quiet?

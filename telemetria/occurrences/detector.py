@@ -32,7 +32,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -389,7 +389,9 @@ async def rescan(
     return await _round(pool, now, Part(), work)
 
 
-async def periodic(pool: Pool, interval_s: float, part: Part = Part(), gate: Gate | None = None) -> None:
+async def periodic(
+    pool: Pool, interval_s: float, part: Part = Part(), gate: Gate | None = None, params: DetectParams = DEFAULT
+) -> None:
     """A round every `interval_s` seconds (counted from the start of the last: one that took longer is followed
     after MIN_PAUSE_S, so a detector behind does not add a pause to its lag), until cancelled; a failed round is
     logged and the next one tries again. Each detector process runs it for its part (supervise starts them)."""
@@ -401,7 +403,7 @@ async def periodic(pool: Pool, interval_s: float, part: Part = Part(), gate: Gat
         if os.getppid() != parent:  # the service that started this process is gone
             return
         try:
-            stats = await run_round(pool, part=part, gate=gate)
+            stats = await run_round(pool, part=part, gate=gate, params=params)
         except DB_ERRORS as e:
             log.warning("occurrence detection failed, will retry: %s: %s", type(e).__name__, e)
         except Exception:
@@ -487,7 +489,8 @@ async def _main(interval_s: float, part: Part) -> None:
     _KEPT.max_fixes = settings.detector_keep_fixes
     pool = await create_pool(settings, min_size=0, max_size=WORKERS + 1)
     try:
-        await periodic(pool, interval_s, part, Gate.of_parent(settings.detector_yield_pct))
+        params = replace(DEFAULT, unauthorized_stop_min_s=settings.unauthorized_stop_min_s)
+        await periodic(pool, interval_s, part, Gate.of_parent(settings.detector_yield_pct), params)
     finally:
         await pool.close()
 

@@ -33,7 +33,8 @@ SELECT {ITEM_COLUMNS},
     CASE WHEN r.id IS NOT NULL THEN jsonb_build_object('id', r.id, 'code', r.code, 'name', r.name) END AS route,
     o.run_no, o.natural_key, o.day,
     o.completed_ts, o.received_at, o.updated_at, o.notified_at, o.defense_due, o.penalty, o.fine_upfm, o.fine_brl,
-    o.recurrence_of, o.evidence_sha256
+    o.recurrence_of, o.evidence_sha256, o.duty, o.defense_final, o.decided_at, o.decided_by, o.appeal_due,
+    o.appealed_at, o.reconsider_due, o.appeal_outcome, o.appeal_decided_at
 {FROM}
 LEFT JOIN contractors c ON c.id = o.contractor_id
 LEFT JOIN routes r ON r.id = o.route_id
@@ -41,7 +42,9 @@ WHERE o.id = $1"""
 
 # The row a transition works on, locked for the transaction (two reviewers cannot both confirm).
 LOCK = """
-SELECT id, status, contractor_id, severity, start_ts, end_ts, defense_due FROM occurrences WHERE id = $1 FOR UPDATE"""
+SELECT id, status, contractor_id, article, severity, start_ts, end_ts, penalty, defense_due, defense_final,
+    decided_by, appeal_due, appealed_at, reconsider_due
+FROM occurrences WHERE id = $1 FOR UPDATE"""
 
 # Decisions of fines of one contractor one at a time, so two decided at once cannot both miss the other as the
 # earlier fine that doubles (EARLIER_FINE). Released at the transaction's end.
@@ -68,17 +71,48 @@ SET_NOTIFIED = """
 UPDATE occurrences SET status = 'notified', notified_at = $2, defense_due = $3, updated_at = now() WHERE id = $1"""
 
 SET_DECISION = """
-UPDATE occurrences SET status = 'decided', penalty = $2, fine_upfm = $3, fine_brl = $4, recurrence_of = $5,
+UPDATE occurrences SET status = 'decided', penalty = $2, decided_at = $3, decided_by = $4, appeal_due = $5,
     updated_at = now()
 WHERE id = $1"""
 
-# The earliest-starting earlier decided fine of the same contractor and severity that started in [$4, $5) local
-# days: what makes this one a recurrence (Art. 38 and 39, sole paragraphs).
-EARLIER_FINE = """
-SELECT id FROM occurrences
-WHERE contractor_id = $1 AND severity = $2 AND id <> $3 AND penalty = 'fine' AND status IN ('decided', 'closed')
-  AND day >= $4 AND day < $5 AND start_ts < $6
-ORDER BY start_ts DESC, id DESC LIMIT 1"""
+SET_DEFENSE_FINAL = "UPDATE occurrences SET defense_final = true, updated_at = now() WHERE id = $1"
+
+# How many versions of the defence this phase already holds (each replacement is one more; bounded).
+DEFENSE_VERSIONS = "SELECT count(*) FROM occurrence_history WHERE occurrence_id = $1 AND action = 'defense'"
+
+SET_APPEAL = """
+UPDATE occurrences SET status = 'under_appeal', appealed_at = $2, reconsider_due = $3, updated_at = now()
+WHERE id = $1"""
+
+SET_APPEAL_DECISION = """
+UPDATE occurrences SET status = 'decided', appeal_outcome = $2, penalty = $3, appeal_decided_at = $4,
+    updated_at = now()
+WHERE id = $1"""
+
+SET_FINE = "UPDATE occurrences SET fine_upfm = $2, fine_brl = $3, recurrence_of = $4, updated_at = now() WHERE id = $1"
+
+# An occurrence's penalty is final ($1: now): decided (or closed) and no appeal left: decided on appeal, or the
+# appeal term over unused. Under appeal it is suspended (Lei 14.133 Art. 168), so it is not.
+FINAL = """(o.status IN ('decided', 'closed') AND (o.appealed_at IS NOT NULL OR o.appeal_due IS NULL
+             OR o.appeal_due < $1))"""
+
+# The latest earlier infraction of the same contractor and severity, started in [$5, $6) local days before this
+# one's start, whose penalty (a warning and/or a fine) is final: what makes this one a recurrence (Art. 38 and 39,
+# sole paragraphs). By commission dates and finality only, so the order of the decisions does not matter.
+EARLIER_SANCTION = f"""
+SELECT o.id FROM occurrences o
+WHERE o.contractor_id = $2 AND o.severity = $3 AND o.id <> $4
+  AND o.penalty IN ('warning', 'fine', 'warning_and_fine') AND {FINAL}
+  AND o.day >= $5 AND o.day < $6 AND o.start_ts < $7
+ORDER BY o.start_ts DESC, o.id DESC LIMIT 1"""
+
+# The contractor's occurrences with a fine decided (suspended or not): their fines follow the others' finality.
+CONTRACTOR_FINES = """
+SELECT id, status, severity, start_ts, penalty, fine_upfm, fine_brl, recurrence_of FROM occurrences
+WHERE contractor_id = $1 AND penalty IN ('fine', 'warning_and_fine') AND status IN ('decided', 'under_appeal', 'closed')
+ORDER BY start_ts, id"""
+
+MUNICIPAL_HOLIDAYS = "SELECT day FROM municipal_holidays"
 
 # --- evidence ---------------------------------------------------------------------------------------------------
 
@@ -121,10 +155,13 @@ SELECT filename, content_type, content FROM occurrence_attachments WHERE occurre
 
 # --- kinds -------------------------------------------------------------------------------------------------------
 
-KINDS = "SELECT kind, article, severity, updated_by, updated_at FROM occurrence_kinds ORDER BY kind"
+KINDS = """
+SELECT kind, duty, article, severity, article IS NOT NULL AS fine_allowed, updated_by, updated_at
+FROM occurrence_kinds ORDER BY kind"""
 
-KIND = "SELECT kind, article, severity FROM occurrence_kinds WHERE kind = $1 FOR UPDATE"
+KIND = "SELECT kind, duty, article, severity FROM occurrence_kinds WHERE kind = $1 FOR UPDATE"
 
 UPDATE_KIND = """
-UPDATE occurrence_kinds SET article = $2, severity = $3, updated_by = $4, updated_at = now() WHERE kind = $1
-RETURNING kind, article, severity, updated_by, updated_at"""
+UPDATE occurrence_kinds SET duty = $2, article = $3, severity = $4, updated_by = $5, updated_at = now()
+WHERE kind = $1
+RETURNING kind, duty, article, severity, article IS NOT NULL AS fine_allowed, updated_by, updated_at"""

@@ -113,7 +113,7 @@ WITH c AS (
                              received, late, contractor, ord)),
 ins AS (
     INSERT INTO occurrences (kind, vehicle_id, contractor_id, driver_id, route_id, run_no, natural_key, day,
-                             start_ts, end_ts, lat, lon, place, facts, article, severity, completed_ts,
+                             start_ts, end_ts, lat, lon, place, facts, duty, article, severity, completed_ts,
                              received_at, late)
     SELECT c.kind, c.v, coalesce(c.contractor, v.contractor_id),
            fix_driver(c.v, c.start_ts, (SELECT f.driver_id FROM fixes f
@@ -121,7 +121,7 @@ ins AS (
                                           AND f.ts > c.start_ts - interval '1 day'
                                         ORDER BY f.ts DESC LIMIT 1)),
            c.route, c.run_no, c.key, (c.start_ts AT TIME ZONE $16)::date, c.start_ts, c.end_ts, c.lat, c.lon,
-           c.place, c.facts, k.article, k.severity, c.completed, c.received, c.late
+           c.place, c.facts, k.duty, k.article, k.severity, c.completed, c.received, c.late
     FROM c JOIN occurrence_kinds k ON k.kind = c.kind JOIN vehicles v ON v.id = c.v
     ORDER BY c.ord
     RETURNING id, facts, late),

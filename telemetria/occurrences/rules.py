@@ -26,7 +26,7 @@ from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DetectParams
 from telemetria.reports.analysis import places, stops
 from telemetria.reports.analysis.engine import Analysis, points_of
-from telemetria.reports.analysis.schedule import PASSED, SERVED, Run, scheduled_at
+from telemetria.reports.analysis.schedule import PASSED, SERVED, SKIPPED, Run, scheduled_at
 from telemetria.reports.analysis.track import FloatArray, utc
 from telemetria.reports.model import Route
 
@@ -99,7 +99,8 @@ def speeding(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
 
 
 def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
-    """Each deviation episode of the engine: off every route assigned that day beyond its tolerance, long enough.
+    """Each deviation episode of the engine: off every route assigned that day beyond its tolerance, long enough,
+    overlapping a run window with pupils on board (Art. 26 forbids other itineraries "conduzindo passageiros").
 
     route_id is the route it left (the nearest route at the last on-route fix before it, else at its first fix);
     lat/lon are the farthest fix's; `place` is where it left the route.
@@ -107,6 +108,8 @@ def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]
     rp, t = params.report, a.track.t
     out = []
     for e in a.deviations:
+        if not on_board_at(a, e.start, e.end):  # Art. 26: other itineraries *while carrying passengers*
+            continue
         at = e.left if e.left is not None else e.first
         r = a.routes[int(a.near[at])] if a.near[at] >= 0 else a.routes[int(a.near[e.i_max])]
         m = np.arange(e.first, e.last + 1)
@@ -125,15 +128,23 @@ def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]
     return out
 
 
+def on_board_at(a: Analysis, start: float, end: float) -> bool:
+    """Whether [start, end] overlaps a run window with pupils on board: an on-board leg of the engine, between the
+    first boarding and the school, or between the school and the last drop-off."""
+    return any(leg.start <= end and start <= leg.end for leg in a.legs)
+
+
 def unauthorized_stops(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
     """Each stop of the engine farther than authorized_radius_m from every registered point of the day's routes,
-    lasting ≥ unauthorized_stop_min_s; none on a day the vehicle has no route assigned (nothing is authorized)."""
+    lasting ≥ unauthorized_stop_min_s, that starts during a run with pupils on board (Art. 38 IX: stopping for
+    boarding or alighting where not authorized; an empty bus parked after its run is no such stop); none on a day
+    the vehicle has no route assigned (nothing is authorized)."""
     if not a.routes:
         return []
     out = []
     for c in a.stops:
         s = c.stop
-        if c.authorized or s.duration_s < params.unauthorized_stop_min_s:
+        if c.authorized or s.duration_s < params.unauthorized_stop_min_s or not on_board_at(a, s.start, s.start):
             continue
         near = c.point is not None and math.isfinite(c.distance_m)
         out.append(
@@ -199,16 +210,25 @@ def schedule_delays(
     a: Analysis, day: date, runs: Sequence[tuple[Route, Run]], plans: Mapping[int, Sequence[RunPlan]],
     params: DetectParams,
 ) -> list[Candidate]:  # fmt: skip
-    """One candidate per run (the measurement's run plans, by scheduled time) whose stops were reached more than
-    delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the departure from the
-    run's first scheduled point, the arrival at the others), inside the run's window (a vehicle that sat in its
-    garage past the window did not make the run late: it did not make it) and seen by the fixes, not across a
-    gap. It starts when the first late stop was reached and ends when the last was."""
+    """One candidate per run (the measurement's run plans, by scheduled time) off its schedule (Art. 37 XI): stops
+    reached more than delay_tolerance_min after their scheduled time (schedule.py's visits, served or passed: the
+    departure from the run's first scheduled point, the arrival at the others), inside the run's window (a vehicle
+    that sat in its garage past the window did not make the run late: it did not make it), or boarding stops left
+    more than early_tolerance_min before their scheduled time (pupils left behind), or boarding stops skipped on a
+    run otherwise made (its school served, or at least half its boarding stops: a run not made is run_not_made's,
+    judged once), seen skipped when a later point was reached; each seen by the fixes, not across a gap. It
+    starts at the first such stop (reached late, left early, or the arrival at the point after a skipped one) and
+    ends at the last."""
     tol_s = params.delay_tolerance_min * 60.0
+    early_s = params.early_tolerance_min * 60.0
     kept = a.track.t[a.keep]
     out = []
     for route, run in runs:
         late: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, reached)
+        early: dict[int, list[tuple[int, float, float]]] = {}  # run_no → (visit, scheduled, departed)
+        skipped = _skipped(
+            run, plans.get(route.id, ()), kept, params.report.gap_s
+        )  # run_no → (visit, scheduled, seen skipped at)
         begun: set[int] = set()  # runs whose first point has been seen
         for i, v in enumerate(run.visits):
             sched = run.scheduled[i]
@@ -223,21 +243,74 @@ def schedule_delays(
                 and reached <= plan.end and _observed(kept, reached, first, params.report.gap_s)
             ):  # fmt: skip
                 late.setdefault(plan.run_no, []).append((i, sched, reached))
-        for run_no, found in sorted(late.items()):
-            i, sched, reached = found[0]
+            left = v.departure
+            if (
+                not first and v.status == SERVED and v.point.kind == "boarding" and left is not None
+                and sched - left > early_s and left >= plan.start and _observed(kept, left, True, params.report.gap_s)
+            ):  # fmt: skip
+                early.setdefault(plan.run_no, []).append((i, sched, left))
+        for run_no in sorted(set(late) | set(early) | set(skipped)):
+            found, gone, missed = late.get(run_no, []), early.get(run_no, []), skipped.get(run_no, [])
+            facts: dict[str, Any] = {}
+            if found:
+                i, sched, reached = found[0]
+                p = run.visits[i].point
+                facts = {"stop": p.name, "scheduled": iso(sched), "arrived": iso(reached),
+                         "late_min": round((reached - sched) / 60.0, 1),
+                         "max_late_min": round(max(r - s for _, s, r in found) / 60.0, 1),
+                         "late_stops": len(found)}  # fmt: skip
+            if gone:
+                facts |= {"early_stop": run.visits[gone[0][0]].point.name, "early_scheduled": iso(gone[0][1]),
+                          "departed": iso(gone[0][2]), "early_min": round((gone[0][1] - gone[0][2]) / 60.0, 1),
+                          "early_stops": len(gone)}  # fmt: skip
+            if missed:
+                facts["skipped_stops"] = [run.visits[k].point.name for k, _, _ in missed]
+            times = [r for _, _, r in found] + [d for _, _, d in gone] + [t for _, _, t in missed]
+            start = min(times)
+            i = next(k for k, _, r in found + gone + missed if r == start)
             p = run.visits[i].point
             out.append(
                 Candidate(
-                    Kind.SCHEDULE_DELAY, a.vehicle.id, utc(reached), utc(max(r for _, _, r in found)),
+                    Kind.SCHEDULE_DELAY, a.vehicle.id, utc(start), utc(max(times)),
                     route_id=route.id, run_no=run_no, key=run_key(route.id, day, run_no), lat=p.lat, lon=p.lon,
-                    place=f"{p.name} (rota {route.code})",
-                    facts={"stop": p.name, "scheduled": iso(sched), "arrived": iso(reached),
-                           "late_min": round((reached - sched) / 60.0, 1),
-                           "max_late_min": round(max(r - s for _, s, r in found) / 60.0, 1),
-                           "late_stops": len(found)},
-                    completed_ts=utc(completing(a.track.t, reached) or reached),
+                    place=f"{p.name} (rota {route.code})", facts=facts,
+                    completed_ts=utc(completing(a.track.t, start) or start),
                 )
             )  # fmt: skip
+    return out
+
+
+def _skipped(
+    run: Run, plans: Sequence[RunPlan], kept: FloatArray, gap_s: float
+) -> dict[int, list[tuple[int, float, float]]]:
+    """run_no → the boarding visits skipped on a run plan otherwise made, each with its scheduled time and the
+    arrival at the next point reached after it (when the skip became evident). Only where the fixes saw the whole
+    way from the point reached before to the one after (no gap over gap_s: the tracker silent is no skip)."""
+    out: dict[int, list[tuple[int, float, float]]] = {}
+    for plan in plans:
+        idx = [i for i, s in enumerate(run.scheduled) if s is not None and plan.start <= s < plan.end]
+        visits = [run.visits[i] for i in idx]
+        boarding = [v for v in visits if v.point.kind == "boarding"]
+        served = sum(v.status == SERVED for v in boarding)
+        made = any(v.status == SERVED and v.point.kind == "school" for v in visits) or (
+            bool(boarding) and 2 * served >= len(boarding)
+        )
+        if not made:
+            continue
+        for n, i in enumerate(idx):
+            v = run.visits[i]
+            if v.status != SKIPPED or v.point.kind != "boarding":
+                continue
+            later = [run.visits[k].arrival for k in idx[n + 1 :] if run.visits[k].status in (SERVED, PASSED)]
+            seen = next((t for t in later if t is not None), None)
+            before = [run.visits[k].departure for k in idx[:n] if run.visits[k].status in (SERVED, PASSED)]
+            since = next((t for t in reversed(before) if t is not None), plan.start)
+            sched = run.scheduled[i]
+            if seen is None or sched is None:
+                continue
+            way = kept[(kept >= since) & (kept <= seen)]
+            if len(way) >= 2 and float(np.max(np.diff(way))) <= gap_s:
+                out.setdefault(plan.run_no, []).append((i, sched, seen))
     return out
 
 
@@ -257,11 +330,17 @@ class DueSpan:
     end: float
 
 
-def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None = None) -> list[DueSpan]:
+def due_spans(
+    route: Route, plans: Sequence[RunPlan], day: date, run: Run | None = None, now: float | None = None
+) -> list[DueSpan]:
     """The due spans of a route's runs on a due day: from each run plan's first scheduled time to the vehicle's
     arrival at the run's last point (`run`: schedule.py's run of the route that day), early or late, or while it
     has not arrived there, to the end of the run's window (it may still be on its way). A run without two
-    scheduled times has no span."""
+    scheduled times has no span.
+
+    A run whose window ended (before `now`) with none of its points reached has no span either: it is judged as a
+    run (run_not_made, or justified), and a tracker_silent beside it would charge the same event twice (issue 32).
+    While its window is open, the span stands (a live silence), and the silence is withdrawn once it ends."""
     pts = sorted(route.points, key=lambda p: p.seq)
     times = [scheduled_at(p, day) for p in pts]
     reached: list[float | None] = [None] * len(pts)
@@ -274,6 +353,9 @@ def due_spans(route: Route, plans: Sequence[RunPlan], day: date, run: Run | None
             continue
         first, last = times[inside[0]], times[inside[-1]]
         assert first is not None and last is not None
+        nothing = run is None or all(reached[i] is None for i in inside)
+        if now is not None and plan.end <= now and nothing:
+            continue  # no point of the ended run reached: it is judged as a run (run_not_made or justified)
         done = reached[inside[-1]]
         end = done if done is not None else max(last, plan.end)
         if end > first:
@@ -344,8 +426,10 @@ def silences(
     a: Analysis, before: Edge | None, after: Edge | None, spans: Sequence[DueSpan], now: float, params: DetectParams
 ) -> list[Candidate]:
     """The tracker's silences starting inside the analysis's day: gaps between consecutive fixes (any fix: the
-    tracker spoke) longer than silent_s across which the vehicle moved more than silent_moved_m, or of which more
-    than silent_s lies inside a due span of the day (`spans`). `before`/`after`: the vehicle's fixes just outside
+    tracker spoke) longer than silent_s of which more than silent_s lies inside a due span of the day (`spans`):
+    never while no run is due (issue 32: moving across a gap off duty is no infraction), and never for a run of
+    which no point was reached (due_spans leaves it out: it is judged as a run, run_not_made or justified).
+    `before`/`after`: the vehicle's fixes just outside
     its track (None: there is none, or the track reaches past the day on that side).
 
     A silence starts at the last fix before it; one that began before the day (the vehicle had not reported since
@@ -372,7 +456,7 @@ def silences(
         p1 = _where(a, f1, 1) if f1 is not None else None
         moved = float(distance_m(p0[1], p0[0], p1[1], p1[0])) if p0 is not None and p1 is not None else None
         if ta >= a.start:
-            if due is None and (moved is None or moved <= params.silent_moved_m):
+            if due is None:  # never while no run is due (issue 32): a parked or off-duty tracker owes nothing
                 continue
             start = ta
         elif due is not None:

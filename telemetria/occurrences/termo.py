@@ -1,6 +1,11 @@
-"""The Termo de Comunicação (Lei 3.588/2023, Art. 34) of one occurrence, as an A4 PDF (pure: values in, bytes out).
+"""The two documents of one occurrence, as A4 PDFs (pure: values in, bytes out), kept apart as the law does:
 
-It says who (contractor, vehicle, driver, route), what happened (the kind, its times in the municipality's zone,
+- the Termo de Comunicação (Lei 3.588/2023, Art. 34), addressed to the Secretaria Municipal de Educação "para as
+  providências legais e administrativas cabíveis": the finding, its evidence and the duty it breaches;
+- the notificação para defesa prévia, addressed to the contractor (Art. 41 and 42; Lei 14.133/2021 Art. 157): the
+  infraction it is charged with, the penalty it may bring and the defence term in business days.
+
+Each says who (contractor, vehicle, driver, route), what happened (the kind, its times in the municipality's zone,
 the place and the measured facts), under which article and severity, shows a map of the evidence drawn from the
 frozen fixes themselves (mapdraw.py: no tile server), the defence deadline (Art. 41–42) and the SHA-256 of the
 evidence the process rests on. Every value is set as text (escaped), never as markup. The same inputs give the
@@ -15,6 +20,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -27,8 +33,8 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Image, KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import wording
-from telemetria.occurrences.model import DOUBLES_ON_RECURRENCE, UPFM, Severity
+from telemetria.occurrences import infraction, wording
+from telemetria.occurrences.model import DOUBLES_ON_RECURRENCE, UPFM
 from telemetria.reports.output import mapdraw
 
 MARGIN = 2 * cm
@@ -40,6 +46,14 @@ HEAD = ParagraphStyle(
 TITLE = ParagraphStyle("title", parent=BODY, fontName="Helvetica-Bold", fontSize=15, leading=19, alignment=1)
 MUNI = ParagraphStyle("muni", parent=BODY, fontName="Helvetica-Bold", fontSize=12, leading=15)
 MONO = ParagraphStyle("mono", parent=BODY, fontName="Courier", fontSize=8.5, leading=11)
+
+
+class Addressee(StrEnum):
+    TERMO = "termo"  # the Termo de Comunicação, to the Secretaria (Art. 34)
+    NOTIFICACAO = "notificacao"  # the notificação para defesa prévia, to the contractor (Lei 14.133 Art. 157)
+
+
+TITLES = {Addressee.TERMO: "Termo de Comunicação", Addressee.NOTIFICACAO: "Notificação para defesa prévia"}
 
 
 def number(detail: Mapping[str, Any], issued_at: datetime) -> str:
@@ -55,8 +69,9 @@ def render(
     issued_at: datetime,
     deadline: datetime,
     coat_of_arms: bytes | None,
+    addressee: Addressee = Addressee.TERMO,
 ) -> bytes:
-    """The Termo as PDF bytes; optional fields of `detail` and `evidence` may be missing or None."""
+    """The document as PDF bytes; optional fields of `detail` and `evidence` may be missing or None."""
     evidence = evidence or {}
     no = number(detail, issued_at)
     out = io.BytesIO()
@@ -67,13 +82,13 @@ def render(
         rightMargin=MARGIN,
         topMargin=MARGIN,
         bottomMargin=MARGIN + 0.6 * cm,
-        title=f"Termo de Comunicação nº {no}",
+        title=f"{TITLES[addressee]} nº {no}",
         author=municipality,
         creator="Telemetria",
         invariant=1,  # no creation date or random id in the file: the same inputs give the same bytes
     )
-    story = _story(detail, evidence, municipality, no, issued_at, deadline, coat_of_arms, doc.width)
-    footer = _Footer(no, issued_at)
+    story = _story(detail, evidence, municipality, no, issued_at, deadline, coat_of_arms, doc.width, addressee)
+    footer = _Footer(f"{TITLES[addressee]} nº {no}", issued_at)
     doc.build(story, canvasmaker=footer.canvas)
     return out.getvalue()
 
@@ -96,19 +111,32 @@ def _story(
     deadline: datetime,
     coat_of_arms: bytes | None,
     width: float,
+    addressee: Addressee = Addressee.TERMO,
 ) -> list[Flowable]:
-    severity = str(detail.get("severity") or "")
+    inf = infraction.maybe(detail.get("article"))
     facts = evidence.get("facts") if evidence.get("facts") is not None else detail.get("facts")
     story: list[Flowable] = [_header(municipality, coat_of_arms, width), Spacer(1, 10)]
-    story += [_p(f"TERMO DE COMUNICAÇÃO Nº {no}", TITLE), Spacer(1, 8)]
-    story.append(
-        _p(
-            f"{municipality}, no exercício da fiscalização permanente do transporte escolar (Lei 3.588/2023, "
-            "Art. 32), comunica à contratada abaixo identificada a ocorrência registrada pelo sistema de "
-            "rastreamento dos veículos, nos termos do Art. 34, para que apresente defesa, querendo, no prazo "
-            "indicado (Art. 41 e 42: contraditório e ampla defesa)."
+    story += [_p(f"{TITLES[addressee].upper()} Nº {no}", TITLE), Spacer(1, 8)]
+    if addressee is Addressee.TERMO:
+        story.append(_p("À Secretaria Municipal de Educação", HEAD))
+        story.append(
+            _p(
+                "A fiscalização do transporte escolar (Lei 3.588/2023, Art. 32) comunica à Secretaria Municipal de "
+                "Educação a irregularidade abaixo, constatada pelo sistema de rastreamento dos veículos, nos "
+                "termos do Art. 34, para as providências legais e administrativas cabíveis. Este termo é interno: "
+                "a contratada é chamada a se defender por notificação própria, se for aberto processo (Art. 41)."
+            )
         )
-    )
+    else:
+        story.append(_p(f"À contratada {detail.get('contractor') or '—'}", HEAD))
+        story.append(
+            _p(
+                f"{municipality} notifica a contratada abaixo identificada da infração que lhe é imputada, apurada "
+                "em processo administrativo (Lei 3.588/2023, Art. 41, com o procedimento da Lei 14.133/2021), para "
+                "que apresente defesa prévia, querendo, no prazo indicado (Lei 14.133/2021, Art. 157; Lei "
+                "3.588/2023, Art. 42: contraditório e ampla defesa)."
+            )
+        )
     story.append(_p("1. Identificação", HEAD))
     story += [
         _field("Contratada", detail.get("contractor")),
@@ -131,22 +159,40 @@ def _story(
         story.append(_p("Registrada a partir de posições transmitidas com atraso pelo rastreador.", SMALL))
     story.append(_p("Horários no fuso de Porto Velho (America/Porto_Velho, UTC-4).", SMALL))
     story.append(_p("3. Do enquadramento", HEAD))
-    story += [
-        _field("Dispositivo", f"Lei 3.588/2023, {detail.get('article') or '—'}"),
-        _field("Natureza da infração", wording.severity_name(severity)),
-        _field("Penalidade prevista", _penalty(severity)),
-    ]
+    story.append(_field("Dever descumprido", f"Lei 3.588/2023, {detail.get('duty') or detail.get('article') or '—'}"))
+    if inf is None:
+        story.append(
+            _p("Constatação sem infração tipificada nos Art. 36 a 39: não enseja advertência nem multa por si só.")
+        )
+    else:
+        story += [
+            _field("Infração", f"Lei 3.588/2023, {inf.article}"),
+            _field("Natureza da infração", wording.severity_name(inf.severity.value)),
+            _field("Penalidade prevista", _penalty(inf)),
+        ]
     story.append(_p("4. Mapa da evidência", HEAD))
     story += _map(detail, evidence, width)
-    story.append(_p("5. Do prazo de defesa", HEAD))
-    story.append(
-        Paragraph(
-            "A contratada poderá apresentar defesa escrita, com documentos, pelo sistema até "
-            f"<b>{escape(wording.when(deadline))}</b> (horário de Porto Velho). A defesa apresentada após o prazo "
-            "será recebida e registrada como intempestiva.",
-            BODY,
+    if addressee is Addressee.NOTIFICACAO:
+        story.append(_p("5. Do prazo de defesa", HEAD))
+        story.append(
+            Paragraph(
+                "A contratada poderá apresentar defesa escrita, com documentos, pelo sistema até "
+                f"<b>{escape(wording.when(deadline))}</b> (horário de Porto Velho), prazo contado em dias úteis "
+                "do Município (Lei 14.133/2021, Art. 157: 15 dias úteis; não contam sábados, domingos e feriados "
+                "nacionais, estaduais e municipais). Até o fim do prazo, a defesa pode ser substituída ou "
+                "complementada, ou declarada final. Da decisão caberá recurso em 15 dias úteis (Art. 166), com "
+                "efeito suspensivo (Art. 168).",
+                BODY,
+            )
         )
-    )
+    else:
+        story.append(_p("5. Das providências", HEAD))
+        story.append(
+            _p(
+                "Cabe à Secretaria decidir as providências: abrir processo administrativo contra a contratada "
+                "(Art. 35 e 41), quando houver infração dos Art. 36 a 39, ou rever o planejamento do serviço."
+            )
+        )
     story.append(_p("6. Integridade da evidência", HEAD))
     story.append(_integrity(detail, evidence))
     story.append(
@@ -178,12 +224,10 @@ def _header(municipality: str, coat_of_arms: bytes | None, width: float) -> Flow
     return table
 
 
-def _penalty(severity: str) -> str:
-    try:
-        sev = Severity(severity)
-    except ValueError:
-        return "—"
-    text = f"advertência ou multa de {UPFM[sev]} UPFM ({wording.SEVERITY_ARTICLES[sev]})"
+def _penalty(inf: infraction.Infraction) -> str:
+    sev = inf.severity
+    both = "advertência escrita e multa" if inf.number in (38, 39) else "advertência escrita e/ou multa"
+    text = f"{both} de {UPFM[sev]} UPFM (Art. {inf.number})"
     if sev in DOUBLES_ON_RECURRENCE:
         text += ", em dobro na reincidência em 12 meses (parágrafo único)"
     return text
@@ -242,8 +286,8 @@ def _integrity(detail: Mapping[str, Any], evidence: Mapping[str, Any]) -> Flowab
 class _Footer:
     """Page numbers ("página N de M") and the issue stamp on every page: pages are kept until the count is known."""
 
-    def __init__(self, no: str, issued_at: datetime) -> None:
-        self.line = f"Termo de Comunicação nº {no} — gerado por Telemetria em {wording.when(issued_at)}"
+    def __init__(self, title: str, issued_at: datetime) -> None:
+        self.line = f"{title} — gerado por Telemetria em {wording.when(issued_at)}"
 
     def canvas(self, *args: Any, **kwargs: Any) -> Canvas:
         return _NumberedCanvas(self.line, *args, **kwargs)

@@ -60,6 +60,12 @@ FACTS: Mapping[str, tuple[str, str]] = {
     "made_pct": ("Cobertura exigida para viagem realizada", "pct"),
     "contracted_km": ("Quilometragem contratada", "km"),
     "late_stops": ("Pontos atrasados", "text"),
+    "early_stop": ("Ponto deixado antes do horário", "text"),
+    "early_scheduled": ("Horário programado nesse ponto", "time"),
+    "departed": ("Saída", "time"),
+    "early_min": ("Antecipação na saída", "min"),
+    "early_stops": ("Pontos deixados antes do horário", "text"),
+    "skipped_stops": ("Pontos de embarque não atendidos", "text"),
     "ignition_off": ("Ignição desligada", "text"),
     "leg": ("Trecho", "text"),
     "plate": ("Placa", "text"),
@@ -126,6 +132,8 @@ def value_text(how: str, value: Any) -> str:
         return fmt(how, value) + UNITS[how]
     if isinstance(value, bool):
         return "sim" if value else "não"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
     return str(value)
 
 

@@ -58,12 +58,13 @@ LATE_START_S = 25 * 60
 EARLY_BOARDING_S = 8400  # `over_2h`: pupils wait on board at the first boarding stop this long
 # The thresholds the truth is judged by (DetectParams' defaults and the reports' knobs).
 LIMIT_KMH = KNOBS.default_limit_kmh
-UNAUTHORIZED_STOP_S = 180.0
+UNAUTHORIZED_STOP_S = 60.0
 DELAY_TOLERANCE_S = 600.0
+EARLY_TOLERANCE_S = 900.0  # a boarding stop left this long before its time is an early departure (issue 32)
 SILENT_S = 300.0
 SILENT_MOVED_M = 500.0
 
-NORMAL = MotionParams(cruise_kmh=(40.0, 50.0), speeding=False, halt_s=(20.0, 90.0), boarding_s=(40.0, 120.0))
+NORMAL = MotionParams(cruise_kmh=(40.0, 50.0), speeding=False, halt_s=(15.0, 35.0), boarding_s=(40.0, 120.0))
 TRACKER = TrackerParams(loss_per_hour=0.0)  # signal losses only where planted
 
 
@@ -361,16 +362,19 @@ def _truth_events(routes: Sequence[MonthRoute], days: Sequence[date], drives: Se
                                  x.run_no, f"{ep.max_kmh:.0f} km/h"))  # fmt: skip
         if not own:
             continue
+        legs = _aboard(tr, route, x.run_no)  # stops and deviations are judged with pupils on board (Art. 38 IX, 26)
         for a, b in off_route_runs(tr, KNOBS.deviation_tolerance_m):
-            if b - a >= KNOBS.deviation_min_s:
+            if b - a >= KNOBS.deviation_min_s and any(a <= e and s <= b for s, e in legs):
                 out.append(Event("route_deviation", x.vehicle, tr.time(a), tr.time(b), x.route, x.run_no))
         for s in tr.stops:
             far = _nearest_m(route, s.lat, s.lon) > KNOBS.authorized_radius_m
-            if far and s.duration_s >= UNAUTHORIZED_STOP_S:
+            aboard = any(a <= s.t_start_s <= b for a, b in legs)
+            if far and aboard and s.duration_s >= UNAUTHORIZED_STOP_S:
                 out.append(Event("unauthorized_stop", x.vehicle, tr.time(s.t_start_s), tr.time(s.t_end_s),
                                  x.route, x.run_no, s.kind))  # fmt: skip
-        if (late := _first_late(route, x)) is not None:
-            out.append(Event("schedule_delay", x.vehicle, late, None, x.route, x.run_no))
+        off = [t for t in (_first_late(route, x), _first_early(route, x)) if t is not None]
+        if off:
+            out.append(Event("schedule_delay", x.vehicle, min(off), None, x.route, x.run_no))
         for a, b in _legs(tr):
             if b - a >= KNOBS.onboard_max_s:
                 out.append(Event("over_2h_on_board", x.vehicle, tr.time(a), tr.time(b), x.route, x.run_no))
@@ -382,7 +386,7 @@ def _truth_events(routes: Sequence[MonthRoute], days: Sequence[date], drives: Se
             if (f1.ts - f0.ts).total_seconds() <= SILENT_S:
                 continue
             _, _, moved = GEOD.inv(f0.lon, f0.lat, f1.lon, f1.lat)
-            if moved > SILENT_MOVED_M or any(f0.ts < b and f1.ts > a for a, b in windows):
+            if any(f0.ts < b and f1.ts > a for a, b in windows):  # only while a run is due (issue 32)
                 out.append(Event("tracker_silent", v, f0.ts, f1.ts, note=f"{moved:.0f} m"))
     return out
 
@@ -433,6 +437,17 @@ def _first_late(route: MonthRoute, x: Drive) -> datetime | None:
     return None
 
 
+def _first_early(route: MonthRoute, x: Drive) -> datetime | None:
+    """The first departure from a boarding point (not the run's first point) more than EARLY_TOLERANCE_S before
+    its scheduled time."""
+    sched = _sched(route, x.day)
+    pts = run_points(route, x.run_no)
+    left = [stay[1] for i, (j, stay) in enumerate(zip(pts, stop_times(route, x), strict=True))
+            if i > 0 and stay is not None and route.stops[j].kind == "boarding"
+            and (sched[j] - stay[1]).total_seconds() > EARLY_TOLERANCE_S]  # fmt: skip
+    return min(left) if left else None
+
+
 def _legs(tr: Truth) -> list[tuple[float, float]]:
     """On-board legs (s into the run): first boarding arrival → school arrival; school departure → last drop-off."""
     kinds = [s.kind for s in tr.stops]
@@ -447,6 +462,19 @@ def _legs(tr: Truth) -> list[tuple[float, float]]:
     if drop:
         out.append((tr.stops[i].t_end_s, drop[-1].t_start_s))
     return out
+
+
+def _aboard(tr: Truth, route: MonthRoute, run_no: int) -> list[tuple[float, float]]:
+    """When pupils are on board (s into the run): the on-board legs; a run split at the school (two runs a day)
+    ends there (the first: first boarding → school) or starts there (the second: school → last drop-off)."""
+    if any(s.kind == "school" for s in tr.stops) or len(route.runs) == 1 or not tr.stops:
+        return _legs(tr)
+    board = [s for s in tr.stops if s.kind == "boarding"]
+    if not board:
+        return []
+    if run_no == 1:
+        return [(board[0].t_start_s, tr.stops[-1].t_start_s)]
+    return [(tr.stops[0].t_end_s, board[-1].t_start_s)]
 
 
 def _dist(lat0: float, lon0: float, lat1: float, lon1: float) -> float:

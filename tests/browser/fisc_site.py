@@ -69,6 +69,14 @@ class FiscSite:
         async with httpx.AsyncClient(base_url=self.url, timeout=60) as client:
             return await client.request(method, path, headers=self.people.auth(role), **kw)
 
+    async def sql(self, query: str, *args: Any) -> None:
+        """Run one statement on the site's database (a test moving a deadline into the past)."""
+        conn = await asyncpg.connect(self.dsn)
+        try:
+            await conn.execute(query, *args)
+        finally:
+            await conn.close()
+
     async def insert_occurrence(
         self, plate: str, kind: str, start: datetime, *, facts: dict[str, Any] | None = None,
         lat: float | None = None, lon: float | None = None, place: str | None = None, status: str = "detected",
@@ -81,9 +89,9 @@ class FiscSite:
             await init_connection(conn)
             oid: int = await conn.fetchval(
                 "INSERT INTO occurrences (kind, vehicle_id, contractor_id, day, start_ts, end_ts, lat, lon, place,"
-                " facts, article, severity, status, completed_ts, received_at)"
+                " facts, duty, article, severity, status, completed_ts, received_at)"
                 " SELECT $1, v.id, v.contractor_id, ($3 AT TIME ZONE 'America/Porto_Velho')::date, $3, $3 + interval"
-                " '2 minutes', $4, $5, $6, $7, k.article, k.severity, $8, $3, now()"
+                " '2 minutes', $4, $5, $6, $7, k.duty, k.article, k.severity, $8, $3, now()"
                 " FROM vehicles v, occurrence_kinds k WHERE v.id = $2 AND k.kind = $1 RETURNING id",
                 kind, v.vehicle_id, start, lat, lon, place, facts or {}, status,
             )  # fmt: skip

@@ -75,12 +75,13 @@ async def test_the_flow_from_a_live_alert_to_a_doubled_fine(flow_tab: Tab, flow_
     page = flow_tab.page
     site = flow_site
 
-    # The admin classifies speeding as grave (Art. 38): its recurrence doubles.
+    # The admin classifies speeding as grave (Art. 38, VIII: imprudência): its recurrence doubles.
     await flow_tab.login("admin", then="/fiscalizacao/classificacao")
     row = page.locator('tr[data-kind="speeding"]')
-    await row.locator("select").select_option("grave")
+    await row.get_by_label("Infração: Excesso de velocidade").fill("Art. 38, VIII")
     await row.get_by_role("button", name="Salvar").click()
     await expect(page.locator("#k-status")).to_contain_text("salva")
+    await expect(row.locator('td[data-field="severity"]')).to_have_text("Grave")
     await page.screenshot(path=str(DOCS_IMG / "fiscalizacao-classificacao.png"), full_page=True)
     await logout(page)
 
@@ -138,6 +139,8 @@ async def test_the_flow_from_a_live_alert_to_a_doubled_fine(flow_tab: Tab, flow_
     await defense.get_by_label("Anexos (opcional)").set_input_files(
         {"name": "declaracao.pdf", "mimeType": "application/pdf", "buffer": b"%PDF-1.4\n% declaracao\n"}
     )
+    await expect(defense.locator("#df-term")).to_contain_text("dias úteis")  # the contractor sees its term
+    await defense.get_by_label("Esta é a minha defesa final").check()  # the decision need not wait for the term
     await defense.get_by_role("button", name="Enviar defesa").click()
     await status_is(page, "defense")
     await expect(page.locator('#oc-history li[data-action="defense"]')).to_contain_text(said)
@@ -147,7 +150,7 @@ async def test_the_flow_from_a_live_alert_to_a_doubled_fine(flow_tab: Tab, flow_
     await flow_tab.login("admin", then=f"/ocorrencias/{first['id']}")
     await status_is(page, "defense")
     decision = page.get_by_role("form", name="Decidir")
-    await decision.get_by_label("Multa").check()
+    await decision.get_by_label("Advertência e multa").check()  # Art. 38: "advertência escrita e multa"
     await decision.get_by_label("Motivação (Art. 42)").fill("A declaração não cobre o trecho: velocidade incompatível.")
     await decision.get_by_role("button", name="Registrar decisão").click()
     await status_is(page, "decided")
@@ -155,21 +158,24 @@ async def test_the_flow_from_a_live_alert_to_a_doubled_fine(flow_tab: Tab, flow_
     assert fine(one) == (Decimal(30), (Decimal(30) * UPFM_BRL).quantize(Decimal("0.01")))
     await expect(page.get_by_test_id("fine")).to_contain_text("30")
     await expect(page.get_by_test_id("fine")).to_contain_text("141,30")
+    await expect(page.locator("#oc-facts")).to_contain_text("Prazo de recurso")  # the servidor sees the deadlines
     await page.screenshot(path=str(DOCS_IMG / "fiscalizacao-ocorrencia.png"), full_page=True)
+    # Only a final penalty counts for recurrence: the appeal term of the first runs out unused.
+    await site.sql("UPDATE occurrences SET appeal_due = now() - interval '1 second' WHERE id = $1", first["id"])
 
     # The second: confirmed, notified and answered over the API, decided on the page — the fine doubles.
     sid = second["id"]
     for role, path, body in (
         ("monitor", "review", {"decision": "confirm", "reason": "mesmo trajeto"}),
         ("monitor", "notify", {}),
-        ("contractor", "defense", {"text": "Mesma justificativa."}),
+        ("contractor", "defense", {"text": "Mesma justificativa.", "final": True}),
     ):
         r = await site.api(role, "POST", f"/api/v1/occurrences/{sid}/{path}", json=body)
         assert r.status_code in (200, 201), (path, r.text)
     await flow_tab.open(f"/ocorrencias/{sid}")
     await status_is(page, "defense")
     decision = page.get_by_role("form", name="Decidir")
-    await decision.get_by_label("Multa").check()
+    await decision.get_by_label("Advertência e multa").check()
     motivation = "Reincidência em 12 meses: multa em dobro (Art. 38, parágrafo único)."
     await decision.get_by_label("Motivação (Art. 42)").fill(motivation)
     await decision.get_by_role("button", name="Registrar decisão").click()

@@ -104,6 +104,8 @@ async def occurrence_in(conn: asyncpg.Connection, w: World, status: str, *, evid
         " 'media', $4, now(), now() + interval '7 days') RETURNING id",
         w["v1"], w["c1"], w["r1"], status,
     )  # fmt: skip
+    if status == "defense":  # a final defence: the decision need not wait for the term (issue 32)
+        await conn.execute("UPDATE occurrences SET defense_final = true WHERE id = $1", oid)
     if evidence:
         content = b'{"facts":{},"fixes":[]}'
         digest = hashlib.sha256(content).hexdigest()
@@ -120,6 +122,21 @@ def occurrence(status: str, contractor_status: str = "notified", evidence: bool 
 
     async def fresh(conn: asyncpg.Connection, w: World, role: str) -> int:
         return await occurrence_in(conn, w, contractor_status if role == "contractor" else status, evidence=evidence)
+
+    return fresh
+
+
+def sanctioned(status: str) -> Fresh:
+    """A fresh occurrence decided with a warning, in `status` (decided: the appeal term running; under_appeal)."""
+
+    async def fresh(conn: asyncpg.Connection, w: World, role: str) -> int:
+        oid = await occurrence_in(conn, w, status)
+        await conn.execute(
+            "UPDATE occurrences SET penalty = 'warning', decided_at = now(), appeal_due = now() + interval '7 days',"
+            " appealed_at = CASE WHEN status = 'under_appeal' THEN now() END WHERE id = $1",
+            oid,
+        )
+        return oid
 
     return fresh
 
@@ -333,7 +350,31 @@ CASES = [
         "/api/v1/occurrences/{occurrence_id}/termo.pdf",
         R,
         {"occurrence_id": occurrence("notified", evidence=True)},
+        contractor=403,  # the Termo goes to the Secretaria (Art. 34): internal; the contractor has its notificação
     ),
+    Case(
+        "GET",
+        "/api/v1/occurrences/{occurrence_id}/notificacao.pdf",
+        R,
+        {"occurrence_id": occurrence("notified", evidence=True)},
+    ),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/appeal",
+        Perm.DEFEND_OCCURRENCES,
+        {"occurrence_id": sanctioned("decided")},
+        lambda w: {"text": "recurso"},
+    ),
+    Case(
+        "POST",
+        "/api/v1/occurrences/{occurrence_id}/appeal-decision",
+        Perm.DECIDE_OCCURRENCES,
+        {"occurrence_id": sanctioned("under_appeal")},
+        lambda w: {"outcome": "upheld", "motivation": "mantida"},
+        contractor=409,
+    ),
+    Case("GET", "/api/v1/holidays/{year}", R, {"year": next_school_year}),
+    Case("PUT", "/api/v1/holidays/{year}/municipal", W, {"year": next_school_year}, lambda w: {"holidays": []}),
     Case(
         "POST",
         "/api/v1/occurrences/{occurrence_id}/defense",
@@ -434,10 +475,10 @@ async def test_every_role_against_every_endpoint(
         status = await _call(client, conn, world, case, role)
         if role is None:
             ok = status == 401
-        elif case.perm is None or case.perm in PERMISSIONS[Role(role)]:
-            ok = 200 <= status < 300
         elif role == Role.CONTRACTOR and case.contractor is not None:
             ok = status == case.contractor
+        elif case.perm is None or case.perm in PERMISSIONS[Role(role)]:
+            ok = 200 <= status < 300
         else:
             ok = status == 403
         if not ok:

@@ -54,8 +54,8 @@ async def occurrence(
     start: datetime = T0,
     minutes: float = 2,
     status: str = "detected",
-    severity: str = "media",
-    article: str = "Art. 37, X",
+    severity: str | None = "media",
+    article: str | None = "Art. 37, X",
     **fields: Any,
 ) -> int:
     """An occurrence of vehicle v<n> (contractor c<n>, driver d<n>, route r<n>) as the detector stores it."""
@@ -107,7 +107,8 @@ async def to_decided(
     """Through notification and defence (with `conn`: no defence, the deadline made past) to the decision."""
     await to_notified(api, w, oid)
     if conn is None:
-        r = await post(api, w, "contractor", oid, "defense", json={"text": "O veículo estava em emergência."})
+        r = await post(api, w, "contractor", oid, "defense",
+                       json={"text": "O veículo estava em emergência.", "final": True})  # fmt: skip
         assert r.status_code == 201, r.text
     else:
         await conn.execute("UPDATE occurrences SET defense_due = now() - interval '1 hour' WHERE id = $1", oid)
@@ -196,16 +197,17 @@ async def test_the_whole_process_with_frozen_evidence(
                               T0 + timedelta(minutes=12), T0 + timedelta(minutes=13)])  # fmt: skip
     proxy = {"X-Forwarded-For": "203.0.113.9"}  # the test client's peer (127.0.0.1) is the trusted proxy
     r = await api.post(f"/api/v1/occurrences/{oid}/review", headers={**auth(world, "monitor"), **proxy},
-                       json={"decision": "confirm", "severity": "grave", "reason": "confirmado no mapa"})  # fmt: skip
+                       json={"decision": "confirm", "article": "Art. 38, VIII",
+                             "reason": "confirmado no mapa"})  # fmt: skip
     assert r.status_code == 200, r.text
     d = r.json()
-    assert d["status"] == "confirmed" and d["severity"] == "grave" and d["article"] == "Art. 37, X"
+    assert d["status"] == "confirmed" and d["severity"] == "grave" and d["article"] == "Art. 38, VIII"
     digest = d["evidence_sha256"]
     assert len(digest) == 64
     confirmed = d["history"][-1]
     assert confirmed["action"] == "confirmed" and confirmed["actor"] == "monitor" and confirmed["ip"] == "203.0.113.9"
     assert confirmed["data"]["reclassified"] == {"from": {"article": "Art. 37, X", "severity": "media"},
-                                                 "to": {"article": "Art. 37, X", "severity": "grave"}}  # fmt: skip
+                                                 "to": {"article": "Art. 38, VIII", "severity": "grave"}}  # fmt: skip
     stored = await conn.fetchrow("SELECT content, sha256 FROM occurrence_evidence WHERE occurrence_id = $1", oid)
     assert stored["sha256"] == digest == sha256(bytes(stored["content"]))
     ev = orjson.loads(stored["content"])
@@ -240,7 +242,7 @@ async def test_the_whole_process_with_frozen_evidence(
     assert r.json()["status"] == "defense" and r.json()["defense"]["late"] is False
     assert all("ip" not in h for h in r.json()["history"])  # the servidores' addresses are not the company's
     pdf = b"%PDF-1.4 laudo"
-    r = await post(api, world, "contractor", oid, "defense", data={"text": "Segue o laudo."},
+    r = await post(api, world, "contractor", oid, "defense", data={"text": "Segue o laudo.", "final": "true"},
                    files=[("files", ("../../laudo.pdf", pdf, "application/pdf")),
                           ("files", ("foto.html", b"<script>x</script>", "text/html"))])  # fmt: skip
     assert r.status_code == 201, r.text
@@ -253,10 +255,17 @@ async def test_the_whole_process_with_frozen_evidence(
     assert r.headers["content-type"] == "application/octet-stream"  # never served as a page
 
     r = await post(api, world, "admin", oid, "decision", json={"penalty": "fine", "motivation": "Excesso provado."})
+    assert r.status_code == 409 and r.json()["field"] == "penalty"  # Art. 38: "advertência escrita e multa"
+    r = await post(api, world, "admin", oid, "decision",
+                   json={"penalty": "warning_and_fine", "motivation": "Excesso provado."})  # fmt: skip
     assert r.status_code == 200, r.text
     d = r.json()
-    assert d["status"] == "decided" and d["penalty"] == "fine" and d["recurrence_of"] is None
+    assert d["status"] == "decided" and d["penalty"] == "warning_and_fine" and d["recurrence_of"] is None
     assert (Decimal(str(d["fine_upfm"])), Decimal(str(d["fine_brl"]))) == (Decimal(30), Decimal("141.30"))
+    assert d["final"] is False and d["deadlines"]["appeal_until"]  # the appeal term runs (Lei 14.133 Art. 166)
+    r = await post(api, world, "monitor", oid, "close", json={"text": "multa lançada"})
+    assert r.status_code == 409 and "definitiva" in r.json()["detail"]
+    await conn.execute("UPDATE occurrences SET appeal_due = now() - interval '1 second' WHERE id = $1", oid)
     r = await post(api, world, "monitor", oid, "close", json={"text": "multa lançada"})
     assert r.status_code == 200, r.text
     d = r.json()
@@ -388,45 +397,10 @@ async def test_a_late_defence_is_accepted_and_recorded_late(
     assert r.json()["history"][-1]["data"]["late"] is True and r.json()["status"] == "defense"
 
 
-async def test_the_fine_doubles_on_recurrence_within_twelve_months(
-    api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
-) -> None:
-    grave: dict[str, Any] = {"kind": "unauthorized_stop", "severity": "grave", "article": "Art. 38, IX"}
-    first = await occurrence(conn, world, start=datetime(2025, 6, 10, 12, tzinfo=UTC), **grave)
-    r = await to_decided(api, world, first)
-    assert r.status_code == 200 and r.json()["fine_upfm"] == 30 and r.json()["fine_brl"] == 135.6  # 30 × 4.52
-    second = await occurrence(conn, world, start=T0, **grave)  # within 12 months of the first
-    r = await to_decided(api, world, second)
-    d = r.json()
-    assert r.status_code == 200 and d["fine_upfm"] == 60 and d["fine_brl"] == 282.6 and d["recurrence_of"] == first
-    assert d["history"][-1]["data"]["recurrence_of"] == first
-    # Another contractor's, a média one, and one more than 12 months later: not doubled.
-    other = await occurrence(conn, world, 2, start=T0, **grave)
-    media = await occurrence(conn, world, start=T0 + timedelta(hours=1))
-    later = await occurrence(conn, world, start=datetime(2026, 6, 11, 12, tzinfo=UTC), **grave)
-    # (later is within 12 months of `second`, which is a decided fine too: so use a warning for it)
-    results = [(await to_decided(api, world, other, conn=conn)).json(), (await to_decided(api, world, media)).json()]
-    assert [(x["fine_upfm"], x["recurrence_of"]) for x in results] == [(30, None), (20, None)]
-    await conn.execute("UPDATE occurrences SET penalty = 'warning' WHERE id = $1", second)  # only `first` remains
-    r = await to_decided(api, world, later)
-    assert r.json()["fine_upfm"] == 30 and r.json()["recurrence_of"] is None
-    # An earlier start on the same day recurs too (the window includes the occurrence's own day).
-    morning = await occurrence(conn, world, start=datetime(2026, 8, 3, 11, tzinfo=UTC), **grave)
-    afternoon = await occurrence(conn, world, start=datetime(2026, 8, 3, 17, tzinfo=UTC), **grave)
-    await conn.execute("UPDATE occurrences SET penalty = 'warning' WHERE id = $1", later)
-    assert (await to_decided(api, world, morning)).json()["recurrence_of"] is None  # `first` is 14 months back
-    r = await to_decided(api, world, afternoon)
-    assert r.json()["fine_upfm"] == 60 and r.json()["recurrence_of"] == morning
-    # A year with no UPFM value set: 409 naming it.
-    old = await occurrence(conn, world, start=datetime(2024, 5, 2, 12, tzinfo=UTC))
-    r = await to_decided(api, world, old)
-    assert r.status_code == 409 and "2024" in r.json()["detail"] and r.json()["year"] == 2024
-
-
 async def test_a_designated_monitor_decides(api: httpx.AsyncClient, conn: asyncpg.Connection, world: World) -> None:
     oid = await occurrence(conn, world)
     await to_notified(api, world, oid)
-    await post(api, world, "contractor", oid, "defense", json={"text": "defesa"})
+    await post(api, world, "contractor", oid, "defense", json={"text": "defesa", "final": True})
     body = {"penalty": "none", "motivation": "Defesa acolhida."}
     assert (await post(api, world, "monitor", oid, "decision", json=body)).status_code == 403
     r = await api.patch(f"/api/v1/users/{world.people.ids['monitor']}", json={"designated": True},
@@ -450,7 +424,7 @@ async def test_the_kinds_classification(api: httpx.AsyncClient, conn: asyncpg.Co
     r = await api.get("/api/v1/occurrence-kinds", headers=auth(world, "contractor"))
     kinds = {k["kind"]: k for k in r.json()["items"]}
     assert kinds["run_not_made"]["severity"] == "gravissima" and kinds["speeding"]["name"] == "Excesso de velocidade"
-    new = {"article": "Art. 37, X (CTB Art. 218)", "severity": "grave"}
+    new = {"article": "Art. 38, VIII", "severity": "grave"}
     assert (await api.put("/api/v1/occurrence-kinds/speeding", json=new, headers=auth(world, "monitor"))).status_code \
         == 403  # fmt: skip
     try:
@@ -469,18 +443,54 @@ async def test_the_kinds_classification(api: httpx.AsyncClient, conn: asyncpg.Co
                            " WHERE kind = 'speeding'")  # fmt: skip
 
 
+async def test_kinds_name_a_duty_and_only_art_36_to_39_as_infractions(
+    api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
+) -> None:
+    """GET /occurrence-kinds: {kind, duty, article, severity, fine_allowed}. Art. 9 §1, 15 and 26 are duties; only
+    an inciso of Art. 36–39 is an infraction (and only then can a fine follow)."""
+    r = await api.get("/api/v1/occurrence-kinds", headers=auth(world, "auditor"))
+    kinds = {k["kind"]: k for k in r.json()["items"]}
+    assert {"kind", "duty", "article", "severity", "fine_allowed"} <= set(kinds["speeding"])
+    assert kinds["over_2h_on_board"] | {"name": None, "updated_at": None, "updated_by": None} == {
+        "kind": "over_2h_on_board", "duty": "Art. 9, § 1º", "article": None, "severity": None, "fine_allowed": False,
+        "name": None, "updated_at": None, "updated_by": None}  # fmt: skip
+    assert (kinds["route_deviation"]["duty"], kinds["route_deviation"]["article"]) == ("Art. 26", "Art. 37, X")
+    assert (kinds["tracker_silent"]["article"], kinds["unauthorized_stop"]["article"]) == ("Art. 37, X", "Art. 38, IX")
+    for k in kinds.values():
+        assert k["article"] is None or k["article"].startswith(("Art. 36,", "Art. 37,", "Art. 38,", "Art. 39,"))
+        assert k["fine_allowed"] is (k["article"] is not None)
+    admin = auth(world, "admin")
+    for bad in ({"article": "Art. 26"}, {"article": "Art. 9, § 1º"}, {"article": "Art. 38, X"},
+                {"article": "Art. 37, XI", "severity": "grave"}):  # fmt: skip
+        r = await api.put("/api/v1/occurrence-kinds/route_deviation", json=bad, headers=admin)
+        assert r.status_code == 422, (bad, r.text)
+    r = await api.put("/api/v1/occurrence-kinds/route_deviation", json={"article": None, "duty": "Art. 26"},
+                      headers=admin)  # fmt: skip
+    assert r.status_code == 200 and r.json()["fine_allowed"] is False and r.json()["severity"] is None
+    r = await api.put("/api/v1/occurrence-kinds/over_2h_on_board", json={"article": "Art. 37, XI"}, headers=admin)
+    assert r.status_code == 200 and (r.json()["severity"], r.json()["duty"]) == ("media", "Art. 9, § 1º")
+
+
 async def test_the_termo(api: httpx.AsyncClient, conn: asyncpg.Connection, world: World) -> None:
     oid = await occurrence(conn, world)
     r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "monitor"))
     assert r.status_code == 409 and "estado atual: detected" in r.json()["detail"]
     await to_notified(api, world, oid)
-    r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "contractor"))
+    r = await api.get(f"/api/v1/occurrences/{oid}/notificacao.pdf", headers=auth(world, "contractor"))
     assert r.status_code == 200 and r.headers["content-type"] == "application/pdf" and r.content.startswith(b"%PDF")
     plate = await conn.fetchval("SELECT plate FROM vehicles WHERE id = $1", world["v1"])
-    assert plate in pdf_text(r.content)
-    # The registry edited after the confirmation: the Termo still says what the process rests on.
+    text = " ".join(pdf_text(r.content).split())
+    assert plate in text and "NOTIFICAÇÃO PARA DEFESA PRÉVIA" in text and "À contratada" in text
+    assert "dias úteis" in text and "Art. 157" in text
+    # The Termo de Comunicação goes to the Secretaria (Art. 34): internal, not the contractor's.
+    r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "contractor"))
+    assert r.status_code == 403
+    r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "monitor"))
+    text = " ".join(pdf_text(r.content).split())
+    assert r.status_code == 200 and "À Secretaria Municipal de Educação" in text and "À contratada" not in text
+    # The registry edited after the confirmation: the documents still say what the process rests on.
     await conn.execute("UPDATE vehicles SET plate = 'ZZZ9Z99' WHERE id = $1", world["v1"])
-    again = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "contractor"))
+    again = await api.get(f"/api/v1/occurrences/{oid}/notificacao.pdf", headers=auth(world, "contractor"))
     text = pdf_text(again.content)
     assert plate in text and "ZZZ9Z99" not in text
 

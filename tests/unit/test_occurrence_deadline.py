@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time
 import pytest
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences.deadline import add_business_days, defense_due, is_business_day, is_late
+from telemetria.occurrences.deadline import Calendar, add_business_days, defense_due, is_business_day, is_late
 
 
 def local(y: int, m: int, d: int, hh: int = 10, mm: int = 0) -> datetime:
@@ -51,3 +51,14 @@ def test_bad_input() -> None:
         defense_due(datetime(2026, 3, 4, 10), 5)
     with pytest.raises(ValueError):
         add_business_days(date(2026, 3, 4), -1)
+
+
+def test_fifteen_business_days_across_a_rondonia_holiday() -> None:
+    """Lei 14.133/2021 Art. 157: 15 business days. Thursday 18 June 2026 (Dia do Evangélico, a Rondônia holiday)
+    does not count, so a notification on Friday 12 June ends on Monday 6 July, not Friday 3 July."""
+    assert not is_business_day(date(2026, 6, 18)) and not is_business_day(date(2027, 1, 4))
+    assert defense_due(local(2026, 6, 12), 15).date() == date(2026, 7, 6)
+    # A municipal holiday (kept by the Secretaria) lengthens it by one more business day.
+    cal = Calendar.of([date(2026, 6, 24)])
+    assert defense_due(local(2026, 6, 12), 15, cal).date() == date(2026, 7, 7)
+    assert not cal.is_business_day(date(2026, 6, 24)) and is_business_day(date(2026, 6, 24))

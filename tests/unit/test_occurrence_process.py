@@ -8,7 +8,16 @@ import pytest
 
 from telemetria.auth.roles import PERMISSIONS, Perm, Role
 from telemetria.occurrences.model import Status
-from telemetria.occurrences.process import CONTRACTOR_VISIBLE, TRANSITIONS, Action, WrongState, check, visible
+from telemetria.occurrences.process import (
+    CONTRACTOR_VISIBLE,
+    TRANSITIONS,
+    Action,
+    Terms,
+    WrongState,
+    check,
+    is_final,
+    visible,
+)
 
 # The whole table of legal moves, written out: anything else must be refused.
 LEGAL = {
@@ -19,8 +28,11 @@ LEGAL = {
     (Action.DEFENSE, Status.DEFENSE): Status.DEFENSE,
     (Action.DECIDE, Status.NOTIFIED): Status.DECIDED,
     (Action.DECIDE, Status.DEFENSE): Status.DECIDED,
+    (Action.APPEAL, Status.DECIDED): Status.UNDER_APPEAL,
+    (Action.APPEAL_DECIDE, Status.UNDER_APPEAL): Status.DECIDED,
     (Action.CLOSE, Status.DECIDED): Status.CLOSED,
 }
+SANCTIONED = Terms(sanctioned=True)
 
 
 @pytest.mark.parametrize("action", list(Action))
@@ -29,11 +41,11 @@ def test_every_action_from_every_state(action: Action, status: Status) -> None:
     expected = LEGAL.get((action, status))
     if expected is None:
         with pytest.raises(WrongState) as e:
-            check(action, status, role=Role.ADMIN, allowed=True)
+            check(action, status, role=Role.ADMIN, allowed=True, terms=SANCTIONED)
         assert f"estado atual: {status.value}" in e.value.detail
         assert e.value.status is status
     else:
-        assert check(action, status, role=Role.ADMIN, allowed=True) is expected
+        assert check(action, status, role=Role.ADMIN, allowed=True, terms=SANCTIONED) is expected
 
 
 def test_final_states_accept_nothing() -> None:
@@ -58,23 +70,50 @@ def test_deciding_without_a_defence_waits_for_the_deadline() -> None:
     assert check(Action.DECIDE, Status.NOTIFIED, role=Role.ADMIN, allowed=True, now=after, defense_due=due) is (
         Status.DECIDED
     )
-    # With a defence on file the decision need not wait.
-    assert check(Action.DECIDE, Status.DEFENSE, role=Role.ADMIN, allowed=True, now=due, defense_due=due) is (
-        Status.DECIDED
+    # A first (short) defence does not end the contractor's term: the decision still waits (ampla defesa) ...
+    with pytest.raises(WrongState) as e:
+        check(Action.DECIDE, Status.DEFENSE, role=Role.ADMIN, allowed=True, now=due, defense_due=due)
+    assert e.value.extra == {"defense_until": "2026-03-08"}  # the local date
+    # ... unless the contractor declared its defence final; and once final, it cannot be replaced.
+    final = Terms(defense_due=due, defense_final=True)
+    assert check(Action.DECIDE, Status.DEFENSE, role=Role.ADMIN, allowed=True, now=due, terms=final) is (Status.DECIDED)
+    with pytest.raises(WrongState, match="final"):
+        check(Action.DEFENSE, Status.DEFENSE, role=Role.CONTRACTOR, allowed=True, now=due, terms=final)
+
+
+def test_the_appeal_term_and_finality() -> None:
+    """Lei 14.133/2021 Art. 166: an appeal within its term; Art. 168: under appeal, the penalty is not final."""
+    decided = datetime(2026, 3, 2, 15, tzinfo=UTC)
+    due = datetime(2026, 3, 24, 3, 59, 59, tzinfo=UTC)
+    running = Terms(appeal_due=due, sanctioned=True)
+    assert check(Action.APPEAL, Status.DECIDED, role=Role.CONTRACTOR, allowed=True, now=due, terms=running) is (
+        Status.UNDER_APPEAL
     )
+    with pytest.raises(WrongState) as e:
+        check(Action.APPEAL, Status.DECIDED, role=Role.CONTRACTOR, allowed=True, now=due + timedelta(seconds=1),
+              terms=running)  # fmt: skip
+    assert e.value.extra == {"appeal_until": "2026-03-23"}
+    assert not is_final(Status.DECIDED, running, decided)  # the appeal term still runs
+    assert is_final(Status.DECIDED, running, due + timedelta(seconds=1))  # ran out unused
+    appealed = Terms(appeal_due=due, sanctioned=True, appealed=True)
+    assert not is_final(Status.UNDER_APPEAL, appealed, decided)  # suspended
+    assert is_final(Status.DECIDED, appealed, decided)  # the appeal decided
+    assert is_final(Status.DECIDED, Terms(), decided)  # no penalty: nothing to appeal
+    with pytest.raises(WrongState, match="definitiva"):
+        check(Action.CLOSE, Status.DECIDED, role=Role.MONITOR, allowed=True, now=decided, terms=running)
 
 
 def test_who_may_take_each_action() -> None:
     may = {role: {a for a, t in TRANSITIONS.items() if t.perm in PERMISSIONS[role]} for role in Role}
     assert may[Role.MONITOR] == {Action.CONFIRM, Action.DISMISS, Action.NOTIFY, Action.CLOSE}
-    assert may[Role.ADMIN] == set(Action) - {Action.DEFENSE}  # a defence is the contractor's own answer
-    assert may[Role.CONTRACTOR] == {Action.DEFENSE}
+    assert may[Role.ADMIN] == set(Action) - {Action.DEFENSE, Action.APPEAL}  # the contractor's own answers
+    assert may[Role.CONTRACTOR] == {Action.DEFENSE, Action.APPEAL}
     assert may[Role.AUDITOR] == set()
     assert Perm.DECIDE_OCCURRENCES not in PERMISSIONS[Role.MONITOR]  # only when flagged designated
 
 
 def test_a_contractor_sees_its_occurrences_from_the_termo_on() -> None:
-    assert CONTRACTOR_VISIBLE == {Status.NOTIFIED, Status.DEFENSE, Status.DECIDED, Status.CLOSED}
+    assert CONTRACTOR_VISIBLE == {Status.NOTIFIED, Status.DEFENSE, Status.DECIDED, Status.UNDER_APPEAL, Status.CLOSED}
     for status in Status:
         assert visible(status, Role.CONTRACTOR) is (status in CONTRACTOR_VISIBLE)
         assert visible(status, Role.AUDITOR)

@@ -110,8 +110,8 @@ def candidates(
     plans = {r.id: plan_runs(r, engine.line(r), DAY) for r in routes}
     runs = runs_of(a, DAY, params.report)
     by_route = {r.id: run for r, run in runs}
-    spans = [s for r in routes for s in rules.due_spans(r, plans[r.id], DAY, by_route.get(r.id))]
     t_now = (now or local("23:00")).timestamp()
+    spans = [s for r in routes for s in rules.due_spans(r, plans[r.id], DAY, by_route.get(r.id), t_now)]
     return rules.day_candidates(a, DAY, runs, plans, spans, before, after, t_now, params)
 
 
@@ -157,20 +157,74 @@ def test_route_deviation_names_the_route_it_left() -> None:
     assert c.place is not None and "rota L1, km 2," in c.place  # where it left: about km 2.5
 
 
+def test_a_deviation_counts_only_while_carrying_pupils() -> None:
+    """Art. 26: no other itineraries *conduzindo passageiros*. The same detour before the first boarding (the bus
+    going to its first stop) is no route_deviation."""
+    s = Script("05:50").until("06:00").drive(500.0).drive(500.0, north=400.0).drive(1500.0, north=400.0)
+    s.drive(1500.0, north=0.0).drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    assert Kind.ROUTE_DEVIATION not in kinds(candidates(s.fixes))
+
+
 def test_unauthorized_stop_only_when_long_away_from_every_point_and_on_a_route_day() -> None:
-    def stopping(at_m: float, seconds: float) -> Script:
-        return Script("05:50").until("06:00").drive(at_m).park(seconds).drive(SCHOOL_M).park(600)
+    def stopping(at_m: float, seconds: float, step: float = 30.0) -> Script:
+        """Boards at Ponto 1, stops `seconds` at `at_m` (pupils on board), then the school."""
+        s = Script("05:50", step=step).until("06:00").drive(2000.0).park(60)
+        return s.drive(at_m).park(seconds).drive(SCHOOL_M).park(600)
 
     (c,) = [c for c in candidates(stopping(3000.0, 300).fixes) if c.kind is Kind.UNAUTHORIZED_STOP]
     assert c.facts["duration_s"] == 270 and c.facts["nearest_m"] == pytest.approx(1000.0, abs=5.0)
     assert c.facts["nearest_stop"] in ("Ponto 1", "Ponto 2") and c.end is not None
     assert c.completed_ts == c.start + timedelta(seconds=DEFAULT.unauthorized_stop_min_s)
-    # Two minutes: a stop, but under unauthorized_stop_min_s.
-    assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(stopping(3000.0, 120).fixes))
+    # Under unauthorized_stop_min_s (~ what a boarding takes): a halt, not a stop for boarding.
+    assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(stopping(3000.0, 30, step=15).fixes))
     # Five minutes at a boarding stop: authorized.
     assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(stopping(2000.0, 300).fixes))
     # A day with no route assigned: nothing to be authorized against, so no such occurrence.
     assert candidates(stopping(3000.0, 300).fixes, routes=[]) == []
+
+
+def test_a_boarding_length_stop_during_the_run_is_unauthorized_but_not_the_empty_bus_parked_after_it() -> None:
+    """Art. 38 IX: stopping *for boarding or alighting* off the authorized places. A 75 s stop (what a boarding
+    takes) between the first boarding and the school is one; the empty bus parked far from every point after its
+    run (nobody on board) is not, however long."""
+    boarding_length = Script("05:50", step=15).until("06:00").drive(2000.0).park(60).drive(3000.0).park(75)
+    boarding_length.drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(boarding_length.fixes) if c.kind is Kind.UNAUTHORIZED_STOP]
+    assert c.facts["duration_s"] >= 60 and c.facts["nearest_m"] == pytest.approx(1000.0, abs=5.0)
+    parked_after = on_time().drive(SCHOOL_M + 3000.0).park(3600)
+    assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(parked_after.fixes))
+    # The same long stop before anyone boarded: no pupils on board, no Art. 38 IX.
+    before_boarding = Script("05:50").until("06:00").drive(1000.0, north=1000.0).park(600).drive(2000.0).park(60)
+    before_boarding.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(before_boarding.fixes))
+
+
+def test_an_early_departure_leaves_pupils_behind() -> None:
+    """Art. 37 XI: the schedule binds both ways. A bus that leaves its boarding stops 20 min before their times
+    (early_tolerance_min: 15) is off schedule; one a few minutes early is not."""
+    s = Script("05:30").until("05:40").drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.SCHEDULE_DELAY]
+    assert c.facts["early_stop"] == "Ponto 1" and c.facts["early_stops"] == 2 and "late_min" not in c.facts
+    assert c.facts["early_min"] == pytest.approx(20.0, abs=1.5) and c.start == datetime.fromisoformat(
+        c.facts["departed"]
+    )
+    assert c.key == f"1:{DAY.isoformat()}:1"
+    assert Kind.SCHEDULE_DELAY not in kinds(candidates(on_time(late_min=-5).fixes))
+
+
+def test_a_boarding_stop_skipped_on_a_run_made() -> None:
+    """A run that serves Ponto 2 and the school but drives past Ponto 1 far off (never within its radius) is made
+    (no run_not_made) and leaves pupils behind: a schedule_delay naming the skipped stop, seen at the next stop."""
+    s = Script("05:50").until("06:00").drive(1500.0).drive(1500.0, north=600.0).drive(2500.0, north=600.0)
+    s.drive(2500.0, north=0.0).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.SCHEDULE_DELAY]
+    assert c.facts["skipped_stops"] == ["Ponto 1"] and "late_min" not in c.facts
+    assert c.start.astimezone(LOCAL_TZ).strftime("%H:%M") < "06:12"  # at Ponto 2, on time
+    # The tracker silent across Ponto 1: no evidence it was skipped (the silence is the tracker's own finding).
+    quiet = Script("05:50").until("06:00").drive(1000.0).silent(400)
+    quiet.x = 3000.0
+    quiet.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    assert not [c for c in candidates(quiet.fixes) if "skipped_stops" in c.facts]
 
 
 def test_a_late_run_is_one_schedule_delay_from_its_first_late_stop() -> None:
@@ -214,18 +268,26 @@ def test_silence_inside_a_due_run() -> None:
     assert Kind.TRACKER_SILENT not in kinds(candidates(short.fixes))
 
 
-def test_silence_outside_service_only_when_the_vehicle_moved() -> None:
+def test_no_silence_while_no_run_is_due() -> None:
+    """Issue 32: a silent tracker is an infraction (Art. 37 X, duty Art. 15) only while a run is due."""
     # Parked in the garage after the run, tracker asleep for an hour: nothing.
     s = on_time().drive(0.0).park(60).silent(3600).park(60)
     assert Kind.TRACKER_SILENT not in kinds(candidates(s.fixes))
-    # The same hour, but the vehicle reappears 3 km away: it moved untracked.
+    # The same hour, and the vehicle reappears 3 km away: it moved untracked, but off duty.
     s = on_time().drive(0.0).park(60)
-    before = s.fixes[-1].ts
     s.silent(3600)
     s.x = 3000.0
     s.park(60)
-    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.TRACKER_SILENT]
-    assert c.start == before and c.route_id is None and c.facts["moved_m"] == pytest.approx(3000.0, abs=5.0)
+    assert Kind.TRACKER_SILENT not in kinds(candidates(s.fixes))
+
+
+def test_no_silence_beside_a_run_not_made() -> None:
+    """A due run with no point reached is judged as a run (run_not_made, or justified): once its window ended, no
+    tracker_silent beside it (one event, one charge). While it is still open, the live silence stands."""
+    evening = rules.Edge((local("06:00") - timedelta(hours=12)).timestamp(), *at(0.0))
+    assert [c.kind for c in candidates([], before=evening, now=local("23:00"))] == []
+    (live,) = candidates([], before=evening, now=local("06:30"))
+    assert live.kind is Kind.TRACKER_SILENT and live.end is None
 
 
 def test_a_tracker_quiet_since_the_day_before_is_silent_from_the_run_on() -> None:

@@ -75,7 +75,12 @@ def evidence(**over: Any) -> dict[str, Any]:
     return e
 
 
-def render(d: dict[str, Any] | None = None, e: dict[str, Any] | None = None, arms: bytes | None = None) -> bytes:
+def render(
+    d: dict[str, Any] | None = None,
+    e: dict[str, Any] | None = None,
+    arms: bytes | None = None,
+    addressee: termo.Addressee = termo.Addressee.NOTIFICACAO,
+) -> bytes:
     return termo.render(
         detail() if d is None else d,
         evidence() if e is None else e,
@@ -83,6 +88,7 @@ def render(d: dict[str, Any] | None = None, e: dict[str, Any] | None = None, arm
         issued_at=T0 + timedelta(days=1, hours=2),  # 11/03/2026 09:40 local
         deadline=datetime(2026, 3, 18, 23, 59, 59, tzinfo=UTC) + timedelta(hours=4),  # 18/03 23:59:59 local
         coat_of_arms=arms,
+        addressee=addressee,
     )
 
 
@@ -99,7 +105,8 @@ def test_the_termo_says_who_what_when_where_which_article_and_until_when() -> No
     assert (round(float(box.width)), round(float(box.height))) == (595, 842)  # A4
     for expected in (
         "Prefeitura Municipal de Jaru",
-        "TERMO DE COMUNICAÇÃO Nº 42/2026",
+        "NOTIFICAÇÃO PARA DEFESA PRÉVIA Nº 42/2026",
+        "À contratada Transportes São João Ltda",
         "Transportes São João Ltda",
         "ABC1D23",
         "João da Conceição",
@@ -120,6 +127,21 @@ def test_the_termo_says_who_what_when_where_which_article_and_until_when() -> No
         "página 1 de",
     ):
         assert expected in text, expected
+    flat = " ".join(text.split())
+    assert "15 dias úteis" in flat and "Art. 157" in flat and "advertência escrita e/ou multa de 20 UPFM" in flat
+
+
+def test_the_termo_goes_to_the_secretaria_and_names_the_duty() -> None:
+    """Art. 34: the Termo de Comunicação is addressed to the Secretaria, for its measures; it gives no defence term
+    (that is the notificação's). A finding without an infraction (Art. 9 §1) names its duty and no penalty."""
+    text, _ = text_of(render(addressee=termo.Addressee.TERMO))
+    assert "TERMO DE COMUNICAÇÃO Nº 42/2026" in text and "À Secretaria Municipal de Educação" in text
+    assert "providências" in text and "18/03/2026 23:59:59" not in text and "À contratada" not in text
+    over = detail(kind="over_2h_on_board", duty="Art. 9, § 1º", article=None, severity=None)
+    text, _ = text_of(render(d=over, addressee=termo.Addressee.TERMO))
+    flat = " ".join(text.split())
+    assert "Dever descumprido: Lei 3.588/2023, Art. 9, § 1º" in flat and "UPFM" not in flat
+    assert "não enseja advertência nem multa" in flat
 
 
 def test_the_map_is_drawn_from_the_fixes_with_the_occurrence_highlighted() -> None:
@@ -180,7 +202,7 @@ def test_missing_optional_fields_still_render() -> None:
     bare = {"id": 9, "kind": "run_not_made", "article": "Art. 39, I", "severity": "gravissima", "plate": "XYZ9A88"}
     text, _ = text_of(render(d=bare, e={}))
     assert "XYZ9A88" in text and "Viagem não realizada" in text and "Art. 39, I" in text
-    assert "40 UPFM" in text and "em dobro na reincidência" in text
+    assert "advertência escrita e multa de 40 UPFM" in text and "em dobro na reincidência" in text
     assert "Condutor: não identificado" in text and "SHA-256: —" in text
     unknown = detail(
         kind="new_kind", severity=None, facts={"odd": 1}, end=None, start=datetime(2026, 3, 10, 12, tzinfo=UTC)

@@ -5,7 +5,8 @@ import { api, config, el, explain } from "./api.js";
 import { COLOURS, makeMap, tip } from "./mapbase.js";
 import { number } from "./formats.js";
 import { actions, upfm } from "./fisc/actions.js";
-import { ACTION_NAMES, PENALTY_NAMES, factLines, kindName, severityName, statusName, when, where } from "./fisc/names.js";
+import { ACTION_NAMES, OUTCOME_NAMES, PENALTY_NAMES, factLines, kindName, severityName, statusName, when, where }
+  from "./fisc/names.js";
 
 const L = window.L;
 const id = config.occurrence_id;
@@ -22,7 +23,8 @@ function facts(o) {
   const rows = [
     row("Tipo", kindName(o.kind)),
     row("Situação", statusName(o.status)),
-    row("Enquadramento", `${o.article} · ${severityName(o.severity)}`),
+    row("Dever descumprido", o.duty || "—"),
+    row("Infração (Art. 36 a 39)", o.article ? `${o.article} · ${severityName(o.severity)}` : "nenhuma: constatação para a Secretaria (sem multa)"),
     row("Veículo", o.plate || "—"),
     row("Empresa", o.contractor || (o.contractor_id ? `nº ${o.contractor_id}` : "—")),
     row("Condutor", o.driver || "não identificado"),
@@ -33,8 +35,17 @@ function facts(o) {
     ...factLines(o.facts).map(([k, v]) => row(k, v)),
     row("Detectada em", `${when(o.detected_at)}${o.late ? " (a partir de dados que chegaram atrasados)" : ""}`),
   ];
-  if (o.defense_due) rows.push(row("Prazo da defesa", when(o.defense_due)));
+  const dl = o.deadlines || {};
+  const date = (d) => (d ? d.split("-").reverse().join("/") : "—");
+  if (o.defense_due) {
+    rows.push(row("Prazo da defesa", `até ${date(dl.defense_until)} (dias úteis, Lei 14.133/2021 Art. 157)${o.defense_final ? " · defesa declarada final" : ""}`));
+  }
   if (o.penalty) rows.push(row("Decisão", PENALTY_NAMES[o.penalty] || o.penalty));
+  if (dl.appeal_until) rows.push(row("Prazo de recurso", `até ${date(dl.appeal_until)} (15 dias úteis, Art. 166)`));
+  if (o.appeal_outcome) rows.push(row("Recurso", OUTCOME_NAMES[o.appeal_outcome] || o.appeal_outcome));
+  if (o.penalty && o.penalty !== "none") {
+    rows.push(row("Definitiva", o.penalty_suspended ? "não: suspensa pelo recurso (Art. 168)" : o.final ? "sim" : "ainda não: corre o prazo de recurso"));
+  }
   if (o.fine_upfm !== null && o.fine_upfm !== undefined) {
     rows.push(row("Multa", `${upfm(o.fine_upfm)} UPFM = ${brl(o.fine_brl)}${o.recurrence_of ? ` (em dobro: reincidência da nº ${o.recurrence_of})` : ""}`));
   }

@@ -49,7 +49,7 @@ function table(items) {
       el("td", {}, headline(o), o.late ? el("span", { class: "badge" }, " dados atrasados") : null),
       el("td", {}, o.plate || "—", o.driver ? el("span", { class: "meta" }, ` · ${o.driver}`) : null),
       el("td", {}, where(o)),
-      el("td", {}, `${severityName(o.severity)} (${o.article})`),
+      el("td", {}, o.article ? `${severityName(o.severity)} (${o.article})` : "constatação (sem infração)"),
       el("td", {}, el("span", { class: `badge ${STATUS_TONE[o.status] || ""}`.trim() }, statusName(o.status)))))));
 }
 

@@ -24,10 +24,17 @@ export function allowed(o, user) {
   const out = new Set();
   if (o.status === "detected" && servidor) out.add("review");
   if (o.status === "confirmed" && servidor) out.add("notify");
-  if (["notified", "defense", "decided", "closed"].includes(o.status)) out.add("termo");
-  if (OPEN.includes(o.status) && defends) out.add("defense");
+  if (["notified", "defense", "decided", "under_appeal", "closed"].includes(o.status)) {
+    out.add("notificacao");
+    if (role !== "contractor") out.add("termo"); // the Termo goes to the Secretaria (Art. 34): internal
+  }
+  if (["confirmed", "detected"].includes(o.status) && servidor) out.add("termo");
+  if (OPEN.includes(o.status) && defends && !o.defense_final) out.add("defense");
   if (OPEN.includes(o.status) && decides) out.add("decision");
-  if (o.status === "decided" && servidor) out.add("close");
+  const sanctioned = o.penalty && o.penalty !== "none";
+  if (o.status === "decided" && sanctioned && !o.appealed_at && !o.final && defends) out.add("appeal");
+  if (o.status === "under_appeal" && decides) out.add("appealDecision");
+  if (o.status === "decided" && servidor && o.final !== false) out.add("close");
   return out;
 }
 
@@ -76,7 +83,7 @@ function review(o, reload) {
     radios("decision", [["confirm", "Confirmar"], ["dismiss", "Descartar"]], 0),
     ...text("rv-reason", "Motivo (obrigatório para descartar)", "reason"),
     ...choice("rv-kind", "Reclassificar o tipo (opcional)", "kind", Object.entries(KIND_NAMES), "Manter o tipo"),
-    ...choice("rv-severity", "Gravidade (opcional)", "severity", Object.entries(SEVERITY_NAMES), "Manter a do tipo"),
+    ...choice("rv-severity", "Gravidade (opcional; segue o artigo)", "severity", Object.entries(SEVERITY_NAMES), "Manter a do tipo"),
   ], "Registrar revisão", path, (f) => {
     const decision = f.elements.decision.value;
     const reason = f.elements.reason.value.trim();
@@ -90,29 +97,78 @@ function review(o, reload) {
 
 function notify(o, reload) {
   return actionForm("Notificar a empresa", [el("p", { class: "hint" },
-    "Emite o Termo de Comunicação e abre o prazo de defesa da empresa contratada.")],
+    "Emite a notificação para defesa prévia e abre o prazo de defesa da empresa contratada (15 dias úteis).")],
   "Notificar", `/api/v1/occurrences/${o.id}/notify`, () => ({ method: "POST", body: {} }), reload);
 }
 
+const localDate = (d) => (d ? d.split("-").reverse().join("/") : "—");
+
 function defense(o, reload) {
   const files = el("input", { id: "df-files", name: "files", type: "file", multiple: true });
-  return actionForm("Apresentar defesa", [...text("df-text", "Texto da defesa", "text", 6, true),
-    el("label", { for: "df-files" }, "Anexos (opcional)"), files],
+  const until = (o.deadlines || {}).defense_until;
+  const final = el("input", { id: "df-final", name: "final", type: "checkbox" });
+  return actionForm("Apresentar defesa", [
+    el("p", { class: "hint", id: "df-term" }, `Prazo: até ${localDate(until)} (dias úteis). Até lá, uma nova defesa `
+      + "substitui ou completa a anterior; a decisão só sai depois do prazo, ou antes se a defesa for declarada final."),
+    ...text("df-text", "Texto da defesa", "text", 6, true),
+    el("label", { for: "df-files" }, "Anexos (opcional)"), files,
+    el("label", { for: "df-final", class: "check" }, final, " Esta é a minha defesa final (a decisão pode sair antes do prazo)")],
   "Enviar defesa", `/api/v1/occurrences/${o.id}/defense`, (f) => {
     const said = f.elements.text.value.trim();
     if (!said) return "Escreva o texto da defesa.";
-    if (!files.files.length) return { method: "POST", body: { text: said } };
+    if (!files.files.length) return { method: "POST", body: { text: said, final: final.checked } };
     const form = new FormData();
     form.append("text", said);
+    if (final.checked) form.append("final", "true");
     for (const file of files.files) form.append("files", file, file.name);
     return { method: "POST", form };
+  }, reload);
+}
+
+function appeal(o, reload) {
+  const until = (o.deadlines || {}).appeal_until;
+  return actionForm("Recorrer da decisão", [
+    el("p", { class: "hint", id: "ap-term" }, `Prazo do recurso: até ${localDate(until)} (15 dias úteis, Lei 14.133/2021 `
+      + "Art. 166). O recurso suspende a penalidade até o julgamento (Art. 168)."),
+    ...text("ap-text", "Razões do recurso", "text", 6, true)],
+  "Enviar recurso", `/api/v1/occurrences/${o.id}/appeal`, (f) => {
+    const said = f.elements.text.value.trim();
+    if (!said) return "Escreva as razões do recurso.";
+    return { method: "POST", body: { text: said } };
+  }, reload);
+}
+
+function appealDecision(o, reload) {
+  return actionForm("Julgar o recurso", [
+    el("p", { class: "hint" }, "Quem decidiu pode reconsiderar em 5 dias úteis (reformar ou anular); senão a autoridade "
+      + "superior julga em 20 dias úteis (Art. 166, parágrafo único)."),
+    radios("outcome", [["upheld", "Manter"], ["reformed", "Reformar"], ["annulled", "Anular"]], 0),
+    ...choice("ad-penalty", "Nova penalidade (ao reformar)", "penalty",
+      [["none", "Sem penalidade"], ["warning", "Advertência"], ["fine", "Multa"], ["warning_and_fine", "Advertência e multa"]],
+      "—"),
+    ...text("ad-motivation", "Motivação (Art. 42)", "motivation", 5, true)],
+  "Registrar julgamento", `/api/v1/occurrences/${o.id}/appeal-decision`, (f) => {
+    const motivation = f.elements.motivation.value.trim();
+    if (!motivation) return "Escreva a motivação do julgamento.";
+    const body = { outcome: f.elements.outcome.value, motivation };
+    if (body.outcome === "reformed") {
+      if (!f.elements.penalty.value) return "Escolha a nova penalidade.";
+      body.penalty = f.elements.penalty.value;
+    }
+    return { method: "POST", body };
   }, reload);
 }
 
 function decision(o, reload) {
   const answer = el("p", { class: "fine-answer", id: "dc-answer", "aria-live": "polite" });
   const form = actionForm("Decidir", [
-    radios("penalty", [["none", "Sem penalidade"], ["warning", "Advertência"], ["fine", "Multa"]], 2),
+    el("p", { class: "hint", id: "dc-term" }, o.defense_final ? "A defesa foi declarada final."
+      : `A decisão espera o fim do prazo de defesa: ${localDate((o.deadlines || {}).defense_until)}.`),
+    el("p", { class: "hint" }, o.fine_allowed === false
+      ? "Sem artigo de infração (Art. 36 a 39): só cabe decidir sem penalidade."
+      : "Art. 36 e 37: advertência e/ou multa; Art. 38 e 39: advertência e multa."),
+    radios("penalty", [["none", "Sem penalidade"], ["warning", "Advertência"], ["fine", "Multa"],
+      ["warning_and_fine", "Advertência e multa"]], o.fine_allowed === false ? 0 : 2),
     ...text("dc-motivation", "Motivação (Art. 42)", "motivation", 5, true), answer,
   ], "Registrar decisão", `/api/v1/occurrences/${o.id}/decision`, (f) => {
     const motivation = f.elements.motivation.value.trim();
@@ -141,9 +197,13 @@ export function actions(o, user, reload) {
   if (fine) box.append(el("p", { class: "fine-answer", "data-testid": "fine" }, fine));
   if (may.has("termo")) {
     box.append(el("p", {}, el("a", { class: "button-link", href: `/api/v1/occurrences/${o.id}/termo.pdf`, target: "_blank",
-      rel: "noopener", id: "oc-termo" }, "Abrir o Termo de Comunicação (PDF)")));
+      rel: "noopener", id: "oc-termo" }, "Abrir o Termo de Comunicação à Secretaria (PDF)")));
   }
-  const makers = { review, notify, defense, decision, close };
+  if (may.has("notificacao")) {
+    box.append(el("p", {}, el("a", { class: "button-link", href: `/api/v1/occurrences/${o.id}/notificacao.pdf`,
+      target: "_blank", rel: "noopener", id: "oc-notificacao" }, "Abrir a notificação para defesa (PDF)")));
+  }
+  const makers = { review, notify, defense, decision, appeal, appealDecision, close };
   for (const [name, make] of Object.entries(makers)) if (may.has(name)) box.append(make(o, reload));
   if (!box.childNodes.length) box.append(el("p", { class: "muted" }, "Nenhuma ação sua nesta etapa."));
   return box;

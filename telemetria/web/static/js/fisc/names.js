@@ -26,22 +26,26 @@ export const STATUS_NAMES = {
   notified: "Notificada",
   defense: "Em defesa",
   decided: "Decidida",
+  under_appeal: "Em recurso (penalidade suspensa)",
   closed: "Encerrada",
 };
 
 // The badge colour of each state: what still needs someone's action stands out.
 export const STATUS_TONE = {
   detected: "warn", confirmed: "warn", notified: "warn", defense: "warn",
-  withdrawn: "", dismissed: "", decided: "bad", closed: "",
+  withdrawn: "", dismissed: "", decided: "bad", under_appeal: "warn", closed: "",
 };
 
 export const SEVERITY_NAMES = { leve: "Leve", media: "Média", grave: "Grave", gravissima: "Gravíssima" };
-export const PENALTY_NAMES = { none: "Sem penalidade", warning: "Advertência", fine: "Multa" };
+export const PENALTY_NAMES = { none: "Sem penalidade", warning: "Advertência", fine: "Multa",
+  warning_and_fine: "Advertência e multa" };
+export const OUTCOME_NAMES = { upheld: "Mantida", reformed: "Reformada", annulled: "Anulada" };
 
 export const ACTION_NAMES = {
   detected: "Detectada", updated: "Atualizada pelo detector", withdrawn: "Retirada", restored: "Restabelecida",
   confirmed: "Confirmada", dismissed: "Descartada", notified: "Notificada (Termo emitido)", defense: "Defesa",
-  decided: "Decisão", closed: "Encerrada", note: "Nota",
+  decided: "Decisão", closed: "Encerrada", note: "Nota", appeal: "Recurso", appeal_decided: "Julgamento do recurso",
+  fine_recomputed: "Multa recalculada (reincidência)",
 };
 
 export const RUN_STATES = {
@@ -69,6 +73,9 @@ const FACTS = {
   made_pct: ["Mínimo para realizada", pct], declared_km: ["Km declarados", fmt.km], minutes: ["Tempo a bordo", min],
   from: ["De", String], to: ["Até", String], gap_s: ["Tempo sem transmitir", fmt.duration],
   moved_m: ["Deslocamento durante a falha", m], since: ["Sem transmitir desde", when],
+  early_stop: ["Ponto deixado antes do horário", String], early_scheduled: ["Horário previsto nesse ponto", when],
+  departed: ["Saída", when], early_min: ["Antecipação na saída", min], early_stops: ["Pontos deixados antes", String],
+  skipped_stops: ["Pontos de embarque não atendidos", (x) => (Array.isArray(x) ? x.join(", ") : String(x))],
 };
 
 // [label, text] pairs of an occurrence's facts, in a stable order.
