@@ -340,6 +340,13 @@ class Settings(BaseSettings):
     """the contractor's defence term: business days after the Termo's notification (weekends and national holidays
     skipped), ending 23:59:59 local"""
 
+    # Dates in a plausible range (issue 33): a registry edit dated years ahead would lock its item (a later edit
+    # may not start before it) until someone edits the database by hand.
+    registry_max_ahead_days: int = Field(default=365, ge=0, le=3660)
+    """a registry edit's `effective_from` (routes, stops, speed zones, vehicles' speed limits, route assignments)
+    may be at most this many days after today in the municipality; a later date is refused (422 naming
+    `effective_from`)"""
+
     # Records (issue 19): the public area, off by default (docs/publication.md).
     public_enabled: bool = False
     """publish, without login, the school year's itineraries (Art. 13), each route's monthly service figures and
