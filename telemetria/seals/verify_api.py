@@ -20,6 +20,7 @@ from telemetria.audit.log import record
 from telemetria.auth.guard import authenticate, client_ip
 from telemetria.auth.roles import Principal
 from telemetria.http import FieldError, json_response
+from telemetria.jobs import jobs_of, user_key
 from telemetria.seals import verify, verify_store
 
 router = APIRouter(prefix="/api/v1/seals", tags=["seals"])
@@ -70,13 +71,18 @@ async def _file(request: Request) -> bytes:
 async def verify_file(request: Request, who: Principal = LOGGED_IN) -> Response:
     """Whether each vehicle-day of an exported track file matches its daily seal, naming the first differing row."""
     data = await _file(request)
-    # Not a Conn dependency: the upload is read first, holding no connection. The main pool: rebuilding a
-    # version's lines may seal a change the refresher has not reached yet.
-    async with request.app.state.pool.acquire() as conn:
+    # One turn of the job queue per verification (a 429 "tente novamente em N s" when the user already has one or
+    # the queue is full); the file is read in its worker process, within the service's bounds (verify.web_bounds).
+    jobs = jobs_of(request)
+    async with jobs.turn(user_key(who.user_id)):
         try:
-            answer = await verify_store.verify(conn, data, who.scope)
+            parsed = await jobs.in_process(verify.parse, data, verify.web_bounds())
         except verify.NotAnExport as e:
             raise FieldError(str(e), "file") from None
-        detail = {"bytes": len(data), "valid": answer["valid"], "days": len(answer["days"])}
-        await record(conn, "seals.verify", who, client_ip(request), None, detail)  # not the file's name: free text
+        # Not a Conn dependency: the upload is read first, holding no connection. The main pool: rebuilding a
+        # version's lines may seal a change the refresher has not reached yet.
+        async with request.app.state.pool.acquire() as conn:
+            answer = await verify_store.judged(conn, parsed, who.scope)
+            detail = {"bytes": len(data), "valid": answer["valid"], "days": len(answer["days"])}
+            await record(conn, "seals.verify", who, client_ip(request), None, detail)  # not the file's name
     return json_response(answer)

@@ -56,6 +56,11 @@ async def check(conn: Conn, parsed: v.Parsed, scope: int | None) -> list[v.DayRe
 
 async def verify(conn: Conn, data: bytes, scope: int | None) -> dict[str, Any]:
     """The answer for a file's bytes, judged in the caller's scope (raises verify.NotAnExport when it is not a
-    track export); the file is read off the event loop."""
+    track export); the file is read off the event loop, within the CLI's bounds."""
     parsed = await asyncio.to_thread(v.parse, data)
+    return v.report(await check(conn, parsed, scope))
+
+
+async def judged(conn: Conn, parsed: v.Parsed, scope: int | None) -> dict[str, Any]:
+    """The answer for a file already read (the service reads an upload in its job queue's processes)."""
     return v.report(await check(conn, parsed, scope))
