@@ -46,12 +46,13 @@ class Server:
             pass
 
 
-def start_service(workers: int, dsn: str, log: Path) -> Server:
-    """`telemetria serve` on a free port against the bench database, ready when /readyz says so."""
+def start_service(workers: int, dsn: str, log: Path, env_extra: dict[str, str] | None = None) -> Server:
+    """`telemetria serve` on a free port against the bench database, ready when /readyz says so; `env_extra`: more
+    TELEMETRIA_* settings."""
     port = free_port()
     cmd = [str(VENV_BIN / "telemetria"), "serve", "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["--workers", str(workers)]
-    env = {**os.environ, "TELEMETRIA_DATABASE_URL": dsn}
+    env = {**os.environ, "TELEMETRIA_DATABASE_URL": dsn, **(env_extra or {})}
     return _start(f"service-{workers}w", cmd, env, port, log)
 
 

@@ -148,6 +148,8 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await writer.stop()
+        if (jobs := getattr(app.state, "jobs", None)) is not None:
+            jobs.close()
         if reports_pool is not pool:
             await reports_pool.close()
         await pool.close()

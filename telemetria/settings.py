@@ -351,6 +351,23 @@ class Settings(BaseSettings):
     notificação para defesa prévia (weekends, national, Rondônia and municipal holidays skipped), ending 23:59:59
     local"""
 
+    # Dates in a plausible range (issue 33): a registry edit dated years ahead would lock its item (a later edit
+    # may not start before it) until someone edits the database by hand.
+    registry_max_ahead_days: int = Field(default=365, ge=0, le=3660)
+    """a registry edit's `effective_from` (routes, stops, speed zones, vehicles' speed limits, route assignments)
+    may be at most this many days after today in the municipality; a later date is refused (422 naming
+    `effective_from`)"""
+
+    # Expensive work (issue 33, telemetria/jobs.py): file verification, PDF and XLSX exports, the public itineraries.
+    heavy_jobs_workers: int = Field(default=1, ge=1, le=64)
+    """expensive jobs run at once (verifying an uploaded file, rendering a PDF or XLSX, computing the public
+    itineraries); the pure CPU part of them runs in as many worker processes"""
+    heavy_jobs_queue: int = Field(default=8, ge=0, le=1000)
+    """expensive jobs that may wait for a turn; one more is answered 429 with `Retry-After`"""
+    heavy_jobs_per_user: int = Field(default=1, ge=1, le=64)
+    """expensive jobs one user (or the public area's anonymous callers together) may have running or waiting;
+    one more is answered 429 ("tente novamente em N s")"""
+
     # Records (issue 19): the public area, off by default (docs/publication.md).
     public_enabled: bool = False
     """publish, without login, the school year's itineraries (Art. 13), each route's monthly service figures and

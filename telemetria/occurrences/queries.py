@@ -101,7 +101,7 @@ SELECT u.v, u.ts, f.received_at FROM unnest($1::int[], $2::timestamptz[]) AS u(v
 JOIN fixes f ON f.vehicle_id = u.v AND f.ts = u.ts"""
 
 # New occurrences: the contractor is the candidate's when it names one (a run's: the contract holder), else the
-# vehicle's; the driver the one of the fix at or before the start (its
+# one that had the vehicle on the day (0028); the driver the one of the fix at or before the start (its
 # card, else the vehicle's assigned driver then: fix_driver, 0004), article and severity those in force for the
 # kind. $16: the zone of `day`. Each gets its `detected` history row in the same statement.
 INSERT = """
@@ -115,7 +115,7 @@ ins AS (
     INSERT INTO occurrences (kind, vehicle_id, contractor_id, driver_id, route_id, run_no, natural_key, day,
                              start_ts, end_ts, lat, lon, place, facts, duty, article, severity, completed_ts,
                              received_at, late)
-    SELECT c.kind, c.v, coalesce(c.contractor, v.contractor_id),
+    SELECT c.kind, c.v, coalesce(c.contractor, vehicle_contractor_on(c.v, (c.start_ts AT TIME ZONE $16)::date)),
            fix_driver(c.v, c.start_ts, (SELECT f.driver_id FROM fixes f
                                         WHERE f.vehicle_id = c.v AND f.ts <= c.start_ts
                                           AND f.ts > c.start_ts - interval '1 day'

@@ -15,3 +15,12 @@ WHERE v.kind = 'route' AND v.data IS NOT NULL AND v.during @> $1::date
 ORDER BY v.data ->> 'code', v.item_id"""
 
 ROUTE_NAMES = "SELECT id, name FROM routes WHERE id = ANY ($1::int[])"
+
+# What the itineraries are computed from, as one cheap lookup: the registry generation (bumped by every edit of
+# routes, stops and assignments, 0007) and the school years' dates; with the year in force on $1 (NULL: none).
+# A revalidation (If-None-Match) costs this.
+DATA_VERSION = """
+SELECT g.n, coalesce((SELECT md5(string_agg(y.year || ':' || y.start_date || ':' || y.end_date, ',' ORDER BY y.year))
+                      FROM school_years y), '') AS years,
+       (SELECT y.year FROM school_years y WHERE y.start_date <= $1 ORDER BY y.start_date DESC LIMIT 1) AS year
+FROM report_generation g"""

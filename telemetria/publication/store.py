@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from telemetria.db import Conn
 from telemetria.http import FieldError
@@ -22,12 +23,33 @@ class Itineraries:
     routes: list[PublicRoute]
 
 
-async def itineraries(conn: Conn, today: date, cell_m: int) -> Itineraries:
-    """The routes of the school year in force on `today`, as their versions in force today stand."""
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """What the itineraries are computed from: the school year in force and its routes' versions' data."""
+
+    year: int
+    start: date | None
+    end: date | None
+    routes: list[dict[str, Any]]
+
+
+async def registered(conn: Conn, today: date) -> Registered:
+    """The school year in force on `today` and the data of its routes' versions in force today."""
     row = await conn.fetchrow(q.YEAR_IN_FORCE, today)
     year, start, end = (row["year"], row["start_date"], row["end_date"]) if row else (today.year, None, None)
-    routes = [public_route(r["data"], cell_m) for r in await conn.fetch(q.ROUTES_IN_FORCE, today, year)]
-    return Itineraries(year, start, end, routes)
+    return Registered(year, start, end, [r["data"] for r in await conn.fetch(q.ROUTES_IN_FORCE, today, year)])
+
+
+def itineraries(got: Registered, cell_m: int) -> Itineraries:
+    """The routes of the school year, public (projected, simplified, boarding places on the grid): CPU work."""
+    return Itineraries(got.year, got.start, got.end, [public_route(d, cell_m) for d in got.routes])
+
+
+async def data_version(conn: Conn, today: date) -> tuple[str, int]:
+    """A token that changes whenever the itineraries may (the registry generation, the school years), and the
+    school year in force on `today` (as `registered` finds it)."""
+    row = await conn.fetchrow(q.DATA_VERSION, today)
+    return f"{row['n']}:{row['years']}", row["year"] if row["year"] is not None else today.year
 
 
 async def service(conn: Conn, first: date, last: date) -> list[RouteService]:

@@ -101,7 +101,9 @@ async def get_vehicle(vehicle_id: IdPath, who: Principal = READ, *, conn: Conn) 
 @router.post("/vehicles", status_code=201)
 async def add_vehicle(body: schemas.VehicleIn, request: Request, who: Principal = WRITE, *, conn: Conn) -> Response:
     """Register a vehicle; its speed limit is a version valid from `effective_from` (default: today)."""
-    async with versions.dated(conn, who.username, body.effective_from):
+    async with versions.dated(
+        conn, who.username, body.effective_from, max_ahead_days=request.app.state.settings.registry_max_ahead_days
+    ):
         return await writes.create(
             conn, request, who, "vehicle", q.INSERT_VEHICLE_FULL, q.VEHICLE_COLUMNS,
             body.model_dump(exclude={"effective_from"}), lambda conn, vid: _vehicle(conn, who, vid),
@@ -125,7 +127,14 @@ async def change_vehicle(
             "effective_from: only with speed_limit_kmh (the vehicle's versioned field)", "effective_from"
         )
     versioned = "speed_limit_kmh" in fields
-    async with versions.dated(conn, who.username, body.effective_from, "vehicle" if versioned else None, vehicle_id):
+    async with versions.dated(
+        conn,
+        who.username,
+        body.effective_from,
+        "vehicle" if versioned else None,
+        vehicle_id,
+        max_ahead_days=request.app.state.settings.registry_max_ahead_days,
+    ):
         return await writes.update(
             conn, request, who, "vehicle", q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vehicle_id, fields,
             lambda conn, vid: _vehicle(conn, who, vid),

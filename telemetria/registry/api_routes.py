@@ -129,7 +129,12 @@ async def add_route(request: Request, who: Principal = WRITE) -> Response:
         raise HttpError(415, f"Content-Type: {ctype} not accepted; send application/json or multipart/form-data")
     # Not a Conn dependency: the body (an upload of up to a few MB) is read and parsed first, holding no connection.
     values = fields.model_dump(include=set(schemas.RouteFields.model_fields) - {"effective_from"})
-    async with request.app.state.pool.acquire() as conn, versions.dated(conn, who.username, fields.effective_from):
+    async with (
+        request.app.state.pool.acquire() as conn,
+        versions.dated(
+            conn, who.username, fields.effective_from, max_ahead_days=request.app.state.settings.registry_max_ahead_days
+        ),
+    ):
         rid = await routes.create_route(conn, values, geo)
         await record(
             conn, "registry.route.create", who, client_ip(request), f"route:{rid}",
@@ -154,7 +159,14 @@ async def change_route(
     fields.pop("effective_from", None)
     if "declared_km" in fields:
         fields["declared_km"] = routes.exact_km(fields["declared_km"])
-    async with versions.dated(conn, who.username, body.effective_from, "route", route_id):
+    async with versions.dated(
+        conn,
+        who.username,
+        body.effective_from,
+        "route",
+        route_id,
+        max_ahead_days=request.app.state.settings.registry_max_ahead_days,
+    ):
         return await writes.update(
             conn, request, who, "route", q.PATCH_ROUTE, q.ROUTE_COLUMNS, route_id, fields,
             lambda conn, rid: routes.route(conn, who.scope, rid),
@@ -169,7 +181,14 @@ async def replace_stops(
     valid from `effective_from` (default: today)."""
     stops = _stops(body.stops)
     await routes.route(conn, who.scope, route_id)
-    async with versions.dated(conn, who.username, body.effective_from, "route", route_id):
+    async with versions.dated(
+        conn,
+        who.username,
+        body.effective_from,
+        "route",
+        route_id,
+        max_ahead_days=request.app.state.settings.registry_max_ahead_days,
+    ):
         await routes.replace_stops(conn, route_id, stops)
         await record(conn, "registry.route.stops", who, client_ip(request), f"route:{route_id}", {"stops": len(stops)})
         return json_response(await routes.route(conn, who.scope, route_id))
@@ -201,7 +220,9 @@ async def add_route_assignment(
     if body.valid_to is not None and body.valid_to < body.valid_from:
         raise RegistryError("valid_to: must not be before valid_from", "valid_to")
     weekdays = sorted(set(body.weekdays))
-    async with versions.dated(conn, who.username, body.effective_from):
+    async with versions.dated(
+        conn, who.username, body.effective_from, max_ahead_days=request.app.state.settings.registry_max_ahead_days
+    ):
         await routes.check_assignment_contract(conn, body.route_id, body.vehicle_id)
         aid = await store.guarded(
             lambda: conn.fetchval(
@@ -226,7 +247,14 @@ async def delete_route_assignment(
     conn: Conn,
 ) -> Response:
     """End the assignment: not in force from `effective_from` on; the days before keep it (its history stays)."""
-    async with versions.dated(conn, who.username, effective_from, "route_assignment", assignment_id):
+    async with versions.dated(
+        conn,
+        who.username,
+        effective_from,
+        "route_assignment",
+        assignment_id,
+        max_ahead_days=request.app.state.settings.registry_max_ahead_days,
+    ):
         return await writes.delete(conn, request, who, "route_assignment", q.DELETE_ROUTE_ASSIGNMENT, assignment_id)
 
 
@@ -255,7 +283,9 @@ async def add_speed_zone(
     """A polygon with its own speed limit (a school zone, a paved highway stretch)."""
     polygon = _guard(lambda: routefile.check_polygon(body.geometry))
     values = {"name": body.name, "limit_kmh": body.limit_kmh, "geometry": polygon.__geo_interface__, "active": True}
-    async with versions.dated(conn, who.username, body.effective_from):
+    async with versions.dated(
+        conn, who.username, body.effective_from, max_ahead_days=request.app.state.settings.registry_max_ahead_days
+    ):
         return await writes.create(conn, request, who, "speed_zone", q.INSERT_ZONE, q.ZONE_COLUMNS, values, _zone)
 
 
@@ -271,7 +301,14 @@ async def change_speed_zone(
     """Change the zone's name, limit or active flag, as a version valid from `effective_from` (default: today)."""
     fields = sent(body)
     fields.pop("effective_from", None)
-    async with versions.dated(conn, who.username, body.effective_from, "speed_zone", zone_id):
+    async with versions.dated(
+        conn,
+        who.username,
+        body.effective_from,
+        "speed_zone",
+        zone_id,
+        max_ahead_days=request.app.state.settings.registry_max_ahead_days,
+    ):
         return await writes.update(
             conn, request, who, "speed_zone", q.PATCH_ZONE, q.ZONE_COLUMNS, zone_id, fields, _zone
         )

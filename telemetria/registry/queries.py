@@ -178,7 +178,8 @@ ROUTE_COLUMNS = (
 )  # fmt: skip
 INSERT_ROUTE = insert_sql("routes", ROUTE_COLUMNS)
 PATCH_ROUTE = patch_sql("routes", ROUTE_COLUMNS)
-# A contractor sees the routes its vehicles are assigned to and the routes of its contracts.
+# A contractor sees the routes its vehicles are assigned to and the routes of its contracts: of the contract the
+# route has today (its version in force today, 0011), not one an edit dated ahead gives it (issue 33).
 SELECT_ROUTES = """
 SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, r.contract_id, r.speed_limit_kmh,
        r.deviation_tolerance_m, r.active, r.created_at,
@@ -187,7 +188,11 @@ SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, 
 FROM routes r
 WHERE ($1::int IS NULL OR EXISTS (SELECT 1 FROM route_assignments ra JOIN vehicles v ON v.id = ra.vehicle_id
                                   WHERE ra.route_id = r.id AND v.contractor_id = $1)
-                     OR EXISTS (SELECT 1 FROM contracts k WHERE k.id = r.contract_id AND k.contractor_id = $1))
+                     OR EXISTS (SELECT 1 FROM contracts k WHERE k.contractor_id = $1 AND k.id = coalesce(
+                         (SELECT (t.data ->> 'contract_id')::int FROM registry_versions_in_force t
+                          WHERE t.kind = 'route' AND t.item_id = r.id
+                            AND t.during @> (now() AT TIME ZONE 'America/Porto_Velho')::date),
+                         r.contract_id)))
   AND ($2::int IS NULL OR r.id = $2) AND ($3::int IS NULL OR r.school_year = $3)
   AND ($4::bool IS NULL OR r.active = $4) AND ($5::text IS NULL OR r.code = $5)"""
 LIST_ROUTES = SELECT_ROUTES + " ORDER BY r.school_year DESC, r.code LIMIT $6 OFFSET $7"

@@ -16,9 +16,10 @@ import asyncpg
 from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
 from telemetria.registry import queries as q
-from telemetria.registry.errors import Conflict
+from telemetria.registry.errors import Conflict, RegistryError
 from telemetria.registry.routes import km_json
 
+MAX_AHEAD_DAYS = 365  # the default of Settings.registry_max_ahead_days
 TOO_EARLY = "TL011"  # raised by registry_version() for a date before the newest version's
 CLOSED_MONTH = "TL031"  # raised for a version that would reach a closed month's boletim (migrations/0026)
 
@@ -41,13 +42,28 @@ async def check(conn: Conn, kind: str, item_id: int, day: date) -> None:
 
 @asynccontextmanager
 async def dated(
-    conn: Conn, who: str, effective_from: date | None, kind: str | None = None, item_id: int | None = None
+    conn: Conn,
+    who: str,
+    effective_from: date | None,
+    kind: str | None = None,
+    item_id: int | None = None,
+    *,
+    max_ahead_days: int = MAX_AHEAD_DAYS,
 ) -> AsyncIterator[None]:
     """A transaction whose registry edits are versions from `effective_from` (None: today) by `who`.
 
     With `kind` and `item_id`, a date before that item's newest version is refused before anything is written;
-    the triggers refuse it for every item the edit touches (TL011 → 409 naming effective_from).
+    the triggers refuse it for every item the edit touches (TL011 → 409 naming effective_from). A date more than
+    `max_ahead_days` after today is refused (422 naming effective_from, Settings.registry_max_ahead_days).
     """
+    if effective_from is not None and effective_from > local_today() + timedelta(days=max_ahead_days):
+        last = local_today() + timedelta(days=max_ahead_days)
+        raise RegistryError(
+            f"effective_from: {effective_from} is more than {max_ahead_days} days ahead; the latest first day "
+            f"accepted today is {last}",
+            "effective_from",
+            422,
+        )
     async with conn.transaction():
         await conn.execute(q.SET_EFFECTIVE, effective_from.isoformat() if effective_from else "", who)
         if kind is not None and item_id is not None:

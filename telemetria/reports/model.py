@@ -148,6 +148,15 @@ class Vehicle:
     assignments: list[Assignment] = field(default_factory=list)
     # The speed limit's versions: (first local day, last local day, km/h), None for an open end.
     limits: tuple[tuple[date | None, date | None, float | None], ...] = ()
+    # The local days the report's reader may see the vehicle's data of, as (first, last) spans (None: open end):
+    # a contractor only those it had the vehicle on (migrations/0028_scope_by_day.sql). None: every day.
+    scope_days: tuple[tuple[date | None, date | None], ...] | None = None
+
+    def in_scope(self, day: date) -> bool:
+        """Whether the reader may see the vehicle's fixes and figures of local date `day`."""
+        if self.scope_days is None:
+            return True
+        return any((lo is None or lo <= day) and (hi is None or day <= hi) for lo, hi in self.scope_days)
 
     def limit_on(self, day: date) -> float | None:
         """The vehicle's own speed limit in force on local date `day` (km/h; None: none registered)."""
@@ -239,7 +248,11 @@ class Context:
     def holds(self, rollup: Mapping[str, Any]) -> bool:
         """Whether a rollup row's basis is the one the registry gives its vehicle and day now."""
         vehicle = self.vehicle(rollup["vehicle_id"])
-        return vehicle is not None and rollup["basis"] == self.basis(vehicle, rollup["day"])
+        return (
+            vehicle is not None
+            and vehicle.in_scope(rollup["day"])
+            and rollup["basis"] == self.basis(vehicle, rollup["day"])
+        )
 
 
 @lru_cache(maxsize=4096)

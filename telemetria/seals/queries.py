@@ -50,14 +50,19 @@ SELECT DISTINCT ON (s.vehicle_id, s.day) s.vehicle_id, v.plate, s.day, s.version
 FROM day_seals s JOIN vehicles v ON v.id = s.vehicle_id
 WHERE s.vehicle_id = ANY ($1::int[]) AND s.day BETWEEN $2 AND $3
 ORDER BY s.vehicle_id, s.day, s.version DESC"""
-# GET /api/v1/seals: every version of the vehicles the caller may see ($1 contractor scope, NULL: all), by vehicle,
-# day and version.
+# GET /api/v1/seals: every version of the vehicle-days the caller may see ($1 contractor scope, NULL: all; a
+# contractor the days it had the vehicle on, 0028_scope_by_day.sql), by vehicle, day and version.
 LIST_SEALS = f"""
 SELECT {_SEAL_COLUMNS} FROM day_seals s JOIN vehicles v ON v.id = s.vehicle_id
-WHERE ($1::int IS NULL OR v.contractor_id = $1) AND ($2::int IS NULL OR s.vehicle_id = $2)
+WHERE vehicle_in_scope($1, s.vehicle_id, s.day) AND ($2::int IS NULL OR s.vehicle_id = $2)
   AND s.day BETWEEN $3 AND $4
 ORDER BY s.vehicle_id, s.day, s.version"""
-VISIBLE_VEHICLE = "SELECT EXISTS (SELECT 1 FROM vehicles WHERE id = $2 AND ($1::int IS NULL OR contractor_id = $1))"
+# Whether scope $1 (NULL: all) had vehicle $2 on some day ($3 NULL), or on local day $3 (0028_scope_by_day.sql).
+VISIBLE_VEHICLE = """
+SELECT EXISTS (SELECT 1 FROM vehicles v WHERE v.id = $2 AND ($1::int IS NULL OR (
+    CASE WHEN $3::date IS NULL
+         THEN EXISTS (SELECT 1 FROM vehicle_contractors c WHERE c.vehicle_id = v.id AND c.contractor_id = $1)
+         ELSE vehicle_in_scope($1, v.id, $3) END)))"""
 
 # Fleet roots: a day's leaves are the latest version of each vehicle's seal, by vehicle id.
 DAY_LEAVES = """

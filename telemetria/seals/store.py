@@ -76,8 +76,9 @@ async def seals(conn: Conn, scope: int | None, vehicle_id: int | None, first: da
     return [_seal(r) for r in await conn.fetch(q.LIST_SEALS, scope, vehicle_id, first, last)]
 
 
-async def visible(conn: Conn, scope: int | None, vehicle_id: int) -> bool:
-    return bool(await conn.fetchval(q.VISIBLE_VEHICLE, scope, vehicle_id))
+async def visible(conn: Conn, scope: int | None, vehicle_id: int, day: date | None = None) -> bool:
+    """Whether `scope` had the vehicle on local `day` (None: on some day); None sees every vehicle."""
+    return bool(await conn.fetchval(q.VISIBLE_VEHICLE, scope, vehicle_id, day))
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,12 @@ from telemetria.seals import canonical, table
 
 MAX_ROWS = 2_000_000  # records in one file, blank and seals-table rows too (a year of one vehicle at 30 s is ~1.05 M)
 MAX_DAYS = 400  # vehicle-days one file may name (rows or seals): each is judged against the database
+# What one upload to the service may cost (issue 33): the CLI reads up to the bounds above; a file sent to
+# POST /api/v1/seals/verify at most these many records (about 40 days of one vehicle at 30 s: a 2.7 MB workbook
+# of 500,000 repeated rows took 68 s) and vehicle-days (each rebuilds its seal's lines from the fixes).
+WEB_MAX_ROWS = 120_000
+WEB_MAX_DAYS = 62
+MAX_SHEETS = 16  # worksheets in a workbook (the export has at most 6; 20,000 empty ones took 23 s to open)
 MAX_XLSX_UNPACKED = 256 * 1024 * 1024  # bytes the workbook's parts may unpack to (a zip bomb is refused)...
 XLSX_RATIO = 30  # ...and at most this many times the upload (the service's workbooks unpack to about 5x)
 MAX_SHARED_STRINGS = 32 * 1024 * 1024  # bytes of sharedStrings.xml, which openpyxl holds whole in memory
@@ -324,8 +330,9 @@ def _text(value: Any) -> str:
 class _Builder:
     """Rows into vehicle-day groups of canonical lines, and the seals table into Named."""
 
-    def __init__(self, kind: str, zone_name: str) -> None:
+    def __init__(self, kind: str, zone_name: str, max_days: int) -> None:
         self.zone = _zone(zone_name)
+        self.max_days = max_days
         self.parsed = Parsed(kind, zone_name, {}, {}, 0)
         self.last: tuple[int, date, datetime | None] | None = None  # vehicle, day and time of the row before
         self.days: set[tuple[int, date]] = set()  # every vehicle-day named, by rows or by the seals table
@@ -333,8 +340,8 @@ class _Builder:
     def day(self, key: tuple[int, date]) -> None:
         if key not in self.days:
             self.days.add(key)
-            if len(self.days) > MAX_DAYS:
-                raise NotAnExport(f"file: more than {MAX_DAYS} vehicle-days in one file; verify it in parts")
+            if len(self.days) > self.max_days:
+                raise NotAnExport(f"file: more than {self.max_days} vehicle-days in one file; verify it in parts")
 
     def position(self, row: int, vid: Any, plate: Any, when: Any, lat: Any, lon: Any, speed: Any) -> None:
         vehicle = _int(vid)
@@ -438,15 +445,34 @@ NOT_TRACK = (
 )
 
 
-def _counted(rows: Iterable[Sequence[Any]]) -> Iterator[tuple[int, Sequence[Any]]]:
-    """Records numbered from 1, every one counted against MAX_ROWS (blank ones and the seals table's too)."""
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What reading one file may cost: records (blank ones and the seals table's too) and vehicle-days."""
+
+    rows: int
+    days: int
+
+
+def cli_bounds() -> Bounds:
+    return Bounds(MAX_ROWS, MAX_DAYS)
+
+
+def web_bounds() -> Bounds:
+    """The bounds of a file sent to the service (read when called: the module's constants may be changed)."""
+    return Bounds(min(MAX_ROWS, WEB_MAX_ROWS), min(MAX_DAYS, WEB_MAX_DAYS))
+
+
+def _counted(rows: Iterable[Sequence[Any]], most: int) -> Iterator[tuple[int, Sequence[Any]]]:
+    """Records numbered from 1, every one counted against `most` (blank ones and the seals table's too)."""
     for n, cells in enumerate(rows, 1):
-        if n > MAX_ROWS:
-            raise NotAnExport(f"file: more than {MAX_ROWS} rows in one file")
+        if n > most:
+            raise NotAnExport(f"file: more than {most} rows in one file")
         yield n, cells
 
 
-def _read(kind: str, rows: Iterator[tuple[int, Sequence[Any]]], seals: Iterator[tuple[int, Sequence[Any]]]) -> Parsed:
+def _read(
+    kind: str, rows: Iterator[tuple[int, Sequence[Any]]], seals: Iterator[tuple[int, Sequence[Any]]], max_days: int
+) -> Parsed:
     """Rows of the data (header first, blank rows skipped) and of a separate seals table (XLSX) into Parsed; both
     streamed (a row is not kept once read)."""
     head: tuple[dict[str, int], str] | None = None
@@ -457,7 +483,7 @@ def _read(kind: str, rows: Iterator[tuple[int, Sequence[Any]]], seals: Iterator[
     if head is None:
         raise NotAnExport(NOT_TRACK)
     index, zone = head
-    b = _Builder(kind, zone)
+    b = _Builder(kind, zone, max_days)
 
     def at(cells: Sequence[Any], name: str) -> Any:
         return cells[index[name]] if 0 <= index[name] < len(cells) else None
@@ -485,8 +511,9 @@ def _read(kind: str, rows: Iterator[tuple[int, Sequence[Any]]], seals: Iterator[
     return b.parsed
 
 
-def parse_csv(data: bytes) -> Parsed:
+def parse_csv(data: bytes, bounds: Bounds | None = None) -> Parsed:
     """A pt-BR track CSV (BOM optional) into Parsed."""
+    bounds = bounds or cli_bounds()
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -500,20 +527,20 @@ def parse_csv(data: bytes) -> Parsed:
         except csv.Error as e:
             raise NotAnExport(f"{NOT_TRACK}: {e}") from None
 
-    return _read("csv", _counted(records()), iter(()))
+    return _read("csv", _counted(records(), bounds.rows), iter(()), bounds.days)
 
 
-def parse_xlsx(data: bytes) -> Parsed:
+def parse_xlsx(data: bytes, bounds: Bounds | None = None) -> Parsed:
     """The track workbook (the data sheet and the "Selos" sheet) into Parsed."""
     try:
-        return _parse_xlsx(data)
+        return _parse_xlsx(data, bounds or cli_bounds())
     except NotAnExport:
         raise
     except Exception as e:  # a damaged or foreign zip, a worksheet's XML cut short, a string index out of range...:
         raise NotAnExport(f"{NOT_TRACK}: not a workbook it can read ({type(e).__name__})") from None
 
 
-def _parse_xlsx(data: bytes) -> Parsed:
+def _parse_xlsx(data: bytes, bounds: Bounds) -> Parsed:
     openpyxl = importlib.import_module("openpyxl")  # read only here: imported when a workbook comes
 
     most = min(MAX_XLSX_UNPACKED, XLSX_RATIO * len(data))
@@ -523,6 +550,9 @@ def _parse_xlsx(data: bytes) -> Parsed:
             raise NotAnExport(f"file: the workbook unpacks to more than {most} bytes")
         if any(i.filename.lower().endswith("sharedstrings.xml") and i.file_size > MAX_SHARED_STRINGS for i in parts):
             raise NotAnExport(f"file: the workbook's shared strings unpack to more than {MAX_SHARED_STRINGS} bytes")
+        count = sum(1 for i in parts if i.filename.lower().startswith("xl/worksheets/") and i.filename.endswith(".xml"))
+        if count > MAX_SHEETS:
+            raise NotAnExport(f"file: the workbook has {count} sheets; a track export has at most {MAX_SHEETS}")
     wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         for ws in wb.worksheets:
@@ -537,15 +567,16 @@ def _parse_xlsx(data: bytes) -> Parsed:
             top = [row for _, row in zip(range(30), cells(ws), strict=False)]
             if any(_header(row) for row in top):
                 seal_sheet = wb[table.SHEET] if table.SHEET in wb.sheetnames else None
-                seals = _counted(cells(seal_sheet)) if seal_sheet is not None else iter(())
-                return _read("xlsx", _counted(cells(ws)), seals)
+                seals = _counted(cells(seal_sheet), bounds.rows) if seal_sheet is not None else iter(())
+                return _read("xlsx", _counted(cells(ws), bounds.rows), seals, bounds.days)
         raise NotAnExport(NOT_TRACK)
     finally:
         wb.close()
 
 
-def parse(data: bytes) -> Parsed:
-    """A track export, CSV or XLSX (told apart by their bytes, not by the name), into Parsed."""
+def parse(data: bytes, bounds: Bounds | None = None) -> Parsed:
+    """A track export, CSV or XLSX (told apart by their bytes, not by the name), into Parsed; `bounds`: what it may
+    cost (None: the CLI's, cli_bounds())."""
     if data[:4] == b"PK\x03\x04":
-        return parse_xlsx(data)
-    return parse_csv(data)
+        return parse_xlsx(data, bounds)
+    return parse_csv(data, bounds)

@@ -14,16 +14,17 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
-from starlette.datastructures import UploadFile
 
 from telemetria.audit.log import record
 from telemetria.auth.guard import authenticate, client_ip
 from telemetria.auth.roles import Principal
-from telemetria.http import FieldError, json_response
-from telemetria.seals import verify, verify_store
+from telemetria.http import FieldError, HttpError, json_response, read_body
+from telemetria.jobs import jobs_of, user_key
+from telemetria.seals import upload, verify, verify_store
 
 router = APIRouter(prefix="/api/v1/seals", tags=["seals"])
 MAX_FILE_BYTES = 64 * 1024 * 1024
+MULTIPART_OVERHEAD = 64 * 1024  # the multipart framing around the file, at most
 LOGGED_IN = Depends(authenticate)
 
 VERIFY_DOC: dict[str, Any] = {
@@ -46,8 +47,8 @@ def limit_of(request: Request) -> int:
     return min(MAX_FILE_BYTES, int(request.app.state.settings.max_body_bytes))
 
 
-async def _file(request: Request) -> bytes:
-    """The uploaded file's bytes, or an answer naming `file`."""
+async def _body(request: Request) -> tuple[bytes, str]:
+    """The raw multipart body and its Content-Type, or an answer naming `file` (the body is parsed off the loop)."""
     limit = limit_of(request)
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "multipart/form-data":
@@ -56,27 +57,37 @@ async def _file(request: Request) -> bytes:
             "file",
             415,
         )
-    form = await request.form(max_files=1, max_fields=5)
-    upload = form.get("file")
-    if not isinstance(upload, UploadFile):
-        raise FieldError("file: missing; send the exported track file (CSV or XLSX) as the field 'file'", "file")
-    data = await upload.read(limit + 1)
-    if len(data) > limit:
-        raise FieldError(f"file: larger than {limit} bytes; verify it with `telemetria verify FILE`", "file", 413)
-    return data
+    try:
+        body = await read_body(request, limit + MULTIPART_OVERHEAD)
+    except HttpError as e:
+        if e.status != 413:
+            raise
+        too_large = f"file: larger than {limit} bytes; verify it with `telemetria verify FILE`"
+        raise FieldError(too_large, "file", 413) from e
+    return body, request.headers.get("content-type", "")
 
 
 @router.post("/verify", openapi_extra=VERIFY_DOC)
 async def verify_file(request: Request, who: Principal = LOGGED_IN) -> Response:
     """Whether each vehicle-day of an exported track file matches its daily seal, naming the first differing row."""
-    data = await _file(request)
-    # Not a Conn dependency: the upload is read first, holding no connection. The main pool: rebuilding a
-    # version's lines may seal a change the refresher has not reached yet.
-    async with request.app.state.pool.acquire() as conn:
+    body, ctype = await _body(request)
+    # One turn of the job queue per verification (a 429 "tente novamente em N s" when the user already has one or
+    # the queue is full); the multipart body and the file are read in its worker process (seals/upload.py), within
+    # the service's bounds (verify.web_bounds): a 12 MB upload parsed on the event loop held trackers' posts.
+    jobs = jobs_of(request)
+    async with jobs.turn(user_key(who.user_id)):
         try:
-            answer = await verify_store.verify(conn, data, who.scope)
+            size, parsed = await jobs.in_process(
+                upload.read_upload, body, ctype, limit_of(request), verify.web_bounds()
+            )
+        except upload.UploadError as e:
+            raise FieldError(e.message, "file", e.status) from None
         except verify.NotAnExport as e:
             raise FieldError(str(e), "file") from None
-        detail = {"bytes": len(data), "valid": answer["valid"], "days": len(answer["days"])}
-        await record(conn, "seals.verify", who, client_ip(request), None, detail)  # not the file's name: free text
+        # Not a Conn dependency: the upload is read first, holding no connection. The main pool: rebuilding a
+        # version's lines may seal a change the refresher has not reached yet.
+        async with request.app.state.pool.acquire() as conn:
+            answer = await verify_store.judged(conn, parsed, who.scope)
+            detail = {"bytes": size, "valid": answer["valid"], "days": len(answer["days"])}
+            await record(conn, "seals.verify", who, client_ip(request), None, detail)  # not the file's name
     return json_response(answer)

@@ -41,20 +41,26 @@ async def check(conn: Conn, parsed: v.Parsed, scope: int | None) -> list[v.DayRe
     """Every vehicle-day of the file judged against its seal, by vehicle and day; `scope` is the caller's
     (Principal.scope: None sees every vehicle, a contractor id only that contractor's)."""
     results = []
-    seen: dict[int, bool] = {}
+    seen: dict[tuple[int, date], bool] = {}
     for key in parsed.keys():
         vehicle_id, day = key
-        if vehicle_id not in seen:
-            # An id larger than the column's names no vehicle (and is not sent to the database).
-            seen[vehicle_id] = vehicle_id <= MAX_ID and await store.visible(conn, scope, vehicle_id)
+        if key not in seen:
+            # An id larger than the column's names no vehicle (and is not sent to the database); a contractor is
+            # told of the days it had the vehicle on only (0028_scope_by_day.sql).
+            seen[key] = vehicle_id <= MAX_ID and await store.visible(conn, scope, vehicle_id, day)
         named = parsed.named.get(key)
-        found = await versions(conn, vehicle_id, day, named.version if named else None) if seen[vehicle_id] else []
+        found = await versions(conn, vehicle_id, day, named.version if named else None) if seen[key] else []
         results.append(v.judge(key, parsed.groups.get(key), named, found, ""))
     return results
 
 
 async def verify(conn: Conn, data: bytes, scope: int | None) -> dict[str, Any]:
     """The answer for a file's bytes, judged in the caller's scope (raises verify.NotAnExport when it is not a
-    track export); the file is read off the event loop."""
+    track export); the file is read off the event loop, within the CLI's bounds."""
     parsed = await asyncio.to_thread(v.parse, data)
+    return v.report(await check(conn, parsed, scope))
+
+
+async def judged(conn: Conn, parsed: v.Parsed, scope: int | None) -> dict[str, Any]:
+    """The answer for a file already read (the service reads an upload in its job queue's processes)."""
     return v.report(await check(conn, parsed, scope))

@@ -250,9 +250,10 @@ async def test_runs_not_made_and_an_unauthorized_vehicle(conn: asyncpg.Connectio
     plan = plan_runs(route, engine.line(route), before)[0]
     assert nm.kind is Kind.RUN_NOT_MADE and nm.vehicle_id == a and nm.key == f"{w['l9']}:{before.isoformat()}:1"
     assert (nm.start.timestamp(), nm.end and nm.end.timestamp()) == (plan.start, plan.end)
-    assert nm.facts == {"coverage_pct": 0.0, "made_pct": 95.0, "declared_km": 12.0, "contracted_km": float(
-        nm.facts["contracted_km"])}  # fmt: skip
-    assert 0 < nm.facts["contracted_km"] < 12.0
+    assert set(nm.facts) == {"coverage_pct", "made_pct", "declared_km", "contracted_km"}
+    assert (nm.facts["coverage_pct"], nm.facts["made_pct"], nm.facts["declared_km"]) == (0.0, 95.0, 12.0)
+    # The run's contracted km: the route's declared km × the run's share of the day (docs/contracts.md), to the metre.
+    assert 0 < plan.share < 1 and nm.facts["contracted_km"] == pytest.approx(12.0 * float(plan.share), abs=5e-4)
 
     # The same day seen from the vehicle: not a fix all day while due. The run is judged as a run (run_not_made):
     # no tracker_silent beside it, the same event is not charged twice (issue 32).

@@ -170,7 +170,8 @@ async def test_a_rotated_token_stops_working_within_a_second(client: httpx.Async
 # Each fix's driver as reports and the live map find it: fix_driver() (migration 0004), by fix time.
 FIX_DRIVERS = """
 SELECT f.ts, f.driver_id AS card, fix_driver(f.vehicle_id, f.ts, f.driver_id) AS driver_id,
-       CASE WHEN EXISTS (SELECT 1 FROM drivers d WHERE d.card_id = f.driver_id) THEN 'card'
+       CASE WHEN fix_driver(f.vehicle_id, f.ts, f.driver_id) IS DISTINCT FROM fix_driver(f.vehicle_id, f.ts, NULL)
+            THEN 'card'
             WHEN fix_driver(f.vehicle_id, f.ts, NULL) IS NOT NULL THEN 'assignment' END AS source
 FROM fixes f WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 ORDER BY f.ts"""
 
@@ -178,17 +179,23 @@ FROM fixes f WHERE f.vehicle_id = $1 AND f.ts >= $2 AND f.ts < $3 ORDER BY f.ts"
 async def test_driver_of_a_fix_is_its_card_else_the_assignment(
     client: httpx.AsyncClient, world: World, conn: asyncpg.Connection
 ) -> None:
-    """Vehicle 1 is assigned driver 1; driver 2 badges in with card CARD2 for one fix; an unknown card falls back."""
+    """Vehicle 1 is assigned driver 1; driver 3 of the same contractor badges in with CARD3 for one fix; contractor
+    2's card (CARD2) and an unknown card fall back alike: another company's card names none of its drivers."""
+    d3 = await conn.fetchval(
+        "INSERT INTO drivers (name, cpf, cnh_category, card_id, contractor_id) VALUES ('Condutor 3', '39053344705',"
+        " 'D', 'CARD3', $1) RETURNING id",
+        world["c1"],
+    )
     t0 = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
     token = (await client.post(f"/api/v1/trackers/{world['t1']}/token", headers=world.people.auth("admin"))).json()[
         "token"
     ]
     fixes = [
         {"ts": (t0 + timedelta(seconds=30 * i)).isoformat(), "lat": -10.44, "lon": -62.47, "driver_id": card}
-        for i, card in enumerate([None, "CARD2", "UNKNOWN9"])
+        for i, card in enumerate([None, "CARD3", "CARD2", "UNKNOWN9"])
     ]
     r = await client.post("/api/v1/fixes", json={"fixes": fixes}, headers={"Authorization": f"Bearer {token}"})
-    assert r.json()["accepted"] == 3
+    assert r.json()["accepted"] == 4
     # Before the assignment began nobody is known to drive: move it to start after the first fix.
     await conn.execute(
         "UPDATE driver_assignments SET during = tstzrange($1, NULL) WHERE id = $2",
@@ -198,7 +205,8 @@ async def test_driver_of_a_fix_is_its_card_else_the_assignment(
     got = await conn.fetch(FIX_DRIVERS, world["v1"], t0, t0 + timedelta(minutes=5))
     assert [(d["card"], d["driver_id"], d["source"]) for d in got] == [
         (None, None, None),
-        ("CARD2", world["d2"], "card"),
+        ("CARD3", d3, "card"),
+        ("CARD2", world["d1"], "assignment"),
         ("UNKNOWN9", world["d1"], "assignment"),
     ]
 

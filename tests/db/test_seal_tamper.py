@@ -337,7 +337,10 @@ async def test_a_contractor_learns_nothing_of_another_contractors_vehicle(
     assert [v for v, _ in await _versions(conn, t.vehicle_id)] == [1]  # nothing sealed for the outsider
 
     # Its own contractor (and the staff) are answered in full: that verification seals the pending fix.
-    await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", people.contractor_id, t.vehicle_id)
+    # (The move dated the sealed day: a contractor is answered for the days it had the vehicle, issue 33.)
+    async with conn.transaction():
+        await conn.execute("SELECT set_config('telemetria.effective_from', $1, true)", DAY.isoformat())
+        await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", people.contractor_id, t.vehicle_id)
     answer = await _verify(client, people, tampered)
     assert answer["days"][0]["first_difference"]["expected"] is not None and answer["days"][0]["sha256"]
     assert [v for v, _ in await _versions(conn, t.vehicle_id)] == [1, 2]

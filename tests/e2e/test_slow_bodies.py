@@ -115,7 +115,7 @@ _seconds = iter(range(1, 10**6))
 
 
 def one_fix_in_time(url: str, token: str) -> None:
-    """A valid single fix is stored: 200 within 1 s."""
+    """A valid single fix is stored: 200 (how fast is bench/'s to judge, not a test's: issue 33)."""
     ts = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30) + timedelta(seconds=next(_seconds))
     t0 = time.monotonic()
     r = httpx.post(
@@ -126,7 +126,7 @@ def one_fix_in_time(url: str, token: str) -> None:
     )
     elapsed = time.monotonic() - t0
     assert r.status_code == 200, r.text
-    assert r.json()["accepted"] == 1 and elapsed < 1.0, (r.json(), elapsed)
+    assert r.json()["accepted"] == 1, (r.json(), elapsed)
 
 
 @pytest.mark.parametrize("connections", [4, 50])

@@ -4,6 +4,7 @@ not arrive in time; a tiny app and the real one."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -173,13 +174,16 @@ async def test_a_stalled_body_gets_408_and_the_route_lets_go(swallows: bool) -> 
     assert orjson.loads(answer.body)["detail"] == (
         "request body not received in time: 0.2 s, plus 1 s per 500 bytes received (11 bytes arrived)"
     )
-    assert 0.2 <= answer.after_s < 1.0 and released == [True]
+    assert answer.after_s >= 0.2 and released == [True]  # not cut before its deadline (no wall-clock upper bound)
 
 
 async def test_a_client_dripping_bytes_is_cut_off_at_its_deadline() -> None:
     # One byte every 0.05 s buys 2 ms each: the deadline barely moves, the request is cut soon after 0.3 s.
     answer = await drive(guarded(echo_size, timeout_s=0.3), [(0.05, b" ")] * 100)
-    assert answer.status == 408 and 0.3 <= answer.after_s < 0.6
+    assert answer.status == 408 and answer.after_s >= 0.3
+    # Cut at its deadline, long before the 100 bytes it would drip over 5 s (counted, not timed: issue 33).
+    arrived = int(re.search(r"\((\d+) bytes arrived\)", orjson.loads(answer.body)["detail"]).group(1))  # type: ignore[union-attr]
+    assert arrived < 50
 
 
 async def test_a_slow_but_steady_upload_is_never_cut_off() -> None:
@@ -218,7 +222,8 @@ async def test_a_stalled_body_does_not_hold_up_others_and_the_sweep_stops_after(
     stalled = asyncio.create_task(drive(app, [(0, b"{")]))
     steady = [drive(app, [(0.05, b"x" * 10)] * 4, then_wait=False) for _ in range(5)]
     answers = await asyncio.gather(*steady)
-    assert [a.status for a in answers] == [200] * 5 and all(a.after_s < 0.3 for a in answers)
+    assert [a.status for a in answers] == [200] * 5
+    assert not stalled.done()  # all five were answered while the stalled one was still waiting for its body
     assert (await stalled).status == 408
     await asyncio.sleep(2 * app.sweep_s)
     assert app._sweeper is None and not app._arriving  # nothing left ticking between requests
@@ -229,7 +234,9 @@ async def test_an_answer_given_before_the_body_is_read_closes_the_connection() -
         return JSONResponse({"detail": "who are you?"}, 401)
 
     answer = await drive(guarded(refuses, timeout_s=5), [(0, b"{")])
-    assert answer.status == 401 and answer.headers[b"connection"] == b"close" and answer.after_s < 0.1
+    assert (
+        answer.status == 401 and answer.headers[b"connection"] == b"close" and answer.after_s < 5
+    )  # not at the deadline
     answer = await drive(guarded(echo_size, timeout_s=5), [(0, b"{}")], then_wait=False)
     assert answer.status == 200 and b"connection" not in answer.headers  # a read body keeps the connection
 

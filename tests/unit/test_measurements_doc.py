@@ -27,7 +27,27 @@ def test_the_generated_headline_carries_its_stamp_and_verdicts() -> None:
     assert block is not None, "docs/measurements.md has no headline block: run python -m bench.measurements"
     assert STAMP.search(block), "the headline's last line is not the stamp bench.measurements writes"
     assert "| single fixes, 32 connections |" in block and "| single fixes, 128 connections |" in block
-    assert "met" in block  # every judged row says met or NOT met
+    assert judged_rows_ok(block), "a headline row with a target does not say, for each, met or NOT met"
+
+
+VERDICT = re.compile(r"^(?:[^:;]+: (?:met|NOT met))(?:; [^:;]+: (?:met|NOT met))*$")
+
+
+def judged_rows_ok(block: str) -> bool:
+    """Every row of the headline table ends in its verdicts: "not judged", or each target's "met" / "NOT met"
+    (issue 33: `"met" in block` held for a table whose rows said nothing of the kind, since "NOT met" contains it)."""
+    rows = [ln for ln in block.splitlines() if ln.startswith("| ") and not ln.startswith("| load")]
+    cells = [[c.strip() for c in ln.strip().strip("|").split("|")][-1] for ln in rows]
+    return bool(cells) and all(c == "not judged" or VERDICT.match(c) for c in cells)
+
+
+def test_the_verdict_check_tells_a_verdict_from_a_word() -> None:
+    head = "| load | service | targets |\n|---|---|---|\n"
+    assert judged_rows_ok(head + "| a | 1 | ≥ 50%: NOT met; < 50 ms: met |\n| b | 2 | not judged |")
+    assert not judged_rows_ok(head + "| a | 1 | metres |")
+    assert not judged_rows_ok(head + "| a | 1 | ≥ 50%: NOT met; < 50 ms: |")
+    assert not judged_rows_ok(head + "| a | 1 | |")
+    assert not judged_rows_ok(head)
 
 
 def test_the_stamp_the_generator_writes_is_the_one_checked() -> None:

@@ -30,7 +30,9 @@ def test_upfm_by_severity(severity: Severity, upfm: str, brl: str) -> None:
 
 
 def test_recurrence_doubles_only_grave_and_gravissima() -> None:
-    assert fine(Severity.GRAVE, 2026, VALUES, recurrence=True) == fine(Severity.GRAVE, 2026, VALUES, recurrence=True)
+    once = fine(Severity.GRAVE, 2026, VALUES, recurrence=False)
+    again = fine(Severity.GRAVE, 2026, VALUES, recurrence=True)
+    assert (again.upfm, again.brl) == (2 * once.upfm, 2 * once.brl) and not once.doubled
     g = fine(Severity.GRAVE, 2026, VALUES, recurrence=True)
     assert (g.upfm, g.brl, g.doubled) == (Decimal("60.00"), Decimal("282.60"), True)
     gg = fine(Severity.GRAVISSIMA, 2025, VALUES, recurrence=True)

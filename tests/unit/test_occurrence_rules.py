@@ -8,7 +8,6 @@ import random
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
-import numpy as np
 import pytest
 
 from telemetria.fix import Fix
@@ -242,6 +241,12 @@ def test_a_late_run_is_one_schedule_delay_from_its_first_late_stop() -> None:
     assert c2.facts["stop"] == "Ponto 2" and c2.facts["late_stops"] == 2
     # Without scheduled times there is nothing to be late for.
     assert candidates(on_time(late_min=15).fixes, routes=[route(scheduled=False)]) == []
+    # The run's window ends at 08:12: a vehicle that left the garage at 08:20 did not make the run late, it did not
+    # make it (no schedule delay; issue 33: dropping `reached <= plan.end` survived every test); one that left at
+    # 08:05 is late.
+    assert kinds(candidates(on_time(late_min=140).fixes)) == []
+    (c3,) = candidates(on_time(late_min=125).fixes)
+    assert c3.kind is Kind.SCHEDULE_DELAY and c3.facts["late_min"] == pytest.approx(125.0, abs=0.6)
 
 
 def test_over_two_hours_on_board() -> None:
@@ -369,13 +374,21 @@ def test_facts_are_json_and_rounded() -> None:
                 assert v == round(v, 3), (c.kind, k, v)
 
 
-def test_only_candidates_starting_inside_the_day() -> None:
+def test_only_candidates_starting_inside_the_day(monkeypatch: pytest.MonkeyPatch) -> None:
     # The fixes of the evening before (context) and their silence belong to that day, not to this one.
     s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
     early = [Fix(f.ts - timedelta(hours=7), f.lat, f.lon, speed_kmh=80.0) for f in s.fixes[:40]]
-    found = candidates(early + s.fixes)
-    assert all(day_bounds(DAY)[0] <= c.start for c in found)
-    assert np.all([c.start < day_bounds(DAY)[1] for c in found])
+    assert candidates(early + s.fixes) == []
+    # A rule that finds episodes in the context on both sides (the analysis reaches CONTEXT beyond the day): only
+    # the one starting inside the day is the day's; the day's end is not (issue 33: this test passed on an empty
+    # list, and removing the filter left every test green).
+    d0, d1 = day_bounds(DAY)
+    found_by_rule = [
+        Candidate(Kind.SPEEDING, VEHICLE.id, at, at + timedelta(minutes=1))
+        for at in (d0 - timedelta(seconds=1), d0, d1 - timedelta(seconds=1), d1)
+    ]
+    monkeypatch.setattr(rules, "speeding", lambda *a: found_by_rule)
+    assert [c.start for c in candidates(early + s.fixes)] == [d0, d1 - timedelta(seconds=1)]
 
 
 def test_an_outlier_after_a_gap_is_no_movement() -> None:

@@ -11,6 +11,7 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from pyproj import Transformer
 
 from telemetria.geo.geodesic import distance_m
 from telemetria.geo.metric import to_lonlat, to_metric
@@ -115,7 +116,13 @@ def test_a_route_for_the_public_hides_the_garage_and_the_boarding_names_while_ro
     assert [s.order for s in r.stops] == [1, 2]
     boarding, school = r.stops
     assert boarding.name is None and boarding.scheduled_time == "06:40"
-    assert (boarding.lat, boarding.lon) == snap([-10.43891], [-62.45642], 100)[0]
+    # Worked out apart from the code (issue 33: the expectation was grid.snap's own answer): in SIRGAS 2000 / UTM 20S
+    # the published place is the centre of the 100 m cell the home falls in, at most 70.7 m from it.
+    utm = Transformer.from_crs("EPSG:4326", "EPSG:31980", always_xy=True)
+    hx, hy = utm.transform(-62.45642, -10.43891)
+    px, py = utm.transform(boarding.lon, boarding.lat)
+    assert (px, py) == pytest.approx(((hx // 100 + 0.5) * 100, (hy // 100 + 0.5) * 100), abs=0.2)
+    assert 1.0 < math.hypot(px - hx, py - hy) <= 100 * math.sqrt(2) / 2
     assert (school.name, school.lat, school.lon, school.scheduled_time) == ("EMEF Jaru", -10.4301, -62.4465, "07:10")
     assert r.schools == ["EMEF Jaru"]
     assert r.declared_km == Decimal("3.100") and r.length_km == Decimal("3.012")

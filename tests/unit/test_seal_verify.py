@@ -412,8 +412,8 @@ def test_a_csv_is_read_as_a_stream(monkeypatch: pytest.MonkeyPatch) -> None:
     seen = []
     real = v._counted
 
-    def spy(rows: Any) -> Any:
-        for n, cells in real(rows):
+    def spy(rows: Any, most: int) -> Any:
+        for n, cells in real(rows, most):
             seen.append(n)
             yield n, cells
 

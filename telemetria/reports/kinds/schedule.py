@@ -131,7 +131,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
     rows: list[dict[str, Any]] = []
     for v in ctx.vehicles:
         for day in win.local_days():
-            if day > today or not v.routes_on(day):
+            if day > today or not v.in_scope(day) or not v.routes_on(day):
                 continue
             d0, d1 = day_bounds(day)
             a = await analyze_piece(conn, v, zones, day, d0, d1, params, ctx.network_on(day))

@@ -241,6 +241,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams) ->
     async def seals() -> list[SealRef]:
         """The seals of the vehicle-days the window covers, each with the window clipped to its day."""
         refs = await seal_store.refs_for(conn, [v.id for v in ctx.vehicles], win.start, win.end)
-        return seal_table.clipped(refs, win.start, win.end)
+        mine = [r for r in refs if (v := ctx.vehicle(r.vehicle_id)) is not None and v.in_scope(r.day)]
+        return seal_table.clipped(mine, win.start, win.end)
 
     return Report("track", win, "positions", rows(), COLUMNS, {}, footer, gis=drawing, extra=extra, seals=seals)

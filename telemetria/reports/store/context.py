@@ -4,6 +4,7 @@ route versions assigned to them day by day, their speed limits and the speed zon
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import date, timedelta
 from typing import Any
 
@@ -56,6 +57,11 @@ async def load(conn: Conn, scope: int | None, sel: Selection, win: Window) -> Co
     for lim in await conn.fetch(q.VEHICLE_LIMITS, ids, first, last):
         limits.setdefault(lim["vehicle_id"], []).append((lim["lo"], last_day(lim["hi"]), lim["speed_limit_kmh"]))
     vehicles = [_vehicle(r, tuple(limits.get(r["id"], ()))) for r in rows]
+    if scope is not None:  # a contractor sees a vehicle's days it had the vehicle on, not another's before or after
+        spans: dict[int, list[tuple[date | None, date | None]]] = {v.id: [] for v in vehicles}
+        for s in await conn.fetch(q.SCOPE_SPANS, ids, scope):
+            spans[s["vehicle_id"]].append((s["lo"], last_day(s["hi"])))
+        vehicles = [replace(v, scope_days=tuple(spans[v.id])) for v in vehicles]
     by_id = {v.id: v for v in vehicles}
     gen = await conn.fetchrow(q.GENERATION_OF_DB)  # first: versions read after it are at least as new
     assigned = await conn.fetch(q.ASSIGNMENTS, ids, first, last)

@@ -116,7 +116,9 @@ async def analyze_piece(
     off the event loop, or `inline` in a process that has nothing else to do meanwhile (the detector's).
     `prior`: the per-fix values of a shorter version of `fixes` with the same registry (perfix.compute_after),
     used when measured on the same road network."""
-    if fixes is None:
+    if not vehicle.in_scope(day):  # a day another contractor had the vehicle: nothing of it for this reader
+        fixes = Track.of([])
+    elif fixes is None:
         fixes = await track(conn, vehicle.id, start, end)
     routes = vehicle.routes_on(day)
     lines = [engine.line(r) for r in routes]

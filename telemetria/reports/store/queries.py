@@ -34,12 +34,15 @@ async def last_fixes(pool: Pool, timeout_s: float = 5.0) -> list[LastFix]:
 # --- what a report is about -------------------------------------------------------------------
 # The registry a report reads is its versions (migrations/0011_registry_versions.sql): each version in
 # force with the local days it applies to, `during` (lower bound NULL: from the beginning).
-# $1 the caller's contractor scope (NULL: everything), $2 vehicle ids (NULL: no filter),
+# $1 the caller's contractor scope (NULL: everything): the vehicles it had on some day of [$5, $6] (0028),
+# $2 vehicle ids (NULL: no filter),
 # $3 contractor id, $4 route id (vehicles assigned to it on some day of [$5, $6] local dates).
 VEHICLES = """
 SELECT v.id, v.plate, v.prefix, v.contractor_id, c.name AS contractor, v.speed_limit_kmh
 FROM vehicles v LEFT JOIN contractors c ON c.id = v.contractor_id
-WHERE ($1::int IS NULL OR v.contractor_id = $1)
+WHERE ($1::int IS NULL OR EXISTS (
+        SELECT 1 FROM vehicle_contractor_spans s
+        WHERE s.vehicle_id = v.id AND s.contractor_id = $1 AND s.during && daterange($5, $6, '[]')))
   AND ($2::int[] IS NULL OR v.id = ANY ($2))
   AND ($3::int IS NULL OR v.contractor_id = $3)
   AND ($4::int IS NULL OR EXISTS (
@@ -51,6 +54,13 @@ WHERE ($1::int IS NULL OR v.contractor_id = $1)
           AND (a.data ->> 'valid_to' IS NULL OR (a.data ->> 'valid_to')::date >= $5)))
   AND ($2::int[] IS NOT NULL OR v.active)
 ORDER BY v.plate"""
+
+# The local days contractor $2 had each vehicle $1 on: (vehicle_id, lo, hi), hi exclusive, NULL bounds open
+# (migrations/0028_scope_by_day.sql).
+SCOPE_SPANS = """
+SELECT s.vehicle_id, lower(s.during) AS lo, upper(s.during) AS hi FROM vehicle_contractor_spans s
+WHERE s.vehicle_id = ANY ($1::int[]) AND s.contractor_id = $2 AND NOT isempty(s.during)
+ORDER BY s.vehicle_id, lo NULLS FIRST"""
 
 # The assignment versions in force on some day of local dates [$2, $3] whose own period touches it:
 # vehicles $1 (the reports), or routes $4 (the measurement's due runs). lo/hi: `during`'s bounds.

@@ -1,0 +1,86 @@
+"""Expensive work through one bounded job queue (issue 33, item 3): a user's second verification or PDF/XLSX
+export while one is running is 429 "tente novamente em N s" with Retry-After, and an upload is read within the
+service's bounds (rows, vehicle-days, sheets), so a small file cannot cost minutes."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import asyncpg
+import httpx
+import openpyxl
+import pytest
+
+from telemetria.jobs import Jobs, user_key
+from telemetria.seals import verify
+from tests.db.conftest import People
+from tests.db.test_seal_tamper import DAY, _export, _fixes, _post, _register, _seal
+
+
+def _jobs(client: httpx.AsyncClient) -> Jobs:
+    """The app's queue, with two turns: one a test holds for a user, one for the others."""
+    app = client.app  # type: ignore[attr-defined]
+    app.state.jobs = Jobs(workers=2, queue=4, per_user=1)
+    return app.state.jobs  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+async def exported(client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People) -> Any:
+    t = await _register(conn, people.contractor_id, "JOB1A23", "jobs-1")
+    await _post(client, t, _fixes(10))
+    await _seal(pool)
+    return t, await _export(client, people, t.vehicle_id)
+
+
+async def test_a_users_second_heavy_job_is_told_when_to_try_again(
+    client: httpx.AsyncClient, people: People, exported: Any
+) -> None:
+    t, data = exported
+    jobs = _jobs(client)
+    held = await jobs.enter(user_key(people.ids["contractor"]))
+    try:
+        mine = people.auth("contractor")
+        r = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=mine)
+        assert r.status_code == 429, r.text
+        assert "tente novamente em" in r.json()["detail"] and int(r.headers["Retry-After"]) >= 1
+        # Another user is not held back by it.
+        ok = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=people.auth("auditor"))
+        assert ok.status_code == 200, ok.text
+    finally:
+        jobs.leave(held)
+    r = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=people.auth("contractor"))
+    assert r.status_code == 200 and r.json()["valid"] is True
+    # A PDF or a workbook is a turn too.
+    params = {"vehicle_id": str(t.vehicle_id), "from": DAY.isoformat(), "to": DAY.isoformat()}
+    h = people.auth("auditor")
+    held = await jobs.enter(user_key(people.ids["auditor"]))
+    try:
+        for fmt in ("pdf", "xlsx"):
+            r = await client.get("/api/v1/reports/track", params={**params, "format": fmt}, headers=h)
+            assert r.status_code == 429 and "tente novamente em" in r.json()["detail"], fmt
+    finally:
+        jobs.leave(held)
+    for fmt in ("pdf", "xlsx"):
+        r = await client.get("/api/v1/reports/track", params={**params, "format": fmt}, headers=people.auth("auditor"))
+        assert r.status_code == 200, fmt
+    assert jobs._running == 0 and not jobs._by_user  # every turn given back once its document was sent
+
+
+async def test_an_upload_is_read_within_the_services_bounds(
+    client: httpx.AsyncClient, people: People, exported: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, data = exported
+    h = people.auth("auditor")
+    monkeypatch.setattr(verify, "WEB_MAX_ROWS", 8)  # the file has more records: refused, naming the bound
+    r = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=h)
+    assert r.status_code == 400 and r.json()["field"] == "file" and "more than 8 rows" in r.json()["detail"]
+    assert len(verify.parse(data).groups) == 1  # the CLI's bounds read it whole
+    # A workbook of many (empty) sheets is refused before it is opened.
+    book = openpyxl.Workbook()
+    for i in range(verify.MAX_SHEETS + 1):
+        book.create_sheet(f"s{i}")
+    buf = io.BytesIO()
+    book.save(buf)
+    r = await client.post("/api/v1/seals/verify", files={"file": ("t.xlsx", buf.getvalue())}, headers=h)
+    assert r.status_code == 400 and "sheets" in r.json()["detail"], r.text
