@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -14,6 +15,7 @@ from urllib.parse import parse_qsl
 import httpx
 import orjson
 import pytest
+from defusedxml import ElementTree
 
 from telemetria.app import create_app
 from telemetria.traccar import gateways
@@ -169,3 +171,25 @@ async def test_cli_prints_the_token_that_works(test_db, client, tracker, conn) -
     assert out["name"] == "traccar 2" and out["contractor_id"] is None and len(out["token"]) >= 40
     h = {"Authorization": f"Bearer {out['token']}"}
     assert (await client.post(PATH, content=body("v6_json_gt06.json", T0), headers=h)).json() == {"stored": 1}
+
+
+async def test_the_documented_traccar_xml_works(client, tracker, conn, clean) -> None:
+    """docs/trackers.md's traccar.xml, read as Traccar reads it: its keys exist in the versions named, its URL is
+    this route, and its header, split as PositionForwarderJson splits it, authenticates a captured body."""
+    doc = (ROOT / "docs" / "trackers.md").read_text()
+    snippet = re.search(r"```xml\n(.*?)```", doc, re.S)
+    assert snippet is not None
+    entries = {e.get("key"): e.text for e in ElementTree.fromstring(f"<properties>{snippet[1]}</properties>")}
+    assert entries["forward.type"] == "json"  # Keys.FORWARD_TYPE, Traccar 5.5+; "url" is the default
+    assert set(entries) <= {"forward.type", "forward.url", "forward.header"} | {
+        f"forward.retry.{k}" for k in ("enable", "delay", "count", "limit")
+    }  # Keys.java at 5.5 and 6.x
+    assert entries["forward.url"].endswith(PATH)
+    token = (await gateways.add_gateway(conn, "documented"))["token"]
+    headers = {}
+    for line in re.split(r"\r?\n", entries["forward.header"].replace("GATEWAY_TOKEN", token)):
+        name, value = line.split(":", 1)  # as PositionForwarderJson: split(":", 2), each part trimmed
+        headers[name.strip()] = value.strip()
+    headers["Content-Type"] = "application/json"
+    r = await client.post(PATH, content=body("v6_json_gt06.json", T0), headers=headers)
+    assert r.status_code == 200 and r.json() == {"stored": 1}
