@@ -25,3 +25,9 @@ SELECT t.id,
        EXISTS (SELECT 1 FROM tracker_installations i JOIN vehicles v ON v.id = i.vehicle_id
                WHERE i.tracker_id = t.id AND v.contractor_id = $2 AND i.during @> $3::timestamptz) AS allowed
 FROM trackers t WHERE t.unique_id = $1 AND t.active"""
+
+LIST_GATEWAYS_PAGE = """
+SELECT g.id, g.name, g.contractor_id, c.name AS contractor, g.active, g.created_at, count(*) OVER () AS total
+FROM traccar_gateways g LEFT JOIN contractors c ON c.id = g.contractor_id
+WHERE ($1::int IS NULL OR g.id = $1)
+ORDER BY g.name, g.id LIMIT $2 OFFSET $3"""

@@ -39,6 +39,12 @@ async def fresh_tracker(conn: asyncpg.Connection, w: World, role: str) -> int:
     return int((await fleet.add_tracker(conn, f"99{next(_seq):013d}", "AAA1A11"))["id"])
 
 
+async def fresh_gateway(conn: asyncpg.Connection, w: World, role: str) -> int:
+    from telemetria.traccar import gateways
+
+    return int((await gateways.add_gateway(conn, f"matrix gateway {next(_seq)}"))["id"])
+
+
 async def fresh_driver_assignment(conn: asyncpg.Connection, w: World, role: str) -> int:
     return int(
         await conn.fetchval(
@@ -182,6 +188,16 @@ CASES = [
     Case("GET", "/api/v1/tokens", Perm.OWN_TOKENS),
     Case("DELETE", "/api/v1/tokens/{token_id}", Perm.OWN_TOKENS, {"token_id": fresh_token}),
     Case("GET", "/api/v1/users", Perm.MANAGE_USERS),
+    Case("GET", "/api/v1/traccar/gateways", Perm.MANAGE_USERS),
+    Case("POST", "/api/v1/traccar/gateways", Perm.MANAGE_USERS, body=lambda w: {"name": f"matrix {next(_seq)}"}),
+    Case(
+        "PATCH",
+        "/api/v1/traccar/gateways/{gateway_id}",
+        Perm.MANAGE_USERS,
+        {"gateway_id": fresh_gateway},
+        body=lambda w: {"active": False},
+    ),
+    Case("POST", "/api/v1/traccar/gateways/{gateway_id}/token", Perm.MANAGE_USERS, {"gateway_id": fresh_gateway}),
     Case(
         "POST",
         "/api/v1/users",

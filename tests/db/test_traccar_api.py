@@ -193,3 +193,22 @@ async def test_the_documented_traccar_xml_works(client, tracker, conn, clean) ->
     headers["Content-Type"] = "application/json"
     r = await client.post(PATH, content=body("v6_json_gt06.json", T0), headers=headers)
     assert r.status_code == 200 and r.json() == {"stored": 1}
+
+
+async def test_the_page_api_creates_a_gateway_whose_token_works(client, tracker, people, conn) -> None:
+    """What the page (/gateways-traccar) calls: admins only; the token comes back once and then works."""
+    r = await client.post("/api/v1/traccar/gateways", json={"name": "traccar 3"}, headers=people.auth("monitor"))
+    assert r.status_code == 403
+    r = await client.post("/api/v1/traccar/gateways", json={"name": "traccar 3"}, headers=people.auth("admin"))
+    assert r.status_code == 201, r.text
+    created = r.json()
+    listed = (await client.get("/api/v1/traccar/gateways", headers=people.auth("admin"))).json()
+    assert [g["name"] for g in listed["items"]] == ["traccar 3"] and "token" not in listed["items"][0]
+    h = {"Authorization": f"Bearer {created['token']}"}
+    assert (await client.post(PATH, content=body("v6_json_gt06.json", T0), headers=h)).json() == {"stored": 1}
+    r = await client.post(f"/api/v1/traccar/gateways/{created['id']}/token", headers=people.auth("admin"))
+    assert r.status_code == 200 and r.json()["token"] != created["token"]
+    await asyncio.sleep(1.1)  # the auth cache reads the registry epoch at most once a second
+    assert (await client.post(PATH, content=body("v6_json_gt06.json", T0), headers=h)).status_code == 401
+    r = await client.post("/api/v1/traccar/gateways", json={"name": "traccar 3"}, headers=people.auth("admin"))
+    assert r.status_code == 409 and r.json()["field"] == "name"
