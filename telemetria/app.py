@@ -53,6 +53,7 @@ from telemetria.roads import api as roads_api
 from telemetria.roads.inforce import NetworkChanged
 from telemetria.seals import api as seals_api
 from telemetria.seals import verify_api as seals_verify_api
+from telemetria.sete import api as sete_api
 from telemetria.settings import Settings
 from telemetria.traccar import api as traccar_api
 from telemetria.traccar import api_gateways
@@ -69,6 +70,7 @@ API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, api_versions.router, audit_api.router,
     reports_api.router, live_api.router, contracts_api.router, measurement_api.router, occurrences_api.router,
     day_api.router, seals_api.router, seals_verify_api.router, roads_api.router, api_gateways.router,
+    sete_api.router,
 )  # fmt: skip
 
 

@@ -171,3 +171,35 @@ async def test_cli_exit_codes_and_dry_run(test_db, conn, clean) -> None:
         thread.join(5)
     gone = await asyncio.to_thread(cli, "--url", f"http://127.0.0.1:{_free_port()}")
     assert gone.returncode == 2 and "unreachable" in gone.stderr
+
+
+async def test_the_page_imports_from_the_configured_address_only(test_db, conn, clean, people) -> None:
+    """POST /api/v1/sete/import (the Rotas page's "Importar do SETE"): a servidor's call, from TELEMETRIA_SETE_URL."""
+    from telemetria.app import create_app
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(SeteDouble().app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:  # noqa: ASYNC110 (a thread sets it; uvicorn offers no event to wait on)
+        await asyncio.sleep(0.01)
+    app = create_app(test_db.settings(rollup_interval_s=0, sete_url=f"http://127.0.0.1:{port}"))
+    body = {"ibge": IBGE, "user": USER, "password": PASSWORD}
+    try:
+        async with app.router.lifespan_context(app):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                r = await c.post("/api/v1/sete/import", json={**body, "url": "http://elsewhere"},
+                                 headers=people.auth("monitor"))  # fmt: skip
+                assert r.status_code == 422  # no address from the request, ever
+                r = await c.post("/api/v1/sete/import", json=body, headers=people.auth("auditor"))
+                assert r.status_code == 403
+                r = await c.post("/api/v1/sete/import", json=body, headers=people.auth("monitor"))
+                assert r.status_code == 200 and r.json()["dry_run"] and r.json()["summary"]["new"] == 3, r.text
+                assert await conn.fetchval("SELECT count(*) FROM routes") == 0
+                r = await c.post("/api/v1/sete/import", json={**body, "dry_run": False}, headers=people.auth("monitor"))
+                assert r.status_code == 200 and await conn.fetchval("SELECT count(*) FROM routes") == 1
+                r = await c.post("/api/v1/sete/import", json={**body, "password": "no"}, headers=people.auth("monitor"))
+                assert r.status_code == 422 and "refused" in r.json()["detail"]
+    finally:
+        server.should_exit = True
+        thread.join(5)

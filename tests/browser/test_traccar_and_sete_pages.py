@@ -1,5 +1,6 @@
-"""The Traccar servers page (/gateways-traccar) in a real browser: an admin creates one, copies its traccar.xml
-lines once, and a Traccar body sent with that token is stored."""
+"""The Traccar servers page (/gateways-traccar) and the Rotas page's SETE import, in a real browser: an admin
+creates a Traccar server, copies its traccar.xml lines once, and a Traccar body sent with that token is stored;
+a servidor simulates a SETE import and applies it."""
 
 from __future__ import annotations
 
@@ -66,3 +67,52 @@ async def test_an_admin_creates_a_traccar_server_and_its_token_works(tab: Tab) -
         headers = {"Authorization": f"Bearer {token[1]}", "Content-Type": "application/json"}
         r = await client.post("/api/v1/traccar/positions", content=orjson.dumps(doc), headers=headers)
     assert r.status_code == 200 and r.json() == {"stored": 1}, r.text
+
+
+async def test_the_routes_page_simulates_a_sete_import_then_applies_it(tab: Tab) -> None:
+    """ "Importar do SETE": the form, the simulation's report set as text, then the same import applied. The API
+    answers with the report the importer makes of the SETE double (the site has no SETE address configured;
+    tests/db/test_sete_import.py runs the endpoint itself against the double)."""
+    from playwright.async_api import Route
+
+    from telemetria.sete import importer
+    from telemetria.sete.client import SeteClient
+    from telemetria.sete.plan import decide
+    from tests.sete_double import IBGE, PASSWORD, USER, SeteDouble
+
+    double = SeteDouble()
+    double.data["rotas"]["data"][0]["nome"] = "<b>Linha</b> Ramal 12"  # markup must arrive as text
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=double.app), base_url="http://sete") as http:
+        client = SeteClient(http, IBGE)
+        await client.login(USER, PASSWORD)
+        items = importer.items_of(await client.snapshot(), 2026)
+    actions = [decide(it, None, None, None) for it in items]
+    sent: list[dict[str, Any]] = []
+
+    async def answer(route: Route) -> None:
+        body = orjson.loads(route.request.post_data or "{}")
+        sent.append(body)
+        report = importer.report(IBGE, actions, body["dry_run"])
+        await route.fulfill(status=200, content_type="application/json", body=orjson.dumps(report))
+
+    page = tab.page
+    await page.route(re.compile(r".*/api/v1/sete/import$"), answer)
+    await tab.login("monitor")
+    await tab.open("/cadastro/rotas")
+    await page.get_by_role("button", name="Importar do SETE").click()
+    form = page.get_by_role("dialog", name="Importar do SETE")
+    await form.get_by_label("Código IBGE do município").fill(IBGE)
+    await form.get_by_label("E-mail do usuário no SETE").fill(USER)
+    await form.get_by_label("Senha do SETE").fill(PASSWORD)
+    await form.get_by_role("button", name="Simular importação").click()
+
+    shown = page.get_by_role("dialog", name="Simulação da importação do SETE")
+    await expect(shown.get_by_test_id("sete-summary")).to_contain_text("3 novos")
+    await expect(shown.get_by_role("cell", name="<b>Linha</b> Ramal 12")).to_be_visible()  # text, not markup
+    await expect(shown.locator("b")).to_have_count(0)
+    await expect(shown).to_contain_text("no shape in SETE")
+    await tab.shot("sete-import-simulation")
+    await shown.get_by_role("button", name="Aplicar estas mudanças").click()
+    await expect(page.get_by_role("dialog", name="Importação do SETE aplicada")).to_be_visible()
+    assert [b["dry_run"] for b in sent] == [True, False]
+    assert all(b["password"] == PASSWORD and "url" not in b for b in sent)
