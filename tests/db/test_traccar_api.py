@@ -212,3 +212,22 @@ async def test_the_page_api_creates_a_gateway_whose_token_works(client, tracker,
     assert (await client.post(PATH, content=body("v6_json_gt06.json", T0), headers=h)).status_code == 401
     r = await client.post("/api/v1/traccar/gateways", json={"name": "traccar 3"}, headers=people.auth("admin"))
     assert r.status_code == 409 and r.json()["field"] == "name"
+
+
+async def test_an_invalid_fix_is_kept_but_not_used_for_km(client, tracker, gateway, people, conn) -> None:
+    """valid: false (no GPS fix; Traccar repeats or invents coordinates) is stored, marked, and left out of km."""
+    from telemetria.localtime import LOCAL_TZ
+
+    day = datetime.now(LOCAL_TZ).date() - timedelta(days=1)
+    start = datetime(day.year, day.month, day.day, 10, tzinfo=LOCAL_TZ)
+    for i in range(11):  # ~200 m a step eastwards along -10.44, 30 s apart: 2 km in all
+        # Fixes 4-7 without a GPS fix, 300 m off the road at a bus's speed: only `valid` tells them apart.
+        invalid = 4 <= i <= 7
+        b = body("v6_json_gt06.json", start + timedelta(seconds=30 * i), latitude=-10.4373 if invalid else -10.44,
+                 longitude=-62.47 + i * 0.00183, speed=13.0, valid=not invalid)  # fmt: skip
+        assert (await client.post(PATH, content=b, headers=gateway)).json() == {"stored": 1}
+    assert await conn.fetchval("SELECT count(*) FROM fixes WHERE NOT valid") == 4
+    params = {"vehicle_id": str(tracker.vehicle_id), "from": day.isoformat(), "to": day.isoformat()}
+    r = await client.get("/api/v1/reports/km", params=params, headers=people.auth("auditor"))
+    assert r.status_code == 200, r.text
+    assert r.json()["total_km"] == pytest.approx(2.0, abs=0.1), r.json()  # not the 2.6 km through the invalid fixes
