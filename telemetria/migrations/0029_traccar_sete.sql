@@ -27,5 +27,5 @@ CREATE TABLE sete_links (
     imported    jsonb NOT NULL,
     imported_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (ibge, kind, sete_id),
-    UNIQUE (kind, local_id)
+    UNIQUE (ibge, kind, local_id)  -- one SETE item per row of ours
 );

@@ -7,6 +7,7 @@ change is a version from `effective_from` (default: today) by `sete:<user>`, as 
 from __future__ import annotations
 
 from datetime import date
+from functools import partial
 from typing import Any
 
 from telemetria.audit.log import record
@@ -65,7 +66,8 @@ async def apply(conn: Conn, ibge: str, actions: list[Action], who: str, effectiv
             if act.status == CONFLICT and not act.imported:
                 continue
             memory = {**act.imported, "_sete": act.item.extra}
-            await conn.execute(q.UPSERT_LINK, ibge, act.item.kind, act.item.key, act.local_id, memory)
+            it = act.item
+            await store.guarded(partial(conn.execute, q.UPSERT_LINK, ibge, it.kind, it.key, act.local_id, memory))
         await record(conn, "sete.import", None, None, f"sete:{ibge}", {"by": who, **summary(actions)})
 
 

@@ -30,11 +30,13 @@ async def no_links(pool) -> None:
     await pool.execute("TRUNCATE sete_links")
 
 
-async def run(conn, double: SeteDouble, *, dry_run: bool = False, effective_from: date | None = None) -> dict:
+async def run(
+    conn, double: SeteDouble, *, dry_run: bool = False, effective_from: date | None = None, pupils: bool = False
+) -> dict:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=double.app), base_url="http://sete") as http:
         client = SeteClient(http, IBGE)
         await client.login(USER, PASSWORD)
-        snap = await client.snapshot()
+        snap = await client.snapshot(pupil_counts=pupils)
     items = importer.items_of(snap, YEAR)
     actions = await importer.plan(conn, IBGE, items, YEAR)
     if not dry_run:
@@ -74,6 +76,14 @@ async def test_pupils_are_not_read_unless_counted(conn, clean) -> None:
     double = SeteDouble()
     await run(conn, double)
     assert not any(p.endswith("/alunos") for p in double.requests)
+
+
+async def test_pupils_are_only_counted_when_asked(conn, clean) -> None:
+    double = SeteDouble()
+    report = await run(conn, double, pupils=True)
+    assert by_label(report)["Linha Ramal 12 - Setor Chacareiro"]["sete"]["pupils"] == 2
+    stored = orjson.dumps([dict(r) for r in await conn.fetch("SELECT * FROM sete_links")]).decode()
+    assert '"pupils":2' in stored and "Aluno" not in stored and "-10.4483" not in stored
 
 
 async def test_a_second_run_changes_nothing(conn, clean) -> None:
