@@ -24,7 +24,7 @@ from telemetria.http import HttpError, bearer_token, error_response, json_respon
 from telemetria.ingest.api import _ingest, _shed_if_backlogged, admit
 from telemetria.ingest.inflight import Hold, InflightBudget
 from telemetria.ingest.writer import Unstorable
-from telemetria.traccar.auth import GatewayAuth, NotAllowed
+from telemetria.traccar.auth import Gateway, GatewayAuth, NotAllowed
 from telemetria.traccar.decode import Forwarded, decode_json, decode_url
 
 T = TypeVar("T")
@@ -102,7 +102,7 @@ async def _admit(request: Request, tracker_id: int, nbytes: int) -> Hold:
     return admit(request, tracker_id, nbytes)
 
 
-async def _tracker(auth: GatewayAuth, gateway: Any, forwarded: Forwarded) -> int:
+async def _tracker(auth: GatewayAuth, gateway: Gateway, forwarded: Forwarded) -> int:
     try:
         tracker_id = await _looked_up(auth.tracker(gateway, forwarded.unique_id, forwarded.fix.ts))
     except NotAllowed:

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -164,7 +165,7 @@ def _unique_id(value: Any) -> str:
     return unique_id
 
 
-def _time(value: Any, field: str) -> Any:
+def _time(value: Any, field: str) -> datetime:
     if value is None:
         raise DecodeError(f"{field}: required")
     try:

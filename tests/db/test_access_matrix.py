@@ -23,6 +23,7 @@ from telemetria.app import API_ROUTERS
 from telemetria.auth import store
 from telemetria.auth.roles import PERMISSIONS, Perm, Role
 from telemetria.registry import fleet
+from telemetria.traccar import gateways
 from tests.db.conftest import People
 from tests.db.world import LINE, ZONE, World, make_world
 
@@ -40,8 +41,6 @@ async def fresh_tracker(conn: asyncpg.Connection, w: World, role: str) -> int:
 
 
 async def fresh_gateway(conn: asyncpg.Connection, w: World, role: str) -> int:
-    from telemetria.traccar import gateways
-
     return int((await gateways.add_gateway(conn, f"matrix gateway {next(_seq)}"))["id"])
 
 
