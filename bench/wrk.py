@@ -85,8 +85,10 @@ def run_wrk(
     base_ms: int,
     step_ms: int,
     log: Path,
+    script: Path = LUA_SCRIPT,
 ) -> WrkResult:
-    """Run wrk for `duration_s` at `connections`; its full output is kept in `log`."""
+    """Run wrk for `duration_s` at `connections` with `script` (fixes.lua, or traccar.lua for the gateway's
+    bodies: the same arguments and output); its full output is kept in `log`."""
     args = [
         wrk,
         f"-t{WRK_THREADS}",
@@ -96,7 +98,7 @@ def run_wrk(
         "30s",  # a slow 1,000-fix batch is a latency figure, not an error
         "--latency",
         "-s",
-        str(LUA_SCRIPT),
+        str(script),
         url,
         "--",
         str(tokens_file),

@@ -53,17 +53,24 @@ from telemetria.roads import api as roads_api
 from telemetria.roads.inforce import NetworkChanged
 from telemetria.seals import api as seals_api
 from telemetria.seals import verify_api as seals_verify_api
+from telemetria.sete import api as sete_api
 from telemetria.settings import Settings
+from telemetria.traccar import api as traccar_api
+from telemetria.traccar import api_gateways
+from telemetria.traccar.auth import GatewayAuth
 from telemetria.web import pages, public_pages
 
 log = logging.getLogger(__name__)
+# Trackers' ways in, served in front of FastAPI (ingest/front.py): our JSON API, OsmAnd, Traccar's forwarding.
+INGEST_ROUTES = [*ingest_api.ROUTES, *traccar_api.ROUTES]
 _METRICS_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 
 # Every user-facing API router; each route declares its guard (see auth/guard.py).
 API_ROUTERS = (
     auth_api.router, api_fleet.router, api_drivers.router, api_routes.router, api_versions.router, audit_api.router,
     reports_api.router, live_api.router, contracts_api.router, measurement_api.router, occurrences_api.router,
-    day_api.router, seals_api.router, seals_verify_api.router, roads_api.router,
+    day_api.router, seals_api.router, seals_verify_api.router, roads_api.router, api_gateways.router,
+    sete_api.router,
 )  # fmt: skip
 
 
@@ -126,6 +133,7 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
     app.state.reports_pool = reports_pool
     app.state.writer = writer
     app.state.tracker_auth = TrackerAuth(pool, ttl_s=settings.auth_cache_ttl_s)
+    app.state.gateway_auth = GatewayAuth(pool, app.state.tracker_auth, ttl_s=settings.auth_cache_ttl_s)
     app.state.ingest = IngestService(writer, limits_from(settings))
     tasks = []
     if settings.retention_interval_s > 0:
@@ -172,7 +180,7 @@ def _add_state(app: FastAPI, settings: Settings) -> None:
 def _add_middleware(app: Telemetria, settings: Settings) -> None:
     """Every route's guarantees, outermost last; the ingest front gets the same ones but the NUL guard."""
     # Inside the body limit, which bounds what the NUL guard reads; ingest rejects NULs per item itself.
-    app.add_middleware(NulGuardMiddleware, skip={route.path for route in ingest_api.ROUTES})
+    app.add_middleware(NulGuardMiddleware, skip={route.path for route in INGEST_ROUTES})
     app.add_middleware(  # every route, before parsing: bodies bounded in size and in time
         BodyLimitMiddleware,
         limit_bytes=settings.max_body_bytes,
@@ -186,7 +194,7 @@ def _add_middleware(app: Telemetria, settings: Settings) -> None:
 
     # The ingest routes get the same guarantees in front of all this (telemetria/ingest/front.py).
     app.ingest_front = IngestFront(
-        {route.path: route for route in ingest_api.ROUTES},
+        {route.path: route for route in INGEST_ROUTES},
         partial(
             BodyLimitMiddleware,
             limit_bytes=settings.max_body_bytes,
@@ -201,7 +209,7 @@ def _add_middleware(app: Telemetria, settings: Settings) -> None:
 
 def _add_routers(app: FastAPI) -> None:
     # The ingest routes stay in the router too: their other methods' 405s, and the routes' listing.
-    app.router.routes.extend(ingest_api.ROUTES)
+    app.router.routes.extend(INGEST_ROUTES)
     for router in API_ROUTERS:
         app.include_router(router)
     # The public area (no login; 404 while public_enabled is off): not in API_ROUTERS, whose routes all need a login.
@@ -218,8 +226,10 @@ def _add_openapi(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-            schema["paths"] = {**ingest_api.OPENAPI_PATHS, **schema["paths"]}
-            schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(ingest_api.OPENAPI_SECURITY)
+            schema["paths"] = {**ingest_api.OPENAPI_PATHS, **traccar_api.OPENAPI_PATHS, **schema["paths"]}
+            schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(
+                ingest_api.OPENAPI_SECURITY | traccar_api.OPENAPI_SECURITY
+            )
             schema["components"].setdefault("schemas", {}).update(api_routes.OPENAPI_COMPONENTS)
             apidocs.summarize(schema)
             app.openapi_schema = schema

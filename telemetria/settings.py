@@ -376,6 +376,12 @@ class Settings(BaseSettings):
     """boarding places are published rounded to a grid of this many metres, since a boarding point near a home
     identifies a child (LGPD Art. 14); `0`: as registered"""
 
+    # The SETE import (issue 35, docs/sete.md): the page imports only from this address, so a form cannot make
+    # the service call any address it is given; the command line takes any `--url`.
+    sete_url: str = Field(default="", max_length=500, pattern=r"^(https?://[^\s]+)?$")
+    """the municipality's SETE API address (the `BASE_URL` of its SETE clients), the one the registry page imports
+    from; empty: the page's import is off (`telemetria sete import --url` still works)"""
+
     @classmethod
     def settings_customise_sources(
         cls,

@@ -57,6 +57,11 @@ OTHER_VARIABLES = (
         "the password `telemetria user add` and `user passwd` set; unset: asked twice on the terminal",
     ),
     Variable(
+        "TELEMETRIA_SETE_PASSWORD",
+        "unset",
+        "the SETE user's password `telemetria sete import` logs in with; unset: asked on the terminal",
+    ),
+    Variable(
         "TELEMETRIA_PG_BIN",
         "`/usr/lib/postgresql/15/bin`",
         "where PostgreSQL 15's programs are: the local cluster's `pg_ctl`, `initdb`, `psql`, and `pg_dump`,"

@@ -7,12 +7,23 @@ import sys
 
 from pydantic import ValidationError
 
-from telemetria.cli import access, database, operations, registry, roads, service, simulation, verify
+from telemetria.cli import (
+    access,
+    database,
+    gateway,
+    operations,
+    registry,
+    roads,
+    service,
+    sete,
+    simulation,
+    verify,
+)
 from telemetria.cli.common import CliError
 from telemetria.settings import Settings, SettingsError
 
 # In the order `telemetria --help` lists them.
-GROUPS = (database, service, operations, registry, roads, access, simulation, verify)
+GROUPS = (database, service, operations, registry, gateway, sete, roads, access, simulation, verify)
 
 
 def build_parser() -> argparse.ArgumentParser:

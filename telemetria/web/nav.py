@@ -65,6 +65,8 @@ PAGES: tuple[Page, ...] = (
     *(Page(path, t, Perm.READ, "Contratos") for path, t in CONTRACTS.items()),
     *(Page(path, t, perm, "Fiscalização") for path, (t, perm) in FISCALIZACAO.items()),
     Page("/usuarios", "Usuários", Perm.MANAGE_USERS, "Administração"),
+    # Traccar servers forwarding positions (issue 35): a gateway token is a credential of the installation.
+    Page("/gateways-traccar", "Servidores Traccar", Perm.MANAGE_USERS, "Administração"),
     Page("/auditoria", "Registro de auditoria", Perm.READ_AUDIT, "Administração"),
 )
 

@@ -274,6 +274,11 @@ async def users_page(request: Request) -> Response:
     return await _open(request, PAGE["/usuarios"], "registry.html", config={"entity": "usuarios"})
 
 
+@router.get("/gateways-traccar")
+async def gateways_page(request: Request) -> Response:
+    return await _open(request, PAGE["/gateways-traccar"], "registry.html", config={"entity": "gateways"})
+
+
 @router.get("/auditoria")
 async def audit_page(request: Request) -> Response:
     return await _open(request, PAGE["/auditoria"], "audit.html")

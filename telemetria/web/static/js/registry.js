@@ -3,6 +3,7 @@
 import { config, el } from "./api.js";
 import { assignments } from "./registry/assignments.js";
 import { contractors, drivers, trackers, vehicles } from "./registry/fleet.js";
+import { gateways } from "./registry/gateways.js";
 import { routes } from "./registry/routes.js";
 import { users } from "./registry/users.js";
 import { zones } from "./registry/zones.js";
@@ -16,6 +17,7 @@ const PAGES = {
   atribuicoes: assignments,
   zonas: zones,
   usuarios: users,
+  gateways,
 };
 
 const root = document.getElementById("registry");

@@ -5,6 +5,7 @@ import { format } from "../formats.js";
 import { SHIFTS, editWith, historyTable, lookups, name } from "./common.js";
 import { sentence } from "./errors.js";
 import { openForm } from "./form.js";
+import { seteImport } from "./sete.js";
 import { stopEditor } from "./stops.js";
 import { activeBadge, listView } from "./table.js";
 
@@ -116,6 +117,12 @@ export function routes(root) {
     actions: (r) => [{ label: "Abrir", name: `rota ${r.code}`, run: () => { show(r.id); return false; } }],
   });
   root.append(detail);
+  view.section.querySelector(".reg-toolbar").append(el("button", { type: "button", onclick: async () => {
+    if (await seteImport()) {
+      lookups.forget(R);
+      view.reload();
+    }
+  } }, "Importar do SETE"));
 
   let editor = null;
   function back() {
