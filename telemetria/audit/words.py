@@ -280,7 +280,8 @@ def detail_text(code: str, detail: Any, plates: Mapping[int, str] | None = None)
         if v is None or k == "changes":
             continue
         if k == "fields":  # the fields whose values the log does not keep (personal data, the password): names only
-            changed = detail.get("changes") if isinstance(detail.get("changes"), Mapping) else {}
+            kept = detail.get("changes")
+            changed: Mapping[str, Any] = kept if isinstance(kept, Mapping) else {}
             others = [str(f) for f in v if f not in changed] if isinstance(v, list) else []
             if others:
                 parts.append("campos alterados: " + ", ".join(FIELDS.get(f, f) for f in others))
