@@ -14,3 +14,8 @@ WHERE at >= coalesce($1::timestamptz, '-infinity') AND at < coalesce($2::timesta
   AND ($4::text IS NULL OR username = $4)
 ORDER BY at DESC, id DESC
 LIMIT $5 OFFSET $6"""
+
+# The plates of the vehicles an audit page names (exports, vehicle targets): one query per page.
+PLATES = "SELECT id, plate FROM vehicles WHERE id = ANY ($1::bigint[])"
+
+CSV_ROWS = 200_000  # an audit CSV holds at most this many entries (newest first); narrow the period for more

@@ -56,6 +56,11 @@ class UserChange(BaseModel):
     designated: bool | None = None
 
 
+# A user's fields whose old and new values the audit log keeps: access and powers (Art. 42's designation among
+# them), never personal data (the full name) nor the password, which are logged by name only (LGPD, Art. 6 III).
+AUDITED_FIELDS = ("role", "contractor_id", "active", "designated")
+
+
 def _secure(request: Request) -> bool:
     mode = request.app.state.settings.cookie_secure
     return mode == "always" or (mode == "auto" and request.url.scheme == "https")
@@ -232,6 +237,12 @@ async def change_user(
             400, "nothing to change: send one of full_name, role, contractor_id, active, password, designated"
         )
     async with conn.transaction():
+        before = await conn.fetchrow(auth_q.USER_BY_ID, user_id)
         user = await store.change_user(conn, user_id, body.model_dump(include=body.model_fields_set))
-        await record(conn, "user.update", who, client_ip(request), f"user:{user_id}", {"fields": changed})
+        # What changed, old → new, so the audit log can say it in words (never the password, only that it changed).
+        was = dict(before) if before is not None else {}
+        changes = {f: [was.get(f), user.get(f)] for f in AUDITED_FIELDS if was.get(f) != user.get(f)}
+        await record(
+            conn, "user.update", who, client_ip(request), f"user:{user_id}", {"fields": changed, "changes": changes}
+        )
     return json_response(user)

@@ -22,7 +22,7 @@ ITINERARY_COLUMNS = [
 
 SERVICE_COLUMNS = [
     Column("Linha", "kind"), Column("Mês", "month"), Column("Rota", "code"), Column("Nome da rota", "name"),
-    Column("Execuções devidas", "runs_due", INT), Column("Execuções feitas", "runs_made", INT),
+    Column("Corridas devidas", "runs_due", INT), Column("Corridas realizadas", "runs_made", INT),
     Column("Km realizado", "km_made", KM3), Column("Contado até", "to", DATE),
 ]  # fmt: skip
 

@@ -70,7 +70,7 @@ PAGES: tuple[Page, ...] = (
     Page("/auditoria", "Registro de auditoria", Perm.READ_AUDIT, "Administração"),
 )
 
-ROLE_NAMES = {"admin": "Administrador", "monitor": "Servidor designado", "auditor": "Controle externo",
+ROLE_NAMES = {"admin": "Administrador", "monitor": "Servidor", "auditor": "Controle externo",
               "contractor": "Empresa contratada"}  # fmt: skip
 
 

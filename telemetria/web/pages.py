@@ -154,7 +154,9 @@ async def _who_line(request: Request, who: Principal) -> dict[str, str]:
 async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> Response:
     who = await viewer(request)
     if who is None:
-        return RedirectResponse(f"{LOGIN}?next={quote(request.url.path)}", 303)
+        # The page's query goes along (a report's period, a list's filters): after logging in the same view opens.
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"{LOGIN}?next={quote(target, safe='/')}", 303)
     if not who.can(page.perm):
         role = nav.ROLE_NAMES[who.role.value]
         message = f"Seu perfil ({role}) não tem acesso a esta página."

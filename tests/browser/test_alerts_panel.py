@@ -4,17 +4,20 @@ and a click centres the map on the occurrence with a link to its page."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.async_api import Browser, expect
 
+from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings
-from tests.browser.conftest import Tab
+from tests.browser.conftest import ARTIFACTS, Tab
 from tests.browser.fisc_site import DOCS_IMG, FiscSite, fisc_site, fisc_tab
 
 PLATE = "ALE1A11"
+PHASE = os.environ.get("PHASE", "after")  # the screenshots' suffix: before (on the old code) or after
 POLL_S = 25  # the panel polls every ~10 s: one poll and a margin
 
 
@@ -113,3 +116,30 @@ async def test_names_with_markup_stay_text_in_the_panel_the_list_and_the_page(
     await expect(page.locator("#oc-facts")).to_contain_text(stop)
     for injected in ("#injected-place", "#injected-stop"):
         await expect(page.locator(injected)).to_have_count(0)
+
+
+async def test_each_alert_says_its_day_and_the_list_reads_in_the_order_things_happened(
+    alerts_tab: Tab, alerts_site: FiscSite
+) -> None:
+    """Issue 36: the panel spans 24 h (two days) but showed only a clock time, in the order the detector stored
+    them: a late batch's alert of yesterday evening sat on top of this morning's. Now newest first by when it
+    happened, each with its day."""
+    page = alerts_tab.page
+    now = datetime.now(UTC)
+    recent = await alerts_site.insert_occurrence(
+        PLATE, "speeding", now - timedelta(minutes=3), lat=-10.44, lon=-62.46, facts={"max_kmh": 71.0, "limit_kmh": 60}
+    )
+    yesterday = now - timedelta(hours=20)
+    late = await alerts_site.insert_occurrence(  # stored after the other one: it arrived late
+        PLATE, "speeding", yesterday, lat=-10.45, lon=-62.45, facts={"max_kmh": 75.0, "limit_kmh": 60}
+    )
+    await alerts_tab.login("monitor", then="/mapa")
+    buttons = page.locator("#alerts-list li button")
+    await expect(page.locator(f'#alerts-list button[data-id="{late}"]')).to_be_visible(timeout=POLL_S * 1000)
+    await page.locator("#alerts").screenshot(path=str(ARTIFACTS / f"issue36-alerts-{PHASE}.png"))
+    order = [int(x) for x in await buttons.evaluate_all("bs => bs.map((b) => b.dataset.id)")]
+    assert order.index(recent) < order.index(late), order
+    local = yesterday.astimezone(LOCAL_TZ)
+    await expect(page.locator(f'#alerts-list button[data-id="{late}"]')).to_contain_text(
+        f"{local:%d/%m} às {local:%H:%M:%S}"
+    )

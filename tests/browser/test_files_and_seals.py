@@ -193,6 +193,22 @@ async def test_an_unchanged_track_file_is_valid_and_a_changed_digit_names_its_ro
     await page.screenshot(path=str(DOCS_IMG / "verificar-arquivo.png"), full_page=True)
 
 
+async def test_on_a_phone_each_days_verification_result_is_on_screen(tab: Tab, sealed: Site) -> None:
+    """Issue 36: on a phone the days' table scrolled its result ("confere"/"não confere") off the screen's edge."""
+    page = tab.page
+    csv = (await _api(sealed, "contractor", "/api/v1/reports/track", **_track_params(sealed), format="csv")).content
+    await page.set_viewport_size({"width": 360, "height": 780})
+    await tab.login("contractor", then="/verificar")
+    await _verify(tab, "trajetoria.csv", csv, "text/csv")
+    row = page.locator(f'#v-days tbody tr[data-date="{sealed.history_day}"]')
+    result = row.locator("td").nth(4)
+    await expect(result).to_contain_text("confere")
+    await tab.shot(f"issue36-verify-phone-{os.environ.get('PHASE', 'after')}")
+    box = await result.locator(".badge").bounding_box()  # where it is, not scrolled to: the reader sees it or not
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, box
+    assert await result.get_attribute("data-label") == "Resultado"
+
+
 async def test_an_xlsx_track_file_is_verified_too(tab: Tab, sealed: Site) -> None:
     r = await _api(sealed, "auditor", "/api/v1/reports/track", **_track_params(sealed), format="xlsx")
     await tab.login("auditor", then="/verificar")

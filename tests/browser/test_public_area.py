@@ -3,6 +3,7 @@ map (drawn without tiles), the month's service and the seals' page; with it off 
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -12,10 +13,11 @@ from playwright.async_api import Browser, expect
 
 from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings
-from tests.browser.conftest import Tab
+from tests.browser.conftest import ARTIFACTS, Tab
 from tests.browser.fisc_site import FiscSite, fisc_site, fisc_tab
 
 PLATES = ("PUB1A11", "PUB1A12")
+PHASE = os.environ.get("PHASE", "after")  # the screenshots' suffix: before (on the old code) or after
 TOWN = "Prefeitura Municipal de Teste"
 
 
@@ -130,6 +132,42 @@ async def test_on_a_phone_the_itineraries_fit_the_screen(browser: Browser, on_si
         await expect(page.get_by_test_id("route")).to_have_count(len(PLATES))
         width = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert width <= 1, f"the page is {width} px wider than the phone"
+    finally:
+        await ctx.close()
+
+
+async def test_on_the_itineraries_call_no_api_that_needs_a_login(browser: Browser, on_site: FiscSite) -> None:
+    """Issue 36: /publico asked the roads layer's login-only API, was refused, and never settled for the public."""
+    async with fisc_tab(browser, on_site) as tab:
+        page = tab.page
+        asked: list[str] = []
+        refused: list[str] = []
+        page.on("request", lambda r: asked.append(r.url))
+        page.on("response", lambda r: refused.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        await tab.open("/publico")
+        await expect(page.get_by_test_id("route")).to_have_count(len(PLATES))
+        await expect(page.locator("#p-map .leaflet-overlay-pane path").first).to_be_visible()
+        await page.wait_for_timeout(1000)  # the map's own requests, after the routes are drawn
+        ours = [u for u in asked if u.startswith(on_site.url)]
+        assert not [u for u in ours if "/api/" in u], ours
+        assert not [r for r in refused if r.split(" ", 1)[1].startswith(on_site.url)], refused
+
+
+async def test_on_a_phone_the_services_table_shows_the_km_on_screen(browser: Browser, on_site: FiscSite) -> None:
+    """Issue 36: on a phone the month's table scrolled its key columns (runs made, km) off the screen's edge."""
+    ctx = await browser.new_context(locale="pt-BR", viewport={"width": 360, "height": 780}, is_mobile=True)
+    try:
+        page = await ctx.new_page()
+        await page.goto(on_site.url + "/publico/servico")
+        rows = page.locator("#s-result tbody tr")
+        await expect(rows).to_have_count(len(PLATES) + 1)
+        await page.screenshot(path=str(ARTIFACTS / f"issue36-public-service-phone-{PHASE}.png"), full_page=True)
+        for header in ("Corridas realizadas", "Km realizado"):
+            cell = rows.first.locator("td").nth(3 if header == "Corridas realizadas" else 4)
+            await expect(cell).to_be_visible()
+            box = await cell.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, (header, box)
+            assert await cell.get_attribute("data-label") == header  # the card says which figure it is
     finally:
         await ctx.close()
 

@@ -169,7 +169,7 @@ async def test_the_service_of_a_month_is_the_measurements(
     csv = await public.get("/public/service", params={"month": month, "format": "csv"})
     assert csv.status_code == 200
     assert csv.headers["content-disposition"] == f'attachment; filename="servico_{month}.csv"'
-    header = "Linha;Mês;Rota;Nome da rota;Execuções devidas;Execuções feitas;Km realizado;Contado até"
+    header = "Linha;Mês;Rota;Nome da rota;Corridas devidas;Corridas realizadas;Km realizado;Contado até"
     assert csv.text.lstrip("\ufeff").splitlines()[0] == header
     for text in await _personal(conn):
         assert text not in r.text and text not in csv.text

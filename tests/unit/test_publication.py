@@ -171,7 +171,7 @@ def test_service_adds_up_a_route_across_contracts_and_writes_its_csv() -> None:
         ("A", "Linha A", 10, 9, Decimal("12.250")), ("B", "Linha B", 22, 20, Decimal("44.500"))]  # fmt: skip
     rows = _read(tables.csv_bytes(tables.SERVICE_COLUMNS, tables.service_rows("2026-03", date(2026, 3, 31), routes),
                                   LOCAL_TZ))  # fmt: skip
-    assert rows[0] == ["Linha", "Mês", "Rota", "Nome da rota", "Execuções devidas", "Execuções feitas",
+    assert rows[0] == ["Linha", "Mês", "Rota", "Nome da rota", "Corridas devidas", "Corridas realizadas",
                        "Km realizado", "Contado até"]  # fmt: skip
     assert rows[1] == ["rota", "2026-03", "A", "Linha A", "10", "9", "12,250", "31/03/2026"]
     assert rows[-1] == ["total", "2026-03", "", "", "32", "29", "56,750", "31/03/2026"]

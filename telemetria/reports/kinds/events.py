@@ -37,7 +37,7 @@ SPEEDING_COLUMNS = [
     Column("Velocidade máxima (km/h)", "max_kmh", KMH),
     Column("Limite (km/h)", "limit_kmh", KMH),
     Column("Excesso (%)", "excess_pct", PCT),
-    Column("Gravidade (CTB Art. 218)", words("tier")),
+    Column("Gravidade CTB, Art. 218", words("tier")),  # not the occurrence's severity (Lei 3.588/2023, Art. 37)
     Column("Posições acima do limite", "fixes", INT),
     Column("Latitude", "lat", COORD),
     Column("Longitude", "lon", COORD),

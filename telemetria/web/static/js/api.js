@@ -74,7 +74,7 @@ export async function api(path, { method = "GET", body, form, signal } = {}) {
   try { data = text ? JSON.parse(text) : null; } catch { data = { detail: text.slice(0, 200) }; }
   if (!resp.ok) {
     if (resp.status === 401 && !leaving && !path.startsWith("/api/v1/auth/login")) {
-      location.assign("/entrar?next=" + encodeURIComponent(location.pathname));
+      location.assign("/entrar?next=" + encodeURIComponent(location.pathname + location.search));
     }
     throw new ApiError(resp.status, data);
   }

@@ -89,7 +89,7 @@ function dayDialog(d, kind) {
   };
   let intro;
   if (kind === "letivo") {
-    intro = "Hoje é um dia letivo. Marque-o sem aula dizendo o motivo (feriado municipal, recesso, chuva que fechou as estradas…).";
+    intro = `${d === localDate() ? "Hoje é" : "Este é"} um dia letivo. Marque-o sem aula dizendo o motivo (feriado municipal, recesso, chuva que fechou as estradas…).`;
     buttons.push(el("button", { type: "button", class: "primary", onclick: need((r) => marks.off.set(d, r)) }, "Marcar sem aula"));
   } else if (kind === "sem_aula") {
     intro = "Dia marcado sem aula.";

@@ -10,14 +10,21 @@ const START = [-10.4389, -62.4664];
 // markup characters go in as character references.
 const asHtmlText = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function makeMap(element) {
+// `roads`: offer the imported road network (read from the logged-in API); the public pages pass false, as they
+// have no session and must not call an API that needs one.
+export function makeMap(element, { roads = true } = {}) {
   const map = L.map(element, { zoomControl: true, preferCanvas: false }).setView(START, 12);
   const bases = {};
+  // What the base map is doing: the tile layers, the roads layer once known, whether tiles failed, and whether
+  // the roads layer was put in by the fallback (that choice is not remembered: tomorrow the tiles may load).
+  const state = { element, tiles: new Set(), roads: null, failed: false, auto: false, chosen: false };
   for (const layer of config.map.layers) {
     const tiles = layer.tiles.map((url) =>
       L.tileLayer(url, { maxZoom: layer.max_zoom, attribution: layer.attribution, crossOrigin: false }));
-    bases[asHtmlText(layer.name)] = tiles.length === 1 ? tiles[0] : L.layerGroup(tiles);
-    for (const t of tiles) t.on("tileerror", () => tileTrouble(element));
+    const base = tiles.length === 1 ? tiles[0] : L.layerGroup(tiles);
+    bases[asHtmlText(layer.name)] = base;
+    state.tiles.add(base);
+    for (const t of tiles) t.on("tileerror", () => { if (map.hasLayer(t)) tileTrouble(map, state); });
   }
   bases["Sem mapa de fundo"] = L.layerGroup();
   const saved = localStorage.getItem(CHOICE);
@@ -25,8 +32,16 @@ export function makeMap(element) {
   bases[first].addTo(map);
   const control = L.control.layers(bases, {}, { position: "topright" }).addTo(map);
   L.control.scale({ imperial: false }).addTo(map);
-  map.on("baselayerchange", (e) => localStorage.setItem(CHOICE, e.name));
-  offerRoads(map, control, bases[first], saved);
+  map.on("baselayerchange", (e) => {
+    if (state.auto) return;
+    localStorage.setItem(CHOICE, e.name);
+    // Chosen by hand: the notice about tiles no longer applies (a base of vectors needs no tile server); a tile
+    // layer chosen again may fail again and say so, but is not switched away from a second time.
+    dropNote(state);
+    state.failed = false;
+    state.chosen = true;
+  });
+  if (roads) offerRoads(map, control, bases[first], saved, state);
   return map;
 }
 
@@ -43,7 +58,7 @@ async function quietly(path, signal) {
   return resp.json();
 }
 
-async function offerRoads(map, control, shown, saved) {
+async function offerRoads(map, control, shown, saved, state) {
   let status;
   try { status = await quietly("/api/v1/roads/status"); } catch { return; }
   if (!status || !status.network) return;
@@ -74,30 +89,63 @@ async function offerRoads(map, control, shown, saved) {
   layer.on("add", draw);
   map.on("moveend", draw);
   control.addBaseLayer(layer, ROADS_LAYER);
+  state.roads = layer;
   if (saved === ROADS_LAYER) {
     map.removeLayer(shown);
     layer.addTo(map);
+  } else if (state.failed && !state.chosen) {
+    fallBack(map, state); // the tiles failed before the roads were known
   }
 }
 
-// Once per page: say that the base map is unreachable, and that everything else still works.
-function tileTrouble(element) {
-  if (element.dataset.tilesFailed) return;
-  element.dataset.tilesFailed = "1";
-  // Small and dismissable: on a phone a long notice would hide the map and the vehicles' labels.
-  const note = document.createElement("p");
-  note.className = "map-note";
-  note.setAttribute("role", "status");
-  note.title = "Veículos e trajetos continuam sendo mostrados. Escolha outra camada no canto superior direito " +
-    `(com a malha viária importada: "${ROADS_LAYER}").`;
+// The tiles are unreachable and the imported roads are there: show the roads instead, and say so.
+function fallBack(map, state) {
+  const current = [...state.tiles].find((t) => map.hasLayer(t));
+  if (!state.roads || !current) return false;
+  state.auto = true;
+  try {
+    map.removeLayer(current);
+    state.roads.addTo(map);
+  } finally {
+    state.auto = false;
+  }
+  note(state, "Mapa de fundo indisponível: estradas importadas",
+    "Sem acesso ao servidor do mapa de fundo, o mapa mostra a malha viária importada. Escolha outra camada no "
+    + "canto superior direito quando a internet voltar.");
+  return true;
+}
+
+// A tile of the shown base map failed: fall back to the imported roads when there are any, else say once that
+// the base map is unreachable and that everything else still works.
+function tileTrouble(map, state) {
+  if (state.failed) return;
+  state.failed = true;
+  state.element.dataset.tilesFailed = "1";
+  if (!state.chosen && fallBack(map, state)) return;
+  note(state, "Mapa de fundo indisponível", "Veículos e trajetos continuam sendo mostrados. Escolha outra camada no "
+    + `canto superior direito (com a malha viária importada: "${ROADS_LAYER}").`);
+}
+
+// Small and dismissable: on a phone a long notice would hide the map and the vehicles' labels.
+function note(state, text, title) {
+  dropNote(state);
+  const box = document.createElement("p");
+  box.className = "map-note";
+  box.setAttribute("role", "status");
+  box.title = title;
   const close = document.createElement("button");
   close.type = "button";
   close.className = "map-note-close";
   close.setAttribute("aria-label", "Fechar aviso");
   close.textContent = "×";
-  close.addEventListener("click", () => note.remove());
-  note.append("Mapa de fundo indisponível", close);
-  element.appendChild(note);
+  close.addEventListener("click", () => box.remove());
+  box.append(text, close);
+  state.element.appendChild(box);
+}
+
+// The notice goes when a base of vectors is chosen; a tile layer chosen again may fail again and say so.
+function dropNote(state) {
+  state.element.querySelector(":scope > .map-note")?.remove();
 }
 
 // What a tooltip or popup shows, as DOM nodes. Leaflet writes a string into the page as HTML, so a

@@ -58,18 +58,20 @@ function verdict(answer) {
 
 function daysTable(days) {
   const head = ["Dia", "Veículo", "Versão do selo", "Linhas", "Resultado", "Motivo", "Primeira diferença"];
-  return el("div", { class: "table-wrap" }, el("table", { class: "data", id: "v-days" },
+  // On a phone each day is a card with labelled cells (app.css, table.stack): the result is never off-screen.
+  const td = (i, attrs, ...kids) => el("td", { ...attrs, "data-label": head[i] }, ...kids);
+  return el("div", { class: "table-wrap" }, el("table", { class: "data stack", id: "v-days" },
     el("caption", { class: "sr-only" }, "Resultado por dia"),
     el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, days.map((d) => {
       return el("tr", { "data-date": d.date, "data-valid": String(Boolean(d.valid)) },
-        el("td", { class: "nw" }, day(d.date)),
-        el("td", {}, vehicleName(d)),
-        el("td", { class: "n" }, d.version === null || d.version === undefined ? "—" : String(d.version)),
-        el("td", { class: "n" }, d.rows === null || d.rows === undefined ? "—" : String(d.rows)),
-        el("td", {}, el("span", { class: `badge ${d.valid ? "ok" : "bad"}` }, d.valid ? "confere" : "não confere")),
-        el("td", {}, d.reason ? `${sentenceCase(d.reason)}.` : "—"),
-        el("td", {}, difference(d.first_difference)));
+        td(0, { class: "nw" }, day(d.date)),
+        td(1, {}, vehicleName(d)),
+        td(2, { class: "n" }, d.version === null || d.version === undefined ? "—" : String(d.version)),
+        td(3, { class: "n" }, d.rows === null || d.rows === undefined ? "—" : String(d.rows)),
+        td(4, {}, el("span", { class: `badge ${d.valid ? "ok" : "bad"}` }, d.valid ? "confere" : "não confere")),
+        td(5, {}, d.reason ? `${sentenceCase(d.reason)}.` : "—"),
+        td(6, {}, difference(d.first_difference)));
     }))));
 }
 

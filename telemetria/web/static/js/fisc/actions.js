@@ -205,6 +205,12 @@ export function actions(o, user, reload) {
   }
   const makers = { review, notify, defense, decision, appeal, appealDecision, close };
   for (const [name, make] of Object.entries(makers)) if (may.has(name)) box.append(make(o, reload));
+  // A servidor who is not designated reaches the decision's stage and finds no form: it is told why, and how.
+  if (OPEN.includes(o.status) && !may.has("decision") && user.role === "monitor") {
+    box.append(el("p", { class: "notice", "data-testid": "not-designated" }, "A decisão desta ocorrência cabe ao "
+      + "servidor designado ou a um administrador (Lei 3.588/2023, Art. 42). Seu usuário não está designado: peça a "
+      + "um administrador que o designe na página Usuários."));
+  }
   if (!box.childNodes.length) box.append(el("p", { class: "muted" }, "Nenhuma ação sua nesta etapa."));
   return box;
 }

@@ -11,6 +11,13 @@ const POLL_MS = 10_000;
 const SHOWN = ["detected", "confirmed", "notified", "defense"]; // open ones: withdrawn or dismissed leave the panel
 const KIND_KEY = "telemetria.alerts.kind";
 
+// The panel spans 24 h, so two days: each alert says its day as well as its time ("05/12 às 23:50:12").
+const dayAndClock = (iso) => (iso ? `${when(iso).slice(0, 5)} às ${clock(iso)}` : "—");
+
+// Newest first by when it happened (the time each line shows), not by when the detector found it: a late batch's
+// alert goes where its time puts it, so the times read in order down the list.
+export const newestFirst = (a, b) => Date.parse(b.start) - Date.parse(a.start) || b.id - a.id;
+
 export function alertsPanel(map, root) {
   const seen = new Set();
   const markers = new Map(); // id → circle marker
@@ -72,7 +79,7 @@ export function alertsPanel(map, root) {
         onclick: () => focus(o) },
         el("span", { class: "alert-kind" }, kindName(o.kind)),
         o.fresh ? el("span", { class: "badge bad" }, "novo") : null,
-        el("span", { class: "meta" }, `${o.plate || "—"} · ${clock(o.start)}${o.late ? " · chegou atrasado" : ""}`),
+        el("span", { class: "meta" }, `${o.plate || "—"} · ${dayAndClock(o.start)}${o.late ? " · chegou atrasado" : ""}`),
         el("span", { class: "meta" }, `${where(o)} · ${statusName(o.status)}`)),
       el("a", { class: "alert-open", href: `/ocorrencias/${o.id}` }, `Abrir nº ${o.id}`))));
     count.textContent = String(visible.length);
@@ -99,7 +106,7 @@ export function alertsPanel(map, root) {
       const old = new Map(items.map((o) => [o.id, o.fresh]));
       items = data.items
         .map((o) => ({ ...o, fresh: fresh.includes(o.id) || Boolean(old.get(o.id)) }))
-        .sort((a, b) => String(b.detected_at).localeCompare(String(a.detected_at)) || b.id - a.id);
+        .sort(newestFirst);
       render();
       if (fresh.length && chime()) {
         chimes += 1;

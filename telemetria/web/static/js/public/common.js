@@ -27,11 +27,14 @@ export function date(iso) {
 }
 
 // A table with a header row and body rows; a cell is text, or [text, "n"] for a number column.
+// On a phone each row is a card, each cell labelled with its column's header (app.css, table.stack).
 export function table(caption, headers, rows, totals = null) {
-  const cell = (tag, c) => (Array.isArray(c) ? el(tag, { class: c[1] }, c[0]) : el(tag, {}, c));
-  return el("div", { class: "table-wrap" }, el("table", { class: "data" },
+  const text = (c) => (Array.isArray(c) ? c[0] : c);
+  const cell = (tag, c, i) => el(tag, { class: Array.isArray(c) ? c[1] : null,
+    "data-label": tag === "td" ? text(headers[i]) : null }, text(c));
+  return el("div", { class: "table-wrap" }, el("table", { class: "data stack" },
     el("caption", { class: "sr-only" }, caption),
-    el("thead", {}, el("tr", {}, headers.map((h) => cell("th", h)))),
-    el("tbody", {}, rows.map((r) => el("tr", {}, r.map((c) => cell("td", c)))),
-      totals ? el("tr", { class: "total" }, totals.map((c) => cell("td", c))) : null)));
+    el("thead", {}, el("tr", {}, headers.map((h, i) => cell("th", h, i)))),
+    el("tbody", {}, rows.map((r) => el("tr", {}, r.map((c, i) => cell("td", c, i)))),
+      totals ? el("tr", { class: "total" }, totals.map((c, i) => cell("td", c, i))) : null)));
 }

@@ -31,12 +31,13 @@ function routeSection(r, colour) {
       el("dt", {}, "Turno"), el("dd", {}, SHIFTS[r.shift] || r.shift || "—"),
       el("dt", {}, "Extensão"), el("dd", {}, kmText(r)),
       el("dt", {}, "Escolas"), el("dd", {}, r.schools.length ? r.schools.join(", ") : "—")),
-    rows.length ? table(`Paradas da rota ${r.code}`, [["Ordem", "n"], "Tipo", "Local", "Horário", "Coordenadas"], rows)
-      : el("p", { class: "muted" }, "Nenhuma parada publicada."));
+    rows.length ? table(`Pontos da rota ${r.code}`, [["Ordem", "n"], "Tipo", "Local", "Horário", "Coordenadas"], rows)
+      : el("p", { class: "muted" }, "Nenhum ponto publicado."));
 }
 
 function drawMap(routes) {
-  const map = makeMap(document.getElementById("p-map"));
+  // No roads layer: its API needs a session, and the public area has none (vectors still draw without tiles).
+  const map = makeMap(document.getElementById("p-map"), { roads: false });
   const layers = L.featureGroup().addTo(map);
   routes.forEach((r, i) => {
     const colour = PALETTE[i % PALETTE.length];

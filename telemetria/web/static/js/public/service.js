@@ -24,10 +24,10 @@ function show(data) {
   result.replaceChildren(
     el("p", { class: "public-lead", "data-testid": "service-note" }, note),
     data.routes.length
-      ? table(`Serviço por rota em ${data.month}`, ["Rota", "Nome", ["Execuções devidas", "n"],
-        ["Execuções feitas", "n"], ["Km realizado", "n"]], rows, totals)
+      ? table(`Serviço por rota em ${data.month}`, ["Rota", "Nome", ["Corridas devidas", "n"],
+        ["Corridas realizadas", "n"], ["Km realizado", "n"]], rows, totals)
       : el("p", { class: "muted" }, "Nenhuma rota medida neste mês."),
-    el("p", { class: "hint" }, "Execuções devidas: dias letivos × atribuições de cada rota. Feitas: as que o GPS mostra "
+    el("p", { class: "hint" }, "Corridas devidas: dias letivos × atribuições de cada rota. Realizadas: as que o GPS mostra "
       + "cumpridas conforme o contrato. Km realizado: km percorridos sobre a rota, medidos pelo GPS."));
   result.hidden = false;
 }

@@ -28,7 +28,7 @@ export const VEHICLE_KINDS = [["onibus", "Ônibus"], ["micro-onibus", "Micro-ôn
 export const SHIFTS = [["matutino", "Matutino"], ["vespertino", "Vespertino"], ["noturno", "Noturno"],
   ["integral", "Integral"]];
 export const STOP_KINDS = [["boarding", "Embarque"], ["school", "Escola"], ["garage", "Garagem"]];
-export const ROLES = [["admin", "Administrador"], ["monitor", "Servidor designado"], ["auditor", "Controle externo"],
+export const ROLES = [["admin", "Administrador"], ["monitor", "Servidor"], ["auditor", "Controle externo"],
   ["contractor", "Empresa contratada"]];
 export const name = (pairs, key) => (pairs.find(([k]) => k === key) || [null, key])[1];
 

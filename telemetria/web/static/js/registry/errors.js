@@ -3,6 +3,8 @@
 import { ApiError, explain } from "../api.js";
 
 const RULES = [
+  // A duplicate says which value is taken: on a phone the field it sits under can be off the screen.
+  [/^username: '?([^']*)'? is taken/i, (m) => `Nome de usuário: «${m[1]}» já está em uso; escolha outro.`],
   [/already (registered|exists)|is taken/i, "Já existe um cadastro com esse valor."],
   [/is not a Brazilian plate/i, "Placa inválida: use o formato ABC1234 ou ABC1D23."],
   [/wrong check digits/i, "Número inválido: os dígitos verificadores não conferem."],

@@ -1,4 +1,6 @@
-// Users (admins only): list, create with a role, change role or name, activate/deactivate, reset password.
+// Users (admins only): list, create with a role, change role or name, activate/deactivate, reset password, and
+// grant or revoke the designation of a servidor (Lei 3.588/2023 Art. 42: the designated servidor decides the
+// occurrences; administrators decide as well). Every change is in the audit log with its old and new value.
 import { api, config, el, toast } from "../api.js";
 import { ROLES, badge, editWith, lookups, name, when } from "./common.js";
 import { refusal, sentence } from "./errors.js";
@@ -22,11 +24,38 @@ function samePasswords(vals) {
 function roleFields() {
   return [
     { name: "role", label: "Perfil", type: "select", required: true, options: ROLES, empty: "Escolha…",
-      help: "Administrador: tudo. Servidor designado: lê tudo e edita o cadastro. Controle externo: lê tudo e a "
-        + "auditoria. Empresa contratada: só a própria frota." },
+      help: "Administrador: tudo, inclusive decidir ocorrências. Servidor: lê tudo, edita o cadastro e acompanha as "
+        + "ocorrências; decide só se for designado. Controle externo: lê tudo e a auditoria. Empresa contratada: só a "
+        + "própria frota." },
     { name: "contractor_id", label: "Empresa", type: "select", required: true, numeric: true, options: lookups.contractors,
       empty: "Escolha…", showIf: (v) => v.role === "contractor" },
+    { name: "designated", label: "Servidor designado: decide as ocorrências (Art. 42)", type: "checkbox",
+      showIf: (v) => v.role === "monitor" },
   ];
+}
+
+// Grant or revoke the designation, after a question that says what it means.
+async function setDesignated(u) {
+  const grant = !u.designated;
+  const question = grant
+    ? `Designar ${u.username} como servidor designado? Ele passa a decidir as ocorrências (aplicar ou afastar `
+      + "penalidades, Lei 3.588/2023 Art. 42). A designação fica registrada na auditoria."
+    : `Revogar a designação de ${u.username}? Ele deixa de decidir as ocorrências; o que já decidiu continua valendo.`;
+  if (!(await confirmBox(question, grant ? "Designar" : "Revogar designação"))) return false;
+  try {
+    await api(`${U}/${u.id}`, { method: "PATCH", body: { designated: grant } });
+    toast(grant ? `${u.username} agora é servidor designado.` : `Designação de ${u.username} revogada.`);
+    return true;
+  } catch (err) {
+    toast(sentence(err, { designated: "Designação" }), "error");
+    return false;
+  }
+}
+
+function designation(u) {
+  if (u.role === "admin") return "decide como administrador";
+  if (u.role !== "monitor") return "—";
+  return u.designated ? badge("Designado: decide ocorrências", "ok") : "não designado";
 }
 
 function newUser() {
@@ -43,7 +72,8 @@ function newUser() {
     onSubmit: async (vals) => {
       samePasswords(vals);
       const body = { username: vals.username, password: vals.password, role: vals.role,
-        full_name: vals.full_name, ...(vals.role === "contractor" ? { contractor_id: vals.contractor_id } : {}) };
+        full_name: vals.full_name, ...(vals.role === "contractor" ? { contractor_id: vals.contractor_id } : {}),
+        ...(vals.role === "monitor" ? { designated: Boolean(vals.designated) } : {}) };
       const row = await api(U, { method: "POST", body });
       toast(`Usuário ${row.username} criado.`);
       return row;
@@ -98,6 +128,7 @@ export async function users(root) {
       { label: "Perfil", value: (u) => name(ROLES, u.role) },
       { label: "Empresa", value: (u) => (u.contractor_id ? companies.get(u.contractor_id) || `nº ${u.contractor_id}` : null) },
       { label: "Situação", value: situation },
+      { label: "Designação (Art. 42)", value: designation },
       { label: "Último acesso", value: (u) => (u.last_login_at ? when(u.last_login_at) : "nunca") },
     ],
     empty: "Nenhum usuário.",
@@ -109,6 +140,9 @@ export async function users(root) {
         fields: [{ name: "full_name", label: "Nome completo", wide: true }, ...roleFields()],
       }) },
       { label: "Redefinir senha", name: u.username, run: () => resetPassword(u) },
+      ...(u.role === "monitor" && u.active ? [
+        { label: u.designated ? "Revogar designação" : "Designar", name: u.username, run: () => setDesignated(u) },
+      ] : []),
       ...(u.username === config.user.username ? [] : [
         { label: u.active ? "Desativar" : "Ativar", name: u.username, cls: u.active ? "danger" : "", run: () => setActive(u) },
       ]),

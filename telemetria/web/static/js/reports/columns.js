@@ -7,6 +7,8 @@ import { TIER, badge, cell, col, head, int, km, num, rule, tcol, text, time, unt
 export const KIND = config.report;
 
 const PLATE = tcol("Placa", "plate", text);
+// The speeding tier's scale named, so it is never read as the occurrence's severity (Lei 3.588/2023, Arts. 37-39).
+export const SPEED_SCALE = "Gravidade CTB, Art. 218";
 const SPAN = [tcol("Início", "start"), tcol("Fim", until("end"), text), num("Duração", "duration_s", fmt.duration)];
 // A column shown only when chosen under "Mais colunas" (reports/chooser.js): each table starts with what its
 // readers look for, in the order they read it (vehicle, date, the figure, then who and where).
@@ -75,11 +77,13 @@ const REPORTS = {
   },
   speeding: {
     about: "Episódios acima do limite que vale em cada lugar (zona de velocidade, rota, veículo ou o limite geral), " +
-      "com a gravidade do CTB Art. 218. O mapa marca o ponto de velocidade máxima de cada episódio.",
+      "com a gravidade pela escala do CTB (Art. 218: média até 20 % acima, grave até 50 %, gravíssima acima). Não é a "
+      + "gravidade da ocorrência, que segue outra escala, a da Lei 3.588/2023 (Arts. 37 a 39). O mapa marca o ponto de "
+      + "velocidade máxima de cada episódio.",
     key: "episodes", noun: ["episódio", "episódios"],
     columns: () => [
       PLATE, SPAN[0], num("Vel. máxima (km/h)", "max_kmh"), num("Limite (km/h)", "limit_kmh"),
-      col("Gravidade", "tier", (t) => badge(word(t), TIER[t])), SPAN[2], wcol("Local", "place"),
+      col(SPEED_SCALE, "tier", (t) => badge(word(t), TIER[t])), SPAN[2], wcol("Local", "place"),
       more(SPAN[1]), more(num("Excesso (%)", "excess_pct")), more(num("Posições acima do limite", "fixes", int)),
     ],
     marks: (r) => [{ lat: r.lat, lon: r.lon, colour: COLOURS.speeding,
