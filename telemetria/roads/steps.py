@@ -20,10 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import shapely
+from pyproj import Transformer
 
 from telemetria.geo.geodesic import GEOD
-from telemetria.geo.metric import to_metric
 from telemetria.roads.model import FloatArray, IntArray, Locality, RoadStep, Way
 
 RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road's width, a stop on the verge)
@@ -73,7 +74,30 @@ class RoadNet:
         self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
         self._steps: OrderedDict[tuple[float, ...], RoadStep | None] = OrderedDict()
         self._lock = threading.Lock()
+        self._fwd, self._inv = _local_plane(self.ways)
         self._build()
+
+    def to_metric(self, lon: npt.ArrayLike, lat: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Metres east and north on the network's own plane (a transverse Mercator on its centre)."""
+        x, y = self._fwd.transform(np.asarray(lon, dtype=float), np.asarray(lat, dtype=float))
+        return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+
+    def to_lonlat(self, x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Degrees of points on the network's plane."""
+        lon, lat = self._inv.transform(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+        return np.asarray(lon, dtype=float), np.asarray(lat, dtype=float)
+
+    def adjacent(self, junction: int) -> list[tuple[int, int, bool]]:
+        """(other junction, edge, along the edge's direction) for each edge one may leave `junction` by."""
+        return self._adj[junction]
+
+    def junction_count(self) -> int:
+        return len(self._adj)
+
+    def edge_end(self, edge: int, forward: bool) -> int:
+        """The junction an edge driven forward (or backward) ends at."""
+        e = self.edges[edge]
+        return e.v if forward else e.u
 
     def _build(self) -> None:
         uses: dict[int, int] = {}
@@ -96,7 +120,7 @@ class RoadNet:
             lat, lon = np.asarray(w.lat, dtype=float), np.asarray(w.lon, dtype=float)
             if len(lat) < 2:
                 continue
-            x, y = to_metric(lon, lat)
+            x, y = self.to_metric(lon, lat)
             _, _, d = GEOD.inv(lon[:-1], lat[:-1], lon[1:], lat[1:])
             cum = np.concatenate([[0.0], np.cumsum(np.asarray(d, dtype=float))])
             cut = [0] + [k for k in range(1, len(lat) - 1) if uses[w.node_ids[k]] > 1] + [len(lat) - 1]
@@ -129,7 +153,7 @@ class RoadNet:
         ok = np.flatnonzero(np.isfinite(lat) & np.isfinite(lon))
         if not len(ok) or not len(self._seg_edge):
             return out
-        x, y = to_metric(lon[ok], lat[ok])
+        x, y = self.to_metric(lon[ok], lat[ok])
         pairs = self._tree.query_nearest(shapely.points(x, y), max_distance=radius_m, all_matches=False)
         edges = self._seg_edge[pairs[1]]
         out[ok[pairs[0]]] = [self.edges[e].way for e in edges.tolist()]
@@ -176,7 +200,7 @@ class RoadNet:
         """Where a fix may lie: per edge within radius_m, its nearest place; the CANDIDATES nearest edges."""
         if not len(self._seg_edge):
             return []
-        x, y = (float(v[0]) for v in to_metric([lon], [lat]))
+        x, y = (float(v[0]) for v in self.to_metric([lon], [lat]))
         p = shapely.Point(x, y)
         hits = self._tree.query(p, predicate="dwithin", distance=radius_m)
         best: dict[int, Place] = {}
@@ -292,6 +316,19 @@ class RoadNet:
             out.append((e, 0.0, edge.length_m))
             n = prev
         return out[::-1]
+
+
+def _local_plane(ways: Sequence[Way]) -> tuple[Transformer, Transformer]:
+    """A transverse Mercator (GRS 80) centred on the ways' extent: offsets in true metres wherever the network lies
+    (a fixed UTM zone would stretch them by 1.5 % three degrees away from its meridian, by a quarter 40° away)."""
+    lats = [v for w in ways if w.lat for v in (min(w.lat), max(w.lat))] or [0.0]
+    lons = [v for w in ways if w.lon for v in (min(w.lon), max(w.lon))] or [0.0]
+    lat0, lon0 = (min(lats) + max(lats)) / 2, (min(lons) + max(lons)) / 2
+    plane = f"+proj=tmerc +lat_0={lat0:.6f} +lon_0={lon0:.6f} +k=1 +x_0=0 +y_0=0 +ellps=GRS80 +units=m +no_defs"
+    return (
+        Transformer.from_crs("EPSG:4326", plane, always_xy=True),
+        Transformer.from_crs(plane, "EPSG:4326", always_xy=True),
+    )
 
 
 def build(network_id: int, ways: Sequence[Way], localities: Sequence[Locality] = ()) -> RoadNet:
