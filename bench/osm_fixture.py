@@ -10,6 +10,7 @@ OpenStreetMap's, under the ODbL (tests/data/osm/README.md says where each file c
 from __future__ import annotations
 
 import sys
+from typing import cast
 
 import osmium
 
@@ -21,12 +22,14 @@ def cut(source: str, out: str, bbox: tuple[float, float, float, float]) -> tuple
     """Write the drivable ways of `source` touching `bbox` and their nodes to `out`; (ways, nodes) written."""
     w, s, e, n = bbox
     coords: dict[int, tuple[float, float]] = {}
-    for node in osmium.FileProcessor(source, osmium.osm.NODE):
+    for obj in osmium.FileProcessor(source, osmium.osm.NODE):
+        node = cast(osmium.osm.Node, obj)
         if node.location.valid():
             coords[node.id] = (node.location.lon, node.location.lat)
     ways = []
     used: set[int] = set()
-    for way in osmium.FileProcessor(source, osmium.osm.WAY):
+    for item in osmium.FileProcessor(source, osmium.osm.WAY):
+        way = cast(osmium.osm.Way, item)
         tags = {t.k: t.v for t in way.tags}
         refs = [r.ref for r in way.nodes]
         if not is_drivable(tags):

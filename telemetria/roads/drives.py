@@ -12,6 +12,7 @@ lengths, as the matcher measures), every stop's true start and end, and the path
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -85,16 +86,33 @@ def shortest_path(net: RoadNet, u: int, v: int) -> list[tuple[int, bool]] | None
 
 
 def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, bool]]:
-    """Shortest paths between random junctions, chained (never straight back along the last edge) to length_m."""
+    """Shortest paths chained to length_m, each towards a random junction ahead (within 90° of the way the last
+    one ended, as a bus line runs on rather than doubling back; the first junction of each leg never straight back
+    along the last edge)."""
     junctions = net.junction_count()
+    jx = np.array([np.nan] * junctions)
+    jy = np.array([np.nan] * junctions)
+    for e in net.edges:
+        jx[e.u], jy[e.u], jx[e.v], jy[e.v] = e.x[0], e.y[0], e.x[-1], e.y[-1]
     for _ in range(200):
         here = rnd.randrange(junctions)
         path: list[tuple[int, bool]] = []
         total = 0.0
         tries = 0
-        while total < length_m and tries < 200:
+        while total < length_m and tries < 400:
             tries += 1
-            leg = shortest_path(net, here, rnd.randrange(junctions))
+            there = rnd.randrange(junctions)
+            if path:
+                last, fwd = path[-1]
+                edge = net.edges[last]
+                hx, hy = (
+                    (edge.x[-1] - edge.x[-2], edge.y[-1] - edge.y[-2])
+                    if fwd
+                    else (edge.x[0] - edge.x[1], edge.y[0] - edge.y[1])
+                )
+                if (jx[there] - jx[here]) * hx + (jy[there] - jy[here]) * hy <= 0:
+                    continue
+            leg = shortest_path(net, here, there)
             if not leg or (path and leg[0][0] == path[-1][0]):
                 continue
             path += leg
@@ -108,7 +126,7 @@ def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, 
 def through(net: RoadNet, junctions: Sequence[int]) -> list[tuple[int, bool]]:
     """The shortest paths through the given junctions in order."""
     path: list[tuple[int, bool]] = []
-    for u, v in zip(junctions[:-1], junctions[1:], strict=True):
+    for u, v in itertools.pairwise(junctions):
         leg = shortest_path(net, u, v)
         if leg is None:
             raise ValueError(f"junction {v} cannot be reached from {u}")
@@ -133,7 +151,9 @@ def drive(
     base = 0.0
     for e, fwd in path:
         edge = net.edges[e]
-        x, y, cum = (edge.x, edge.y, edge.cum_m) if fwd else (edge.x[::-1], edge.y[::-1], edge.length_m - edge.cum_m[::-1])
+        x, y, cum = (
+            (edge.x, edge.y, edge.cum_m) if fwd else (edge.x[::-1], edge.y[::-1], edge.length_m - edge.cum_m[::-1])
+        )
         v = CRUISE_KMH.get(net.ways[edge.way].highway.removesuffix("_link"), DEFAULT_CRUISE_KMH) / 3.6
         first = 1 if xs else 0
         xs += x[first:].tolist()
@@ -152,10 +172,9 @@ def drive(
         a_out = np.arctan2(Y[2:] - Y[1:-1], X[2:] - X[1:-1])
         turn = np.degrees(np.abs(np.angle(np.exp(1j * (a_out - a_in)))))
         slow = np.where(turn > 60, 15 / 3.6, np.where(turn > 25, 25 / 3.6, np.inf))
-        at = np.minimum(np.searchsorted(grid, S[1:-1]), len(grid) - 1)
-        np.minimum.at(vcap, at, slow)
+        np.minimum.at(vcap, np.minimum(np.searchsorted(grid, S[1:-1]), len(grid) - 1), slow)
     if stops_at_m is None:
-        halts = []
+        halts: list[tuple[float, float]] = []
         at = rnd.expovariate(1 / STOP_EVERY_M)
         while at < length - 100:
             if at > 100:
@@ -167,13 +186,13 @@ def drive(
     for i in stop_idx:
         vcap[i] = 0.0
     vcap[0] = vcap[-1] = 0.0
-    v = vcap.copy()
-    for i in range(1, len(v)):
-        v[i] = min(v[i], math.sqrt(v[i - 1] ** 2 + 2 * ACCEL * (grid[i] - grid[i - 1])))
-    for i in range(len(v) - 2, -1, -1):
-        v[i] = min(v[i], math.sqrt(v[i + 1] ** 2 + 2 * DECEL * (grid[i + 1] - grid[i])))
+    vel = vcap.copy()
+    for i in range(1, len(vel)):
+        vel[i] = min(vel[i], math.sqrt(vel[i - 1] ** 2 + 2 * ACCEL * (grid[i] - grid[i - 1])))
+    for i in range(len(vel) - 2, -1, -1):
+        vel[i] = min(vel[i], math.sqrt(vel[i + 1] ** 2 + 2 * DECEL * (grid[i + 1] - grid[i])))
     ds = np.diff(grid)
-    dt = 2 * ds / np.maximum(v[:-1] + v[1:], 1e-6)
+    dt = 2 * ds / np.maximum(vel[:-1] + vel[1:], 1e-6)
     t_run = np.concatenate([[0.0], np.cumsum(dt)])
     # Dwell: at each stop the clock runs on while the bus stands (the point appears twice).
     t_list, s_list, v_list = [0.0, END_WAIT_S], [0.0, 0.0], [0.0, 0.0]
@@ -184,7 +203,7 @@ def drive(
     for i in range(1, len(grid)):
         t_list.append(t_run[i] + shift)
         s_list.append(float(grid[i]))
-        v_list.append(float(v[i]))
+        v_list.append(float(vel[i]))
         if i in dwell:
             true_stops.append(TrueStop(t0 + t_run[i] + shift, t0 + t_run[i] + shift + dwell[i]))
             shift += dwell[i]

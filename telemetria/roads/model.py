@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -151,6 +152,30 @@ class RoadStep:
     way_to: int
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a fix may lie: on `edge`, `at_m` metres from its first vertex, `off_m` metres from the fix."""
+
+    edge: int
+    at_m: float
+    off_m: float
+    bearing_deg: float = math.nan  # the edge's direction there (its first vertex to its last), degrees from north
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Links:
+    """The road paths between the places of two fixes (roads.model.Roads.links): per pair (i of `froms`, j of
+    `tos`), the shortest path's metres (inf where none lies within reach), its paved metres, and whether it leaves
+    froms[i] and reaches tos[j] moving along their edges' direction (True) or against it."""
+
+    froms: tuple[Place, ...]
+    tos: tuple[Place, ...]
+    length_m: FloatArray  # (len(froms), len(tos))
+    paved_m: FloatArray
+    leaves_forward: npt.NDArray[np.bool_]
+    arrives_forward: npt.NDArray[np.bool_]
+
+
 class Roads(Protocol):
     """A road network as the reports use it (roads/steps.py builds one from an imported network's ways)."""
 
@@ -168,6 +193,14 @@ class Roads(Protocol):
 
     def locality(self, lat: float, lon: float) -> tuple[str, float] | None:
         """(name, metres) of the network's locality nearest the point within LOCALITY_M, None when none is."""
+        ...
+
+    def links(self, lat0: float, lon0: float, lat1: float, lon1: float, reach_m: float) -> Links:
+        """The road paths from each place the first point may lie on to each the second may, up to reach_m."""
+        ...
+
+    def edge_way(self, edge: int) -> int:
+        """The way an edge (Place.edge) is a stretch of."""
         ...
 
     def step(

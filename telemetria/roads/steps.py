@@ -25,13 +25,16 @@ import shapely
 from pyproj import Transformer
 
 from telemetria.geo.geodesic import GEOD
-from telemetria.roads.model import FloatArray, IntArray, Locality, RoadStep, Way
+from telemetria.roads.model import FloatArray, IntArray, Links, Locality, Place, RoadStep, Way
 
 RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road's width, a stop on the verge)
-CANDIDATES = 4  # nearest edges considered per fix
+CANDIDATES = 8  # nearest edges considered per fix
 OFFSET_WEIGHT = 2.0  # metres of path one metre of a fix's offset from its road weighs
 LOCALITY_M = 5000.0  # a road is said to be near a locality (a village, a hamlet) within this distance
-CACHED_STEPS = 100_000  # steps remembered: the live detector recomputes the same day's segments every round
+CACHED_STEPS = 100_000
+# A fix this far behind the previous one along a one-way road is noise around a vehicle that stood or crept, not
+# a lap of the block: its path counts 0 m.
+BEHIND_M = 25.0  # steps remembered: the live detector recomputes the same day's segments every round
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,15 +55,6 @@ class Edge:
         return float(self.cum_m[-1])
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
-    """Where a fix may lie: on `edge`, `at_m` metres from its first vertex, `off_m` metres from the fix."""
-
-    edge: int
-    at_m: float
-    off_m: float
-
-
 class RoadNet:
     """roads.model.Roads over one imported network."""
 
@@ -72,7 +66,7 @@ class RoadNet:
         self._loc_lon = np.array([p.lon for p in self.localities], dtype=float)
         self.edges: list[Edge] = []
         self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
-        self._steps: OrderedDict[tuple[float, ...], RoadStep | None] = OrderedDict()
+        self._steps: OrderedDict[tuple[object, ...], RoadStep | Links | None] = OrderedDict()
         self._lock = threading.Lock()
         self._fwd, self._inv = _local_plane(self.ways)
         self._build()
@@ -90,6 +84,10 @@ class RoadNet:
     def adjacent(self, junction: int) -> list[tuple[int, int, bool]]:
         """(other junction, edge, along the edge's direction) for each edge one may leave `junction` by."""
         return self._adj[junction]
+
+    def edge_way(self, edge: int) -> int:
+        """The way (index into `ways`) an edge is a stretch of."""
+        return self.edges[edge].way
 
     def junction_count(self) -> int:
         return len(self._adj)
@@ -168,7 +166,9 @@ class RoadNet:
         with self._lock:  # analyses run in threads (reports/store/fetch.py): one network serves them all
             if key in self._steps:
                 self._steps.move_to_end(key)
-                return self._steps[key]
+                kept = self._steps[key]
+                assert not isinstance(kept, Links)
+                return kept
         found = self._step(lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
         with self._lock:
             self._steps[key] = found
@@ -214,7 +214,7 @@ class RoadNet:
             off = math.hypot(ax + f * dx - x, ay + f * dy - y)
             at = float(edge.cum_m[k] + f * (edge.cum_m[k + 1] - edge.cum_m[k]))
             if e not in best or off < best[e].off_m:
-                best[e] = Place(e, at, off)
+                best[e] = Place(e, at, off, (math.degrees(math.atan2(dx, dy)) + 360.0) % 360.0)
         return sorted(best.values(), key=lambda c: (c.off_m, c.edge))[:CANDIDATES]
 
     def _step(
@@ -245,6 +245,55 @@ class RoadNet:
         _, length, a, b, path = best
         paved = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
         return RoadStep(length, paved, length - paved, self.edges[a.edge].way, self.edges[b.edge].way)
+
+    def links(self, lat0: float, lon0: float, lat1: float, lon1: float, reach_m: float) -> Links:
+        """The road paths from where the first point may lie to where the second may (the places within the
+        matching radius, CANDIDATES each), up to reach_m long; remembered (same arguments, same answer)."""
+        key = ("links", lat0, lon0, lat1, lon1, reach_m)
+        with self._lock:
+            if key in self._steps:
+                self._steps.move_to_end(key)
+                hit = self._steps[key]
+                assert isinstance(hit, Links)
+                return hit
+        froms, tos = tuple(self.places(lat0, lon0)), tuple(self.places(lat1, lon1))
+        shape = (len(froms), len(tos))
+        length, paved = np.full(shape, math.inf), np.zeros(shape)
+        leaves, arrives = np.ones(shape, dtype=bool), np.ones(shape, dtype=bool)
+        targets = {n for b in tos for n in (self.edges[b.edge].u, self.edges[b.edge].v)}
+        for i, a in enumerate(froms):
+            dist, back = self._search(a, reach_m + a.off_m, targets) if tos else ({}, {})
+            for j, b in enumerate(tos):
+                path = self._path(a, b, dist, back)
+                if path is None:
+                    continue
+                length[i, j] = sum(hi - lo for _, lo, hi in path)
+                paved[i, j] = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
+                first, last = path[0], path[-1]
+                back_m = self._behind_m(a, b)
+                if back_m <= BEHIND_M and length[i, j] > back_m:
+                    length[i, j] = paved[i, j] = 0.0  # b lies just behind a where one may not drive back: noise
+                elif len(path) == 1:
+                    leaves[i, j] = arrives[i, j] = b.at_m >= a.at_m
+                else:
+                    leaves[i, j] = first[1] == a.at_m and first[2] == self.edges[a.edge].length_m
+                    arrives[i, j] = last[1] == 0.0
+        found = Links(froms, tos, length, paved, leaves, arrives)
+        with self._lock:
+            self._steps[key] = found
+            if len(self._steps) > CACHED_STEPS:
+                self._steps.popitem(last=False)
+        return found
+
+    def _behind_m(self, a: Place, b: Place) -> float:
+        """Metres place b lies behind place a along a one-way road (b's stretch running into a's, or the same
+        stretch), inf when it does not."""
+        ea, eb = self.edges[a.edge], self.edges[b.edge]
+        if a.edge == b.edge:
+            return a.at_m - b.at_m if ea.oneway and b.at_m < a.at_m else math.inf
+        if ea.oneway and eb.oneway and eb.v == ea.u:
+            return a.at_m + eb.length_m - b.at_m
+        return math.inf
 
     def distances(self, froms: Sequence[Place], tos: Sequence[Place], reach_m: float) -> list[list[float]]:
         """Road metres from each place of `froms` to each of `tos`, inf where no path lies within reach_m (what a
