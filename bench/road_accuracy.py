@@ -4,7 +4,10 @@
     .venv/bin/python -m bench.road_accuracy --quick    # what tests/unit/test_road_accuracy.py runs in CI
 
 For each extract of tests/data/osm and each sampling interval, the error of the day's km against the truth for
-- *road*: the service (reports' distance.segments with the network, no registered route);
+- *road*: the service (reports' distance.segments with the network, no registered route): the matcher of
+  roads/match.py;
+- *road, before*: the rule it replaced (issue 20's, kept here to compare): each segment's path decided from its
+  two fixes, the one closest to the reported speeds × time, 4 candidates a fix;
 - *chords*: no network (straight lines between fixes);
 - *no speeds*: the service with a tracker that sends no speed nor heading;
 as mean error, mean |error|, worst |error| and the share of paths within 1 %. No database.
@@ -21,16 +24,19 @@ from pathlib import Path
 
 import numpy as np
 
+from telemetria.reports.analysis import distance
 from telemetria.reports.analysis.clean import keep_mask
 from telemetria.reports.analysis.distance import segments
-from telemetria.reports.analysis.track import Track
-from telemetria.reports.knobs import DEFAULT
+from telemetria.reports.analysis.roads import RoadSegments, along_roads
+from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.knobs import DEFAULT, ReportParams
 from telemetria.roads import drives, steps
+from telemetria.roads.model import Roads
 from telemetria.roads.osmread import read_ways
 
 EXTRACTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "osm"
 NAMES = {"porto-alegre": "Porto Alegre (BR)", "sao-paulo": "São Paulo (BR)", "aguascalientes": "Aguascalientes (MX)"}
-METHODS = ("road", "chords", "no speeds")
+METHODS = ("road", "road, before", "chords", "no speeds")
 
 
 @cache
@@ -67,6 +73,33 @@ def km_of(net: steps.RoadNet | None, track: Track) -> float:
     return float(np.sum(segments(track, keep_mask(track, DEFAULT), [], [], DEFAULT, roads=net).length_m))
 
 
+def _pairwise_roads(
+    roads: Roads | None, track: Track, a: IntArray, b: IntArray, dt: FloatArray, chord: FloatArray, todo: BoolArray,
+    params: ReportParams,
+) -> RoadSegments:  # fmt: skip
+    """distance._roads as issue 20 had it: per segment, the plausible path closest to the speeds × time."""
+    m = len(a)
+    if roads is None or not todo.any():
+        return RoadSegments(np.full(m, np.nan), np.zeros(m), np.zeros(m), np.full(m, -1, dtype=np.int64))
+    low = chord * (1 - distance.SHORT_SLACK) - distance.SHORT_SLACK_M
+    high = np.minimum(
+        params.max_jump_kmh / 3.6 * dt + distance.SHORT_SLACK_M, distance.ROAD_DETOUR * chord + distance.ROAD_DETOUR_M
+    )
+    v = track.speed_kmh / 3.6
+    expected = np.where(dt > params.gap_s, np.nan, (v[a] + v[b]) / 2 * dt)
+    return along_roads(roads, track, a, b, chord, todo, low, high, expected)
+
+
+def km_before(net: steps.RoadNet, track: Track) -> float:
+    """The km by the rule the matcher replaced (4 candidates a fix, as then)."""
+    saved, saved_n = distance._roads, steps.CANDIDATES
+    distance._roads, steps.CANDIDATES = _pairwise_roads, 4  # type: ignore[assignment]
+    try:
+        return km_of(net, track)
+    finally:
+        distance._roads, steps.CANDIDATES = saved, saved_n  # type: ignore[assignment]
+
+
 def paths(name: str, count: int, lo_m: float, hi_m: float, seed: int = 34) -> list[list[tuple[int, bool]]]:
     net = network(name)
     rnd = random.Random(f"{name}-{seed}")
@@ -81,12 +114,14 @@ def rows(name: str, interval_s: float, count: int, lo_m: float, hi_m: float) -> 
         seed = 1000 * k + int(interval_s)
         d = drives.drive(net, path, seed, interval_s)
         bare = drives.drive(net, path, seed, interval_s, speeds=False)
-        for method, roads, fixes in (("road", net, d.fixes), ("chords", None, d.fixes), ("no speeds", net, bare.fixes)):
+        runs = (("road", net, d.fixes), ("road, before", net, d.fixes), ("chords", None, d.fixes),
+                ("no speeds", net, bare.fixes))  # fmt: skip
+        for method, roads, fixes in runs:
             track = Track.of(fixes)
             if roads is not None:
                 roads.forget()
             t = time.perf_counter()
-            km = km_of(roads, track)
+            km = km_before(net, track) if method == "road, before" else km_of(roads, track)
             spent[method] += time.perf_counter() - t
             errs[method].append((km / d.length_m - 1) * 100)
     return [Row(name, interval_s, m, tuple(errs[m]), spent[m] / count * 1000) for m in METHODS]

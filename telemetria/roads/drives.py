@@ -99,7 +99,7 @@ def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, 
         path: list[tuple[int, bool]] = []
         total = 0.0
         tries = 0
-        while total < length_m and tries < 400:
+        while total < length_m and tries < 4000:
             tries += 1
             there = rnd.randrange(junctions)
             if path:
