@@ -11,8 +11,9 @@ Newson & Krumm (2009) do, by how far its length departs from the straight line b
   loop round a block is not taken for standing still). It covers at most what the faster of the two speeds plus
   SPEED_ROOM_KMH allows in the time; a longer path is long by the excess. Between those bounds the speeds say
   nothing: a bus may stop between two fixes, so the path's length is never pulled towards speed × time;
-- heading: a path that leaves or reaches a moving fix against its reported heading costs HEADING_M (a U-turn
-  on a dual carriageway, the wrong side of a two-way street);
+- heading: each place is a state once per direction one may drive along its road (a two-way street twice);
+  a direction against a moving fix's reported heading costs HEADING_M (the wrong carriageway, a U-turn that
+  did not happen), and a path must leave and reach each place in its direction;
 - one-ways are never driven against (the search respects them), and a path must be plausible as the route
   method's: at least the chord less the offsets, at most max_jump_kmh × time (steps.py bounds), else it is not
   a road segment.
@@ -33,14 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from telemetria.roads.model import FloatArray, IntArray, Links, Roads
+from telemetria.roads.model import FloatArray, IntArray, Place, Roads
 from telemetria.roads.steps import CANDIDATES, RADIUS_M
 
 SIGMA_M = 10.0  # GPS noise and the road's half-width: emission σ
 BETA_M = 30.0  # transition scale: metres of |road path − chord| (and of soft evidence) per unit of log-likelihood
-HEADING_M = 60.0  # a path leaving or reaching a moving fix against its heading
+HEADING_M = 150.0  # a path leaving or reaching a moving fix against its heading
 HEADING_WRONG_DEG = 100.0  # beyond this from the road's direction, a heading points against it
-HEADING_MIN_PATH_M = 25.0  # under this a path's direction is noise: no heading evidence
 MIN_DECEL, MIN_ACCEL = 2.5, 2.0  # m/s²: stronger than a bus brakes or pulls away, so the bound stays a bound
 SPEED_ROOM_KMH = 25.0  # a vehicle may run this much faster between two fixes than the faster of the two reports
 REACH = 3  # kept fixes of context on each side of a segment
@@ -95,7 +95,7 @@ def match(
     out = Matched(np.full(max(m, 0), np.nan), np.zeros(max(m, 0)), np.full(max(m, 0), -1, dtype=np.int64))
     if m <= 0 or not todo.any():
         return out
-    c = CANDIDATES
+    c = 2 * CANDIDATES  # each place once per direction
     emis = np.full((n, c), ABSENT)
     trans = np.zeros((m, c, c))
     length = np.full((m, c, c), np.inf)
@@ -114,7 +114,9 @@ def match(
             if not seen[i]:
                 seen[i] = True
                 off = np.array([p.off_m for p in places])
-                emis[i, : len(places)] = -0.5 * (off / SIGMA_M) ** 2
+                emis[i, : len(places)] = (
+                    -0.5 * (off / SIGMA_M) ** 2 - _heading_m(places, heading_deg[i], moving[i]) / BETA_M
+                )
                 way[i, : len(places)] = [roads.edge_way(p.edge) for p in places]
         off_a = np.array([p.off_m for p in links.froms])[:, None]
         off_b = np.array([p.off_m for p in links.tos])[None, :]
@@ -125,7 +127,6 @@ def match(
         cost = np.abs(L - chord_m[k])
         if speeds[k]:
             cost = cost + np.maximum(0.0, least[k] - slack - L) + np.maximum(0.0, L - most[k] - slack)
-        cost = cost + _heading_cost(links, L, heading_deg[k], moving[k], heading_deg[k + 1], moving[k + 1])
         trans[k, :a, :b] = np.where(ok, -cost / BETA_M, IMPLAUSIBLE)
         trans[k, :a, b:] = trans[k, a:, :] = IMPLAUSIBLE
         length[k, :a, :b] = np.where(ok, L, np.inf)
@@ -143,19 +144,12 @@ def match(
     return out
 
 
-def _heading_cost(links: Links, length: FloatArray, h0: float, moving0: bool, h1: float, moving1: bool) -> FloatArray:
-    """HEADING_M for each end of each path that runs against the moving fix's reported heading there."""
-    cost = np.zeros(length.shape)
-    long_enough = length >= HEADING_MIN_PATH_M
-    if moving0 and math.isfinite(h0):
-        road = np.array([p.bearing_deg for p in links.froms])[:, None]
-        along = np.where(links.leaves_forward, road, road + 180.0)
-        cost += np.where(long_enough & (_angle(along, np.full(along.shape, h0)) > HEADING_WRONG_DEG), HEADING_M, 0.0)
-    if moving1 and math.isfinite(h1):
-        road = np.array([p.bearing_deg for p in links.tos])[None, :]
-        along = np.where(links.arrives_forward, road, road + 180.0)
-        cost += np.where(long_enough & (_angle(along, np.full(along.shape, h1)) > HEADING_WRONG_DEG), HEADING_M, 0.0)
-    return cost
+def _heading_m(places: tuple[Place, ...], heading: float, moving: bool) -> FloatArray:
+    """HEADING_M for each directed place whose direction of travel is against the moving fix's reported heading."""
+    if not moving or not math.isfinite(heading):
+        return np.zeros(len(places))
+    travel = np.array([p.travel_deg for p in places])
+    return np.where(_angle(travel, np.full(len(places), heading)) > HEADING_WRONG_DEG, HEADING_M, 0.0)
 
 
 def _viterbi_windows(emis: FloatArray, trans: FloatArray, reach: int) -> tuple[IntArray, IntArray]:

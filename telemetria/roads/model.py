@@ -160,20 +160,26 @@ class Place:
     at_m: float
     off_m: float
     bearing_deg: float = math.nan  # the edge's direction there (its first vertex to its last), degrees from north
+    forward: bool | None = None  # driven along the edge's direction (True), against it (False), either (None)
+
+    @property
+    def travel_deg(self) -> float:
+        """The direction of travel there, degrees from north (NaN when the place is not directed)."""
+        if self.forward is None:
+            return math.nan
+        return self.bearing_deg if self.forward else (self.bearing_deg + 180.0) % 360.0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Links:
-    """The road paths between the places of two fixes (roads.model.Roads.links): per pair (i of `froms`, j of
-    `tos`), the shortest path's metres (inf where none lies within reach), its paved metres, and whether it leaves
-    froms[i] and reaches tos[j] moving along their edges' direction (True) or against it."""
+    """The road paths between the places of two fixes (roads.model.Roads.links), each place directed (a two-way
+    road's place twice): per pair (i of `froms`, j of `tos`), the metres of the shortest path leaving froms[i]
+    and reaching tos[j] each in its direction (inf where none lies within reach), and its paved metres."""
 
     froms: tuple[Place, ...]
     tos: tuple[Place, ...]
     length_m: FloatArray  # (len(froms), len(tos))
     paved_m: FloatArray
-    leaves_forward: npt.NDArray[np.bool_]
-    arrives_forward: npt.NDArray[np.bool_]
 
 
 class Roads(Protocol):

@@ -17,7 +17,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -102,7 +102,8 @@ class RoadNet:
         for w in self.ways:
             for n in w.node_ids:
                 uses[n] = uses.get(n, 0) + 1
-        junction: dict[int, int] = {}
+        junction: dict[int, int] = {}  # OSM node id → junction index (where ways meet or end)
+        self.junction_of = junction
 
         def node(osm: int) -> int:
             if osm not in junction:
@@ -247,8 +248,11 @@ class RoadNet:
         return RoadStep(length, paved, length - paved, self.edges[a.edge].way, self.edges[b.edge].way)
 
     def links(self, lat0: float, lon0: float, lat1: float, lon1: float, reach_m: float) -> Links:
-        """The road paths from where the first point may lie to where the second may (the places within the
-        matching radius, CANDIDATES each), up to reach_m long; remembered (same arguments, same answer)."""
+        """The road paths from where the first point may lie to where the second may, each place taken once per way
+        one may drive along it (Place.forward), up to reach_m long; remembered (same arguments, same answer).
+
+        A place just behind another in the same direction of travel (BEHIND_M) is reached in 0 m: noise around a
+        vehicle that stood or crept, not a lap of the block."""
         key = ("links", lat0, lon0, lat1, lon1, reach_m)
         with self._lock:
             if key in self._steps:
@@ -256,34 +260,58 @@ class RoadNet:
                 hit = self._steps[key]
                 assert isinstance(hit, Links)
                 return hit
-        froms, tos = tuple(self.places(lat0, lon0)), tuple(self.places(lat1, lon1))
+        froms, tos = self._directed(self.places(lat0, lon0)), self._directed(self.places(lat1, lon1))
         shape = (len(froms), len(tos))
         length, paved = np.full(shape, math.inf), np.zeros(shape)
-        leaves, arrives = np.ones(shape, dtype=bool), np.ones(shape, dtype=bool)
         targets = {n for b in tos for n in (self.edges[b.edge].u, self.edges[b.edge].v)}
         for i, a in enumerate(froms):
             dist, back = self._search(a, reach_m + a.off_m, targets) if tos else ({}, {})
             for j, b in enumerate(tos):
-                path = self._path(a, b, dist, back)
-                if path is None:
-                    continue
-                length[i, j] = sum(hi - lo for _, lo, hi in path)
-                paved[i, j] = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
-                first, last = path[0], path[-1]
-                back_m = self._behind_m(a, b)
-                if back_m <= BEHIND_M and length[i, j] > back_m:
-                    length[i, j] = paved[i, j] = 0.0  # b lies just behind a where one may not drive back: noise
-                elif len(path) == 1:
-                    leaves[i, j] = arrives[i, j] = b.at_m >= a.at_m
-                else:
-                    leaves[i, j] = first[1] == a.at_m and first[2] == self.edges[a.edge].length_m
-                    arrives[i, j] = last[1] == 0.0
-        found = Links(froms, tos, length, paved, leaves, arrives)
+                path = self._directed_path(a, b, dist, back)
+                if path is not None:
+                    length[i, j] = sum(hi - lo for _, lo, hi in path)
+                    paved[i, j] = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
+        found = Links(froms, tos, length, paved)
         with self._lock:
             self._steps[key] = found
             if len(self._steps) > CACHED_STEPS:
                 self._steps.popitem(last=False)
         return found
+
+    def _directed(self, places: Sequence[Place]) -> tuple[Place, ...]:
+        """Each place once per direction one may drive along its edge."""
+        out = []
+        for p in places:
+            out.append(replace(p, forward=True))
+            if not self.edges[p.edge].oneway:
+                out.append(replace(p, forward=False))
+        return tuple(out)
+
+    def _directed_path(
+        self, a: Place, b: Place, dist: dict[int, float], back: dict[int, tuple[int, int]]
+    ) -> list[tuple[int, float, float]] | None:
+        """The shortest path leaving place a and reaching place b each in its direction of travel, as (edge, from
+        m, to m) pieces; None when b is out of reach. `dist`, `back`: _search from a (its direction)."""
+        eb = self.edges[b.edge]
+        options: list[tuple[float, list[tuple[int, float, float]]]] = []
+        if a.edge == b.edge and a.forward == b.forward:
+            ahead = b.at_m - a.at_m if a.forward else a.at_m - b.at_m
+            if ahead >= 0:
+                options.append((ahead, [(a.edge, min(a.at_m, b.at_m), max(a.at_m, b.at_m))]))
+            elif -ahead <= BEHIND_M:
+                return [(a.edge, a.at_m, a.at_m)]
+        if a.forward and b.forward and eb.v == self.edges[a.edge].u and eb.oneway and self.edges[a.edge].oneway:
+            if a.at_m + eb.length_m - b.at_m <= BEHIND_M:
+                return [(a.edge, a.at_m, a.at_m)]
+        if b.forward and eb.u in dist:  # enter b's edge at its first vertex
+            options.append((dist[eb.u] + b.at_m, [*self._pieces(a, eb.u, back), (b.edge, 0.0, b.at_m)]))
+        if not b.forward and eb.v in dist:  # enter at its last vertex, travel backward
+            options.append(
+                (dist[eb.v] + eb.length_m - b.at_m, [*self._pieces(a, eb.v, back), (b.edge, b.at_m, eb.length_m)])
+            )
+        if not options:
+            return None
+        return min(options, key=lambda o: o[0])[1]
 
     def _behind_m(self, a: Place, b: Place) -> float:
         """Metres place b lies behind place a along a one-way road (b's stretch running into a's, or the same
@@ -318,8 +346,10 @@ class RoadNet:
         lengths = self._lengths
         dist: dict[int, float] = {}
         back: dict[int, tuple[int, int]] = {}
-        heap: list[tuple[float, int, int, int]] = [(edge.length_m - a.at_m, edge.v, -1, a.edge)]
-        if not edge.oneway:
+        heap: list[tuple[float, int, int, int]] = []
+        if a.forward is not False:
+            heap.append((edge.length_m - a.at_m, edge.v, -1, a.edge))
+        if not edge.oneway and a.forward is not True:
             heap.append((a.at_m, edge.u, -1, a.edge))
         heapq.heapify(heap)
         left = len(targets)

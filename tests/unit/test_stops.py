@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
