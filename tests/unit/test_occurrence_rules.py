@@ -166,7 +166,7 @@ def test_unauthorized_stop_only_when_long_away_from_every_point_and_on_a_route_d
     assert c.facts["nearest_stop"] in ("Ponto 1", "Ponto 2") and c.end is not None
     # Completed by the first fix at or after its estimated start (stops.py: the midpoint) plus the minimum.
     due = c.start + timedelta(seconds=DEFAULT.unauthorized_stop_min_s)
-    assert due <= c.completed_ts < due + timedelta(seconds=30)
+    assert c.completed_ts is not None and due <= c.completed_ts < due + timedelta(seconds=30)
     # Two minutes: a stop, but under unauthorized_stop_min_s.
     assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(stopping(3000.0, 120).fixes))
     # Five minutes at a boarding stop: authorized.
