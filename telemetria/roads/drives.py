@@ -98,11 +98,11 @@ def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, 
         here = rnd.randrange(junctions)
         path: list[tuple[int, bool]] = []
         total = 0.0
-        tries = 0
+        tries = behind = 0
         while total < length_m and tries < 4000:
             tries += 1
             there = rnd.randrange(junctions)
-            if path:
+            if path and behind < 50:  # at the extract's edge nothing lies ahead: then anywhere will do
                 last, fwd = path[-1]
                 edge = net.edges[last]
                 hx, hy = (
@@ -111,7 +111,9 @@ def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, 
                     else (edge.x[0] - edge.x[1], edge.y[0] - edge.y[1])
                 )
                 if (jx[there] - jx[here]) * hx + (jy[there] - jy[here]) * hy <= 0:
+                    behind += 1
                     continue
+            behind = 0
             leg = shortest_path(net, here, there)
             if not leg or (path and leg[0][0] == path[-1][0]):
                 continue
