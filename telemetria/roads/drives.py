@@ -99,7 +99,7 @@ def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, 
         path: list[tuple[int, bool]] = []
         total = 0.0
         tries = behind = 0
-        while total < length_m and tries < 4000:
+        while total < length_m and tries < 4000 + length_m / 10:
             tries += 1
             there = rnd.randrange(junctions)
             if path and behind < 50:  # at the extract's edge nothing lies ahead: then anywhere will do
