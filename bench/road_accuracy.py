@@ -1,6 +1,6 @@
 """Km accuracy on real OSM extracts: simulated bus drives (telemetria/roads/drives.py) measured as the service does.
 
-    .venv/bin/python -m bench.road_accuracy            # full: 12 paths of 5-20 km per extract, 30 s and 60 s
+    .venv/bin/python -m bench.road_accuracy            # full: 30 paths of 5-40 km per extract, 30 s and 60 s
     .venv/bin/python -m bench.road_accuracy --quick    # what tests/unit/test_road_accuracy.py runs in CI
 
 For each extract of tests/data/osm and each sampling interval, the error of the day's km against the truth for
@@ -151,7 +151,7 @@ def main() -> None:
     if args.quick:
         print(markdown(table(names, [30.0, 60.0], 6, 3000.0, 8000.0)))
     else:
-        print(markdown(table(names, [30.0, 60.0], 12, 5000.0, 20000.0)))
+        print(markdown(table(names, [30.0, 60.0], 30, 5000.0, 40000.0)))
 
 
 if __name__ == "__main__":

@@ -87,21 +87,22 @@ def shortest_path(net: RoadNet, u: int, v: int) -> list[tuple[int, bool]] | None
 
 def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, bool]]:
     """Shortest paths chained to length_m, each towards a random junction ahead (within 90° of the way the last
-    one ended, as a bus line runs on rather than doubling back; the first junction of each leg never straight back
-    along the last edge)."""
+    one ended, as a bus line runs on rather than doubling back; a leg never starts straight back along the last
+    edge unless it ended in a dead end)."""
     junctions = net.junction_count()
+    core = _core(net)
     jx = np.array([np.nan] * junctions)
     jy = np.array([np.nan] * junctions)
     for e in net.edges:
         jx[e.u], jy[e.u], jx[e.v], jy[e.v] = e.x[0], e.y[0], e.x[-1], e.y[-1]
     for _ in range(200):
-        here = rnd.randrange(junctions)
+        here = rnd.choice(core)
         path: list[tuple[int, bool]] = []
         total = 0.0
-        tries = behind = 0
+        tries = behind = back = 0
         while total < length_m and tries < 4000 + length_m / 10:
             tries += 1
-            there = rnd.randrange(junctions)
+            there = rnd.choice(core)
             if path and behind < 50:  # at the extract's edge nothing lies ahead: then anywhere will do
                 last, fwd = path[-1]
                 edge = net.edges[last]
@@ -115,14 +116,46 @@ def chain(net: RoadNet, rnd: random.Random, length_m: float) -> list[tuple[int, 
                     continue
             behind = 0
             leg = shortest_path(net, here, there)
-            if not leg or (path and leg[0][0] == path[-1][0]):
+            if not leg or (path and leg[0][0] == path[-1][0] and back < 20):  # a dead end: back at last
+                back += 1
                 continue
+            back = 0
             path += leg
             total += sum(net.edges[e].length_m for e, _ in leg)
             here = net.edge_end(*leg[-1])
         if total >= length_m:
             return path
     raise ValueError("no drive that long on this network")
+
+
+def _core(net: RoadNet) -> list[int]:
+    """The junctions of the network's largest strongly connected part (every one reachable from every other, one-ways
+    respected): a drive between them never asks for a path that does not exist."""
+    n = net.junction_count()
+    fwd = [[m for m, _, _ in net.adjacent(j)] for j in range(n)]
+    rev: list[list[int]] = [[] for _ in range(n)]
+    for j, out in enumerate(fwd):
+        for m in out:
+            rev[m].append(j)
+
+    def reach(start: int, adj: list[list[int]]) -> set[int]:
+        seen, todo = {start}, [start]
+        while todo:
+            for m in adj[todo.pop()]:
+                if m not in seen:
+                    seen.add(m)
+                    todo.append(m)
+        return seen
+
+    best: set[int] = set()
+    left = set(range(n))
+    while left and len(best) < len(left):
+        j = min(left)
+        part = reach(j, fwd) & reach(j, rev)
+        left -= part
+        if len(part) > len(best):
+            best = part
+    return sorted(best)
 
 
 def through(net: RoadNet, junctions: Sequence[int]) -> list[tuple[int, bool]]:
