@@ -1,12 +1,11 @@
 """A road network ready for the reports (pure): the ways split into edges at the nodes they share, a spatial
-index of the edges, and the road path between two fixes (roads.model.Roads).
+index of the edges, and the road paths between the places two fixes may lie on (roads.model.Roads).
 
-A fix lies on a way when the way passes within the matching radius; between two fixes the path is searched from
-each place near the first fix along its edge to each place near the second (a bounded Dijkstra over the junctions,
-oneway respected), and among the paths whose length the caller's bounds allow, the one closest to the expected
-length (what the speeds imply), else the shortest, counting each metre a fix lies off its road twice against
-it: a fix is more likely on the road it touches than on one 40 m away. Lengths are geodesic metres (WGS 84),
-projections in SIRGAS 2000 / UTM 20S (geo/metric.py).
+A fix lies on a way when the way passes within the matching radius (CANDIDATES nearest edges); `links` gives the
+shortest path between every directed place of one fix and every directed place of the next (a bounded Dijkstra
+over the junctions, oneway respected), which the map matcher (roads/match.py) weighs; `step` is issue 20's
+per-segment rule, kept for the accuracy bench. Lengths are geodesic metres (WGS 84); offsets are measured on
+the network's own transverse Mercator plane, centred on its extent.
 """
 
 from __future__ import annotations
