@@ -14,6 +14,7 @@ paths remembered, as the live detector recomputes a day), and the network's buil
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 import tracemalloc
@@ -22,12 +23,13 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from bench.road_accuracy import network
 from telemetria.fix import Fix
 from telemetria.reports.analysis import engine
 from telemetria.reports.analysis.track import Track
 from telemetria.reports.knobs import DEFAULT
 from telemetria.reports.model import Vehicle
-from telemetria.roads import steps
+from telemetria.roads import drives, steps
 from telemetria.roads.model import Way
 from telemetria.sim import simulate_vehicle
 from telemetria.sim.polyline import offset
@@ -126,8 +128,36 @@ def main() -> None:
         km = float(np.sum(analyze(net).seg.length_m)) / 1000
         print(f"{name:30} {len(ways):>7} {built:>8.2f} {mem:>6.1f} {cold * 1000:>8.0f} {warm * 1000:>9.0f} "
               f"{base * 1000:>12.0f} {km:>8.2f} {km0:>9.2f}")  # fmt: skip
+    for name in ("porto-alegre", "sao-paulo"):
+        city_day(name, args.fixes, args.reps)
     print("day ms: the day's whole analysis with the network, nothing remembered (its build not counted);")
     print("again ms: the same day once more, the road paths remembered; baseline: the analysis with no network.")
+
+
+def city_day(name: str, fixes: int, reps: int) -> None:
+    """A vehicle-day of 30 s fixes driven on a real city's streets (tests/data/osm; roads/drives.py): the cost
+    target is its first-time analysis under 200 ms on one core."""
+    net = network(name)
+    rnd = random.Random(name)
+    driven = drives.drive(net, drives.chain(net, rnd, fixes * 30 * 6.0), 1, 30.0)  # ~22 km/h with its stops
+    track = Track.of(driven.fixes[:fixes])
+    vehicle = Vehicle(1, "BEN1A00", None, None, None, None)
+    start, end = float(track.t[0]), float(track.t[-1]) + 1
+
+    def analyze(roads: steps.RoadNet | None) -> engine.Analysis:
+        return engine.analyze(track, vehicle, [], [], [], start, end, DEFAULT, roads)
+
+    def first_time() -> engine.Analysis:
+        net.forget()
+        return analyze(net)
+
+    cold, warm = best_of(reps, first_time), best_of(reps, lambda: analyze(net))
+    base = best_of(reps, lambda: analyze(None))
+    km = float(np.sum(analyze(net).seg.length_m)) / 1000
+    print(
+        f"{name + ' (real OSM)':30} {len(net.ways):>7} {'':>8} {'':>6} {cold * 1000:>8.0f} {warm * 1000:>9.0f} "
+        f"{base * 1000:>12.0f} {km:>8.2f} {'':>9}  ({len(track)} fixes, {driven.length_m / 1000:.1f} km driven)"
+    )
 
 
 if __name__ == "__main__":

@@ -35,5 +35,6 @@ def observe(a: Analysis, plans: Sequence[RunPlan]) -> list[Observation]:
     out = []
     for p in plans:
         s = Stretch(p.run_no, p.start, p.end, p.m_from, p.m_to, p.share)
-        out.append(observation(p, a.vehicle.id, seen(a, segs[p.route_id], s)))
+        line = a.lines[route_index(a, p.route_id)]
+        out.append(observation(p, a.vehicle.id, seen(a, segs[p.route_id], s, line=line)))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -151,6 +152,36 @@ class RoadStep:
     way_to: int
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a fix may lie: on `edge`, `at_m` metres from its first vertex, `off_m` metres from the fix."""
+
+    edge: int
+    at_m: float
+    off_m: float
+    bearing_deg: float = math.nan  # the edge's direction there (its first vertex to its last), degrees from north
+    forward: bool | None = None  # driven along the edge's direction (True), against it (False), either (None)
+
+    @property
+    def travel_deg(self) -> float:
+        """The direction of travel there, degrees from north (NaN when the place is not directed)."""
+        if self.forward is None:
+            return math.nan
+        return self.bearing_deg if self.forward else (self.bearing_deg + 180.0) % 360.0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Links:
+    """The road paths between the places of two fixes (roads.model.Roads.links), each place directed (a two-way
+    road's place twice): per pair (i of `froms`, j of `tos`), the metres of the shortest path leaving froms[i]
+    and reaching tos[j] each in its direction (inf where none lies within reach), and its paved metres."""
+
+    froms: tuple[Place, ...]
+    tos: tuple[Place, ...]
+    length_m: FloatArray  # (len(froms), len(tos))
+    paved_m: FloatArray
+
+
 class Roads(Protocol):
     """A road network as the reports use it (roads/steps.py builds one from an imported network's ways)."""
 
@@ -168,6 +199,14 @@ class Roads(Protocol):
 
     def locality(self, lat: float, lon: float) -> tuple[str, float] | None:
         """(name, metres) of the network's locality nearest the point within LOCALITY_M, None when none is."""
+        ...
+
+    def links(self, lat0: float, lon0: float, lat1: float, lon1: float, reach_m: float) -> Links:
+        """The road paths from each place the first point may lie on to each the second may, up to reach_m."""
+        ...
+
+    def edge_way(self, edge: int) -> int:
+        """The way an edge (Place.edge) is a stretch of."""
         ...
 
     def step(

@@ -1,12 +1,11 @@
 """A road network ready for the reports (pure): the ways split into edges at the nodes they share, a spatial
-index of the edges, and the road path between two fixes (roads.model.Roads).
+index of the edges, and the road paths between the places two fixes may lie on (roads.model.Roads).
 
-A fix lies on a way when the way passes within the matching radius; between two fixes the path is searched from
-each place near the first fix along its edge to each place near the second (a bounded Dijkstra over the junctions,
-oneway respected), and among the paths whose length the caller's bounds allow, the one closest to the expected
-length (what the speeds imply), else the shortest, counting each metre a fix lies off its road twice against
-it: a fix is more likely on the road it touches than on one 40 m away. Lengths are geodesic metres (WGS 84),
-projections in SIRGAS 2000 / UTM 20S (geo/metric.py).
+A fix lies on a way when the way passes within the matching radius (CANDIDATES nearest edges); `links` gives the
+shortest path between every directed place of one fix and every directed place of the next (a bounded Dijkstra
+over the junctions, oneway respected), which the map matcher (roads/match.py) weighs; `step` is issue 20's
+per-segment rule, kept for the accuracy bench. Lengths are geodesic metres (WGS 84); offsets are measured on
+the network's own transverse Mercator plane, centred on its extent.
 """
 
 from __future__ import annotations
@@ -17,20 +16,24 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 import shapely
+from pyproj import Transformer
 
 from telemetria.geo.geodesic import GEOD
-from telemetria.geo.metric import to_metric
-from telemetria.roads.model import FloatArray, IntArray, Locality, RoadStep, Way
+from telemetria.roads.model import FloatArray, IntArray, Links, Locality, Place, RoadStep, Way
 
 RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road's width, a stop on the verge)
-CANDIDATES = 4  # nearest edges considered per fix
+CANDIDATES = 8  # nearest edges considered per fix
 OFFSET_WEIGHT = 2.0  # metres of path one metre of a fix's offset from its road weighs
 LOCALITY_M = 5000.0  # a road is said to be near a locality (a village, a hamlet) within this distance
-CACHED_STEPS = 100_000  # steps remembered: the live detector recomputes the same day's segments every round
+CACHED_STEPS = 100_000
+# A fix this far behind the previous one along a one-way road is noise around a vehicle that stood or crept, not
+# a lap of the block: its path counts 0 m.
+BEHIND_M = 25.0  # steps remembered: the live detector recomputes the same day's segments every round
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +54,6 @@ class Edge:
         return float(self.cum_m[-1])
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
-    """Where a fix may lie: on `edge`, `at_m` metres from its first vertex, `off_m` metres from the fix."""
-
-    edge: int
-    at_m: float
-    off_m: float
-
-
 class RoadNet:
     """roads.model.Roads over one imported network."""
 
@@ -71,16 +65,44 @@ class RoadNet:
         self._loc_lon = np.array([p.lon for p in self.localities], dtype=float)
         self.edges: list[Edge] = []
         self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
-        self._steps: OrderedDict[tuple[float, ...], RoadStep | None] = OrderedDict()
+        self._steps: OrderedDict[tuple[object, ...], RoadStep | Links | None] = OrderedDict()
         self._lock = threading.Lock()
+        self._fwd, self._inv = _local_plane(self.ways)
         self._build()
+
+    def to_metric(self, lon: npt.ArrayLike, lat: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Metres east and north on the network's own plane (a transverse Mercator on its centre)."""
+        x, y = self._fwd.transform(np.asarray(lon, dtype=float), np.asarray(lat, dtype=float))
+        return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+
+    def to_lonlat(self, x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Degrees of points on the network's plane."""
+        lon, lat = self._inv.transform(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+        return np.asarray(lon, dtype=float), np.asarray(lat, dtype=float)
+
+    def adjacent(self, junction: int) -> list[tuple[int, int, bool]]:
+        """(other junction, edge, along the edge's direction) for each edge one may leave `junction` by."""
+        return self._adj[junction]
+
+    def edge_way(self, edge: int) -> int:
+        """The way (index into `ways`) an edge is a stretch of."""
+        return self.edges[edge].way
+
+    def junction_count(self) -> int:
+        return len(self._adj)
+
+    def edge_end(self, edge: int, forward: bool) -> int:
+        """The junction an edge driven forward (or backward) ends at."""
+        e = self.edges[edge]
+        return e.v if forward else e.u
 
     def _build(self) -> None:
         uses: dict[int, int] = {}
         for w in self.ways:
             for n in w.node_ids:
                 uses[n] = uses.get(n, 0) + 1
-        junction: dict[int, int] = {}
+        junction: dict[int, int] = {}  # OSM node id → junction index (where ways meet or end)
+        self.junction_of = junction
 
         def node(osm: int) -> int:
             if osm not in junction:
@@ -96,7 +118,7 @@ class RoadNet:
             lat, lon = np.asarray(w.lat, dtype=float), np.asarray(w.lon, dtype=float)
             if len(lat) < 2:
                 continue
-            x, y = to_metric(lon, lat)
+            x, y = self.to_metric(lon, lat)
             _, _, d = GEOD.inv(lon[:-1], lat[:-1], lon[1:], lat[1:])
             cum = np.concatenate([[0.0], np.cumsum(np.asarray(d, dtype=float))])
             cut = [0] + [k for k in range(1, len(lat) - 1) if uses[w.node_ids[k]] > 1] + [len(lat) - 1]
@@ -129,7 +151,7 @@ class RoadNet:
         ok = np.flatnonzero(np.isfinite(lat) & np.isfinite(lon))
         if not len(ok) or not len(self._seg_edge):
             return out
-        x, y = to_metric(lon[ok], lat[ok])
+        x, y = self.to_metric(lon[ok], lat[ok])
         pairs = self._tree.query_nearest(shapely.points(x, y), max_distance=radius_m, all_matches=False)
         edges = self._seg_edge[pairs[1]]
         out[ok[pairs[0]]] = [self.edges[e].way for e in edges.tolist()]
@@ -144,7 +166,9 @@ class RoadNet:
         with self._lock:  # analyses run in threads (reports/store/fetch.py): one network serves them all
             if key in self._steps:
                 self._steps.move_to_end(key)
-                return self._steps[key]
+                kept = self._steps[key]
+                assert not isinstance(kept, Links)
+                return kept
         found = self._step(lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
         with self._lock:
             self._steps[key] = found
@@ -176,7 +200,7 @@ class RoadNet:
         """Where a fix may lie: per edge within radius_m, its nearest place; the CANDIDATES nearest edges."""
         if not len(self._seg_edge):
             return []
-        x, y = (float(v[0]) for v in to_metric([lon], [lat]))
+        x, y = (float(v[0]) for v in self.to_metric([lon], [lat]))
         p = shapely.Point(x, y)
         hits = self._tree.query(p, predicate="dwithin", distance=radius_m)
         best: dict[int, Place] = {}
@@ -190,7 +214,7 @@ class RoadNet:
             off = math.hypot(ax + f * dx - x, ay + f * dy - y)
             at = float(edge.cum_m[k] + f * (edge.cum_m[k + 1] - edge.cum_m[k]))
             if e not in best or off < best[e].off_m:
-                best[e] = Place(e, at, off)
+                best[e] = Place(e, at, off, (math.degrees(math.atan2(dx, dy)) + 360.0) % 360.0)
         return sorted(best.values(), key=lambda c: (c.off_m, c.edge))[:CANDIDATES]
 
     def _step(
@@ -222,6 +246,82 @@ class RoadNet:
         paved = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
         return RoadStep(length, paved, length - paved, self.edges[a.edge].way, self.edges[b.edge].way)
 
+    def links(self, lat0: float, lon0: float, lat1: float, lon1: float, reach_m: float) -> Links:
+        """The road paths from where the first point may lie to where the second may, each place taken once per way
+        one may drive along it (Place.forward), up to reach_m long; remembered (same arguments, same answer).
+
+        A place just behind another in the same direction of travel (BEHIND_M) is reached in 0 m: noise around a
+        vehicle that stood or crept, not a lap of the block."""
+        key = ("links", lat0, lon0, lat1, lon1, reach_m)
+        with self._lock:
+            if key in self._steps:
+                self._steps.move_to_end(key)
+                hit = self._steps[key]
+                assert isinstance(hit, Links)
+                return hit
+        froms, tos = self._directed(self.places(lat0, lon0)), self._directed(self.places(lat1, lon1))
+        shape = (len(froms), len(tos))
+        length, paved = np.full(shape, math.inf), np.zeros(shape)
+        targets = {n for b in tos for n in (self.edges[b.edge].u, self.edges[b.edge].v)}
+        for i, a in enumerate(froms):
+            dist, back = self._search(a, reach_m + a.off_m, targets) if tos else ({}, {})
+            for j, b in enumerate(tos):
+                path = self._directed_path(a, b, dist, back)
+                if path is not None:
+                    length[i, j] = sum(hi - lo for _, lo, hi in path)
+                    paved[i, j] = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
+        found = Links(froms, tos, length, paved)
+        with self._lock:
+            self._steps[key] = found
+            if len(self._steps) > CACHED_STEPS:
+                self._steps.popitem(last=False)
+        return found
+
+    def _directed(self, places: Sequence[Place]) -> tuple[Place, ...]:
+        """Each place once per direction one may drive along its edge."""
+        out = []
+        for p in places:
+            out.append(replace(p, forward=True))
+            if not self.edges[p.edge].oneway:
+                out.append(replace(p, forward=False))
+        return tuple(out)
+
+    def _directed_path(
+        self, a: Place, b: Place, dist: dict[int, float], back: dict[int, tuple[int, int]]
+    ) -> list[tuple[int, float, float]] | None:
+        """The shortest path leaving place a and reaching place b each in its direction of travel, as (edge, from
+        m, to m) pieces; None when b is out of reach. `dist`, `back`: _search from a (its direction)."""
+        eb = self.edges[b.edge]
+        options: list[tuple[float, list[tuple[int, float, float]]]] = []
+        if a.edge == b.edge and a.forward == b.forward:
+            ahead = b.at_m - a.at_m if a.forward else a.at_m - b.at_m
+            if ahead >= 0:
+                options.append((ahead, [(a.edge, min(a.at_m, b.at_m), max(a.at_m, b.at_m))]))
+            elif -ahead <= BEHIND_M:
+                return [(a.edge, a.at_m, a.at_m)]
+        if a.forward and b.forward and eb.v == self.edges[a.edge].u and eb.oneway and self.edges[a.edge].oneway:
+            if a.at_m + eb.length_m - b.at_m <= BEHIND_M:
+                return [(a.edge, a.at_m, a.at_m)]
+        if b.forward and eb.u in dist:  # enter b's edge at its first vertex
+            options.append((dist[eb.u] + b.at_m, [*self._pieces(a, eb.u, back), (b.edge, 0.0, b.at_m)]))
+        if not b.forward and eb.v in dist:  # enter at its last vertex, travel backward
+            options.append(
+                (dist[eb.v] + eb.length_m - b.at_m, [*self._pieces(a, eb.v, back), (b.edge, b.at_m, eb.length_m)])
+            )
+        if not options:
+            return None
+        return min(options, key=lambda o: o[0])[1]
+
+    def _behind_m(self, a: Place, b: Place) -> float:
+        """Metres place b lies behind place a along a one-way road (b's stretch running into a's, or the same
+        stretch), inf when it does not."""
+        ea, eb = self.edges[a.edge], self.edges[b.edge]
+        if a.edge == b.edge:
+            return a.at_m - b.at_m if ea.oneway and b.at_m < a.at_m else math.inf
+        if ea.oneway and eb.oneway and eb.v == ea.u:
+            return a.at_m + eb.length_m - b.at_m
+        return math.inf
+
     def distances(self, froms: Sequence[Place], tos: Sequence[Place], reach_m: float) -> list[list[float]]:
         """Road metres from each place of `froms` to each of `tos`, inf where no path lies within reach_m (what a
         whole-track matcher's transitions need: bench/road_methods.py compares one with the rule above)."""
@@ -245,8 +345,10 @@ class RoadNet:
         lengths = self._lengths
         dist: dict[int, float] = {}
         back: dict[int, tuple[int, int]] = {}
-        heap: list[tuple[float, int, int, int]] = [(edge.length_m - a.at_m, edge.v, -1, a.edge)]
-        if not edge.oneway:
+        heap: list[tuple[float, int, int, int]] = []
+        if a.forward is not False:
+            heap.append((edge.length_m - a.at_m, edge.v, -1, a.edge))
+        if not edge.oneway and a.forward is not True:
             heap.append((a.at_m, edge.u, -1, a.edge))
         heapq.heapify(heap)
         left = len(targets)
@@ -292,6 +394,19 @@ class RoadNet:
             out.append((e, 0.0, edge.length_m))
             n = prev
         return out[::-1]
+
+
+def _local_plane(ways: Sequence[Way]) -> tuple[Transformer, Transformer]:
+    """A transverse Mercator (GRS 80) centred on the ways' extent: offsets in true metres wherever the network lies
+    (a fixed UTM zone would stretch them by 1.5 % three degrees away from its meridian, by a quarter 40° away)."""
+    lats = [v for w in ways if w.lat for v in (min(w.lat), max(w.lat))] or [0.0]
+    lons = [v for w in ways if w.lon for v in (min(w.lon), max(w.lon))] or [0.0]
+    lat0, lon0 = (min(lats) + max(lats)) / 2, (min(lons) + max(lons)) / 2
+    plane = f"+proj=tmerc +lat_0={lat0:.6f} +lon_0={lon0:.6f} +k=1 +x_0=0 +y_0=0 +ellps=GRS80 +units=m +no_defs"
+    return (
+        Transformer.from_crs("EPSG:4326", plane, always_xy=True),
+        Transformer.from_crs(plane, "EPSG:4326", always_xy=True),
+    )
 
 
 def build(network_id: int, ways: Sequence[Way], localities: Sequence[Locality] = ()) -> RoadNet:

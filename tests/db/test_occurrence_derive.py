@@ -199,7 +199,9 @@ async def test_a_day_whole_in_hours_and_in_any_arrival_order(conn: asyncpg.Conne
     assert late.key == f"{w['l9']}:{day.isoformat()}:1" and late.facts["stop"] == "Ponto 1"
     assert late.facts["late_min"] == pytest.approx(14.0, abs=0.6)  # left Ponto 1, the run's first point, at 06:54
     (stop,) = [c for c in whole if c.kind is Kind.UNAUTHORIZED_STOP]
-    assert stop.facts["duration_s"] == 270 and stop.place is not None and "rota L9, km 5,0" in stop.place
+    # Parked 300 s, then silent: it began between the last moving fix and the first standing one (the midpoint,
+    # 15 s before the first), and ends at its last standing fix: nothing bounds it after, no time is invented.
+    assert stop.facts["duration_s"] == 285 and stop.place is not None and "rota L9, km 5,0" in stop.place
     (fast,) = [c for c in whole if c.kind is Kind.SPEEDING]
     assert fast.facts["max_kmh"] == 80.0 and fast.facts["limit_kmh"] == 60.0
 

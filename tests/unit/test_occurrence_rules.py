@@ -171,9 +171,11 @@ def test_unauthorized_stop_only_when_long_away_from_every_point_and_on_a_route_d
         return s.drive(at_m).park(seconds).drive(SCHOOL_M).park(600)
 
     (c,) = [c for c in candidates(stopping(3000.0, 300).fixes) if c.kind is Kind.UNAUTHORIZED_STOP]
-    assert c.facts["duration_s"] == 270 and c.facts["nearest_m"] == pytest.approx(1000.0, abs=5.0)
+    assert c.facts["duration_s"] == 300 and c.facts["nearest_m"] == pytest.approx(1000.0, abs=5.0)
     assert c.facts["nearest_stop"] in ("Ponto 1", "Ponto 2") and c.end is not None
-    assert c.completed_ts == c.start + timedelta(seconds=DEFAULT.unauthorized_stop_min_s)
+    # Completed by the first fix at or after its estimated start (stops.py: the midpoint) plus the minimum.
+    due = c.start + timedelta(seconds=DEFAULT.unauthorized_stop_min_s)
+    assert c.completed_ts is not None and due <= c.completed_ts < due + timedelta(seconds=30)
     # Under unauthorized_stop_min_s (~ what a boarding takes): a halt, not a stop for boarding.
     assert Kind.UNAUTHORIZED_STOP not in kinds(candidates(stopping(3000.0, 30, step=15).fixes))
     # Five minutes at a boarding stop: authorized.

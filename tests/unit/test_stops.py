@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -97,31 +98,44 @@ def test_stops_at_both_ends_and_a_trip_between() -> None:
     speed = [0, 0, 0, 30, 50, 50, 30, 0, 0, 0]
     tr = make(speed)
     a, b = stops_of(tr)
-    assert (a.first, a.last, a.start, a.duration_s) == (0, 2, tr.t[0], 60.0)
-    assert (b.first, b.last, b.duration_s) == (7, 9, 60.0)
+    # Seen standing 60 s each; each ends (begins) between its last (first) stationary fix and the moving one after
+    # (before) it: the midpoint, 15 s on. The track's own ends bound nothing: there the observed instant stays.
+    assert (a.first, a.last, a.start, a.end, a.duration_s) == (0, 2, tr.t[0], tr.t[2] + 15, 75.0)
+    assert (a.start_min, a.start_max, a.end_min, a.end_max) == (None, tr.t[0], tr.t[2], tr.t[3])
+    assert (b.first, b.last, b.start, b.duration_s, b.duration_bounds_s) == (7, 9, tr.t[7] - 15, 75.0, (60.0, math.inf))
     [trip] = trips_of(tr, [a, b])
     assert (trip.first, trip.last, trip.from_stop, trip.to_stop) == (2, 7, 0, 1)
-    assert (trip.start, trip.end, trip.duration_s, trip.moving_s, trip.max_kmh) == (a.end, b.start, 150.0, 150.0, 50)
+    assert (trip.start, trip.end, trip.duration_s, trip.moving_s, trip.max_kmh) == (
+        a.end_min,
+        b.start_max,
+        150.0,
+        150.0,
+        50,
+    )
     assert float(distance_m(b.lon, b.lat, LON0, LAT0)) == pytest.approx(1333.3, rel=0.01)
 
 
 def test_a_short_halt_does_not_split_a_trip_ignition_off_does() -> None:
-    speed = [40, 40, 0, 0, 40, 40, 0, 40, 40]  # halts of 30 s and of one fix
+    speed = [40, 40, 0, 40, 40, 40, 0, 40, 40]  # halts of one fix each: 0 to 60 s, 30 s estimated
     tr = make(speed)
     assert stops_of(tr) == []
     [trip] = trips_of(tr, [])
     assert (trip.first, trip.last, trip.from_stop, trip.to_stop) == (0, 8, None, None)
-    assert trip.moving_s == 210.0  # 240 s minus the 30 s between the two stationary fixes
-    off = make(speed, ign=[1, 1, 1, 0, 1, 1, 1, 1, 1])
+    assert trip.moving_s == 240.0
+    off = make(speed, ign=[1, 1, 0, 1, 1, 1, 1, 1, 1])
     [s] = stops_of(off)
-    assert (s.first, s.last, s.ignition_off, s.duration_s) == (2, 3, True, 30.0)
-    assert [(x.first, x.last, x.from_stop, x.to_stop) for x in trips_of(off, [s])] == [(0, 2, None, 0), (3, 8, 0, None)]
+    assert (s.first, s.last, s.ignition_off, s.duration_s) == (2, 2, True, 30.0)
+    assert [(x.first, x.last, x.from_stop, x.to_stop) for x in trips_of(off, [s])] == [(0, 2, None, 0), (2, 8, 0, None)]
 
 
-def test_a_stop_needs_stop_min_s_observed() -> None:
-    assert stops_of(make([40, 0, 0, 40])) == []  # 30 s seen standing
-    [s] = stops_of(make([40, 0, 0, 0, 40]))  # 60 s
-    assert (s.first, s.last, s.start, s.end) == (1, 3, 1.8e9 + 30, 1.8e9 + 90)
+def test_a_stop_needs_stop_min_s_estimated() -> None:
+    assert stops_of(make([40, 0, 40])) == []  # one stationary fix: 0 to 60 s, 30 s estimated
+    # Two stationary fixes 30 s apart: seen standing 30 s, so it lasted 30 to 90 s, 60 s estimated: a stop. A 75 s
+    # boarding stop sampled every 30 s shows two or three stationary fixes; counted on the observed 30 s it was lost.
+    [s] = stops_of(make([40, 0, 0, 40]))
+    assert (s.first, s.last, s.start, s.end, s.duration_bounds_s) == (1, 2, 1.8e9 + 15, 1.8e9 + 75, (30.0, 90.0))
+    [s] = stops_of(make([40, 0, 0, 0, 40]))  # 60 s seen, 90 s estimated
+    assert (s.first, s.last, s.start, s.end) == (1, 3, 1.8e9 + 15, 1.8e9 + 105)
     assert len(stops_of(make([40, 0, 40]), min_s=0.0)) == 1  # as for on-board legs
     # Unknown speed is not standing still, unless the ignition or a stationary mask (clean.py) says so.
     unknown = make([40, np.nan, np.nan, np.nan, 40], east=[0, 100, 100, 100, 200])
@@ -274,16 +288,24 @@ def test_stops_and_authorization_against_the_simulators_truth(seed: int, long_ha
 
     for true in run.truth.stops:
         match = overlapping(true.t_start_s, true.t_end_s)
-        if true.duration_s < DEFAULT.stop_min_s:
-            assert all(c.stop.ignition_off for c in match), true  # only ignition off makes a short stop
+        if true.duration_s < DEFAULT.stop_min_s - INTERVAL:
+            assert all(c.stop.ignition_off for c in match), true  # only ignition off makes so short a stop
             continue
         if true.duration_s < DEFAULT.stop_min_s + INTERVAL and not match:
-            continue  # 60–89 s: at 30 s fixes it may be seen standing for only 30 s
+            continue  # 30-89 s: at 30 s fixes its estimate may fall either side of stop_min_s
         assert len(match) == 1, true
         c = match[0]
-        # Observed from the first to the last stationary fix: inside the true stop, at most a fix short at each end.
-        assert true.t_start_s <= c.stop.start - t0 <= true.t_start_s + INTERVAL
-        assert true.t_end_s - INTERVAL <= c.stop.end - t0 <= true.t_end_s
+        s = c.stop
+        # The bounds hold the true instants where a fix bounds them (the simulator's bus creeps under
+        # stationary_kmh for some seconds as it brakes and pulls away: those count as standing), and the estimates
+        # are within an interval of them (half an interval and the creep); the mean bias: test_road_accuracy.py.
+        slack = 12.0
+        assert (s.start_min or -math.inf) - slack <= true.t_start_s + t0 <= (s.start_max or s.start) + slack, s
+        assert (s.end_min or s.end) - slack <= true.t_end_s + t0 <= (s.end_max or math.inf) + slack, (true, s)
+        if s.start_min is not None:
+            assert abs(s.start - t0 - true.t_start_s) <= INTERVAL, (true, s)
+        if s.end_max is not None:
+            assert abs(s.end - t0 - true.t_end_s) <= INTERVAL, (true, s)
         assert float(distance_m(c.stop.lon, c.stop.lat, true.lon, true.lat)) < 15.0
         expect = {"boarding": "boarding", "school": "school", "garage": "garage"}.get(true.kind)
         assert c.kind == expect and c.authorized == (expect is not None), (true, c)
@@ -291,9 +313,10 @@ def test_stops_and_authorization_against_the_simulators_truth(seed: int, long_ha
     if long_halt:  # a traffic halt of 90 s or more is found, and it is no authorized place
         assert halts and all(len(overlapping(h.t_start_s, h.t_end_s)) == 1 for h in halts)
         assert not any(c.authorized for h in halts for c in overlapping(h.t_start_s, h.t_end_s))
-    # Every stop found is a true one.
+    # Every stop found is a true one: what was seen standing lies inside a true stop.
     for c in got:
-        assert any(s.t_start_s <= c.stop.start - t0 and c.stop.end - t0 <= s.t_end_s for s in run.truth.stops), c
+        seen = (c.stop.start_max or c.stop.start) - t0, (c.stop.end_min or c.stop.end) - t0
+        assert any(s.t_start_s - 3 <= seen[0] and seen[1] <= s.t_end_s + 3 for s in run.truth.stops), c
     trips = trips_of(tr, found, keep)
     assert [(t.from_stop, t.to_stop) for t in trips] == [(i, i + 1) for i in range(len(found) - 1)]
     assert all(t.first == found[i].last and t.last == found[i + 1].first for i, t in enumerate(trips))

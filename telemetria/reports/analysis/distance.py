@@ -17,9 +17,10 @@ import numpy.typing as npt
 from telemetria.geo.geodesic import GEOD
 from telemetria.geo.routeline import RouteLine, angle_deg
 from telemetria.reports.analysis.clean import stationary_mask
-from telemetria.reports.analysis.roads import NEAR_ROAD_M, RoadSegments, along_roads, profile
+from telemetria.reports.analysis.roads import NEAR_ROAD_M, RoadSegments, profile
 from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
 from telemetria.reports.knobs import ReportParams
+from telemetria.roads.match import match
 from telemetria.roads.model import Roads
 
 # Segment methods (Segments.method). ROAD only with a road network in force (analysis/roads.py).
@@ -133,21 +134,28 @@ def _roads(
     roads: Roads | None, track: Track, a: IntArray, b: IntArray, dt: FloatArray, chord: FloatArray, todo: BoolArray,
     params: ReportParams,
 ) -> RoadSegments:  # fmt: skip
-    """Road metres of the segments in `todo` (NaN where none is plausible or there is no network).
+    """Road metres of the segments in `todo` (NaN where none is plausible or there is no network), matched over the
+    kept fixes in fix order (roads/match.py: each segment decided from match.REACH kept fixes on each side).
 
     Bounds as the route method's: at least the chord less the slack, at most max_jump_kmh × dt (and never more
-    than ROAD_DETOUR × the chord + ROAD_DETOUR_M); closest to the
-    reported speeds × dt when both ends have one and the segment is no gap (across a gap the speeds at its ends
-    say nothing of the time between: the shortest plausible path counts).
+    than ROAD_DETOUR × the chord + ROAD_DETOUR_M). The reported speeds are soft evidence only where the segment is
+    no gap (across a gap the speeds at its ends say nothing of the time between: the path nearest the chord, the
+    shortest plausible one, counts).
     """
+    m = len(a)
     if roads is None or not todo.any():
-        m = len(a)
         return RoadSegments(np.full(m, np.nan), np.zeros(m), np.zeros(m), np.full(m, -1, dtype=np.int64))
     low = chord * (1 - SHORT_SLACK) - SHORT_SLACK_M
     high = np.minimum(params.max_jump_kmh / 3.6 * dt + SHORT_SLACK_M, ROAD_DETOUR * chord + ROAD_DETOUR_M)
-    v = track.speed_kmh / 3.6
-    expected = np.where(dt > params.gap_s, np.nan, (v[a] + v[b]) / 2 * dt)
-    return along_roads(roads, track, a, b, chord, todo, low, high, expected)
+    pts = np.concatenate([a, b[-1:]])  # the kept fixes in order: segment k runs from pts[k] to pts[k + 1]
+    speed = track.speed_kmh[pts]
+    found = match(
+        roads, track.lat[pts], track.lon[pts], speed, track.heading_deg[pts], speed > params.stationary_kmh, dt,
+        chord, todo, low, high, dt <= params.gap_s,
+    )  # fmt: skip
+    paved = np.where(np.isfinite(found.length_m), found.paved_m, 0.0)
+    unpaved = np.where(np.isfinite(found.length_m), found.length_m - paved, 0.0)
+    return RoadSegments(found.length_m, paved, unpaved, found.way_to)
 
 
 def _route_pavement(

@@ -23,6 +23,7 @@ from telemetria.reports.analysis import clean, distance, limits
 from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Route, SpeedZone, Vehicle
+from telemetria.roads.match import REACH
 from telemetria.roads.model import Roads
 
 # Usable fixes before the first changed one whose values are computed again, and usable fixes of context before
@@ -107,14 +108,16 @@ def compute_after(
     if changed >= len(track) == len(prior.keep):
         return prior  # the same track
     usable = np.flatnonzero(clean.usable_mask(track))
-    first = int(np.searchsorted(usable, changed)) - MARGIN  # the first usable fix whose values may change
+    first = int(np.searchsorted(usable, changed)) - MARGIN  # the first usable fix whose keep may change
     if first <= 0 or changed > len(prior.keep):
         return compute(track, vehicle, routes, lines, zones, params, roads)
-    b = int(usable[first])
-    kept = np.flatnonzero(prior.keep[:b])
-    if not len(kept):
+    # A road segment is matched over match.REACH kept fixes on each side (roads/match.py): the values of the
+    # REACH kept fixes before that one may change too, and their matching needs REACH + 1 more before them.
+    kept = np.flatnonzero(prior.keep[: int(usable[first])])
+    if len(kept) < 2 * REACH + 2:
         return compute(track, vehicle, routes, lines, zones, params, roads)
-    context = int(np.searchsorted(usable, kept[-1])) - MARGIN
+    b = int(kept[-REACH]) if REACH else int(usable[first])
+    context = int(np.searchsorted(usable, kept[-2 * REACH - 2])) - MARGIN
     if context < 0:
         return compute(track, vehicle, routes, lines, zones, params, roads)
     a = int(usable[context])

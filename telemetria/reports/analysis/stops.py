@@ -2,12 +2,15 @@
 
 Times are epoch seconds; indexes point into the track's arrays (fix-time order); fixes outside `keep` are skipped.
 
-A stop's start and end are its first and last stationary fixes: what was observed, never more. With 30 s fixes
-this understates the true standstill by up to one interval at each end (about one interval in all, on average),
-and a stop counts only once it was seen standing for stop_min_s. Extending to the midpoints with the neighbouring
-moving fixes would be unbiased but invents time nobody observed, makes a single stationary fix last 30 s and can
-turn a 40 s traffic halt into a 60 s stop; for a report that can lead to a fine (Art. 38), the observed lower bound
-is the defensible figure, and it is the one an inspector can check against the raw fixes.
+A stop began somewhere between the last fix before it (moving) and its first stationary fix, and ended between its
+last stationary fix and the first fix after it. Its `start` and `end` are the midpoints of those two intervals: the
+unbiased estimate (a 180 s stop sampled every 30 s reads 180 ± 15 s, where its first and last stationary fixes
+alone would read 150 s, one interval short on average), and `start_min`..`start_max`, `end_min`..`end_max` the
+bounds, the inner ones being what was observed (the first and last stationary fixes: an inspector checks them
+against the raw fixes). A neighbouring fix further than gap_s away (a silence, the start of the day, a fix not
+yet received) gives no midpoint: that side keeps the observed instant, never time nobody saw. A stop counts from
+stop_min_s of estimated duration, so a 75 s boarding stop sampled every 30 s (two or three stationary fixes, 30
+to 60 s observed) is found.
 """
 
 from __future__ import annotations
@@ -42,11 +45,28 @@ class Stop:
     lon: float
     n_fixes: int
     ignition_off: bool
+    # Bounds of start and end: the observed instants, and the fixes around them (None: no fix within gap_s on that
+    # side, the start or end of what was received: unbounded there).
+    start_min: float | None = None  # the fix before the stop: it had not begun then
+    start_max: float | None = None  # its first stationary fix
+    end_min: float | None = None  # its last stationary fix
+    end_max: float | None = None  # the fix after it: it had ended by then
 
     @property
     def duration_s(self) -> float:
-        """Seconds from the first to the last stationary fix."""
+        """Seconds from the estimated start to the estimated end (the midpoints: module text)."""
         return self.end - self.start
+
+    @property
+    def duration_bounds_s(self) -> tuple[float, float]:
+        """The least and the most it can have lasted: the observed standstill, and from the fix before to the fix
+        after (inf where either is missing)."""
+        lo = (self.end if self.end_min is None else self.end_min) - (
+            self.start if self.start_max is None else self.start_max
+        )
+        if self.start_min is None or self.end_max is None:
+            return lo, math.inf
+        return lo, self.end_max - self.start_min
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,18 +159,28 @@ def find_stops(
         run = k[a : b + 1]
         for ca, cb in _clusters(lat[run], lon[run], params.stop_radius_m):
             idx = run[ca : cb + 1]
+            p, q = a + ca, a + cb  # positions among the kept fixes
+            seen0, seen1 = float(t[idx[0]]), float(t[idx[-1]])
+            before = float(t[k[p - 1]]) if p > 0 and seen0 - float(t[k[p - 1]]) <= params.gap_s else None
+            after = float(t[k[q + 1]]) if q + 1 < len(k) and float(t[k[q + 1]]) - seen1 <= params.gap_s else None
+            start = seen0 if before is None else (before + seen0) / 2
+            end = seen1 if after is None else (seen1 + after) / 2
             off = bool(np.any(ignition[idx] == IGN_OFF))
-            if t[idx[-1]] - t[idx[0]] >= least or off:
+            if end - start >= least or off:
                 out.append(
                     Stop(
                         first=int(idx[0]),
                         last=int(idx[-1]),
-                        start=float(t[idx[0]]),
-                        end=float(t[idx[-1]]),
+                        start=start,
+                        end=end,
                         lat=float(np.median(lat[idx])),
                         lon=float(np.median(lon[idx])),
                         n_fixes=len(idx),
                         ignition_off=off,
+                        start_min=before,
+                        start_max=seen0,
+                        end_min=seen1,
+                        end_max=after,
                     )
                 )
     return out

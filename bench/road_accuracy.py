@@ -1,0 +1,158 @@
+"""Km accuracy on real OSM extracts: simulated bus drives (telemetria/roads/drives.py) measured as the service does.
+
+    .venv/bin/python -m bench.road_accuracy            # full: 30 paths of 5-40 km per extract, 30 s and 60 s
+    .venv/bin/python -m bench.road_accuracy --quick    # what tests/unit/test_road_accuracy.py runs in CI
+
+For each extract of tests/data/osm and each sampling interval, the error of the day's km against the truth for
+- *road*: the service (reports' distance.segments with the network, no registered route): the matcher of
+  roads/match.py;
+- *road, before*: the rule it replaced (issue 20's, kept here to compare): each segment's path decided from its
+  two fixes, the one closest to the reported speeds × time, 4 candidates a fix;
+- *chords*: no network (straight lines between fixes);
+- *no speeds*: the service with a tracker that sends no speed nor heading;
+as mean error, mean |error|, worst |error| and the share of paths within 1 %. No database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from telemetria.reports.analysis import distance
+from telemetria.reports.analysis.clean import keep_mask
+from telemetria.reports.analysis.distance import segments
+from telemetria.reports.analysis.roads import RoadSegments, along_roads
+from telemetria.reports.analysis.track import BoolArray, FloatArray, IntArray, Track
+from telemetria.reports.knobs import DEFAULT, ReportParams
+from telemetria.roads import drives, steps
+from telemetria.roads.model import Roads
+from telemetria.roads.osmread import read_ways
+
+EXTRACTS = Path(__file__).resolve().parent.parent / "tests" / "data" / "osm"
+NAMES = {"porto-alegre": "Porto Alegre (BR)", "sao-paulo": "São Paulo (BR)", "aguascalientes": "Aguascalientes (MX)"}
+METHODS = ("road", "road, before", "chords", "no speeds")
+
+
+@cache
+def network(name: str) -> steps.RoadNet:
+    return steps.build(1, list(read_ways(EXTRACTS / f"{name}.osm.pbf")))
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    extract: str
+    interval_s: float
+    method: str
+    errors: tuple[float, ...]  # per path, percent
+    ms: float  # mean time per path
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.errors))
+
+    @property
+    def mean_abs(self) -> float:
+        return float(np.mean(np.abs(self.errors)))
+
+    @property
+    def worst(self) -> float:
+        return float(np.max(np.abs(self.errors)))
+
+    @property
+    def within_1(self) -> int:
+        return int(np.sum(np.abs(self.errors) <= 1.0))
+
+
+def km_of(net: steps.RoadNet | None, track: Track) -> float:
+    return float(np.sum(segments(track, keep_mask(track, DEFAULT), [], [], DEFAULT, roads=net).length_m))
+
+
+def _pairwise_roads(
+    roads: Roads | None, track: Track, a: IntArray, b: IntArray, dt: FloatArray, chord: FloatArray, todo: BoolArray,
+    params: ReportParams,
+) -> RoadSegments:  # fmt: skip
+    """distance._roads as issue 20 had it: per segment, the plausible path closest to the speeds × time."""
+    m = len(a)
+    if roads is None or not todo.any():
+        return RoadSegments(np.full(m, np.nan), np.zeros(m), np.zeros(m), np.full(m, -1, dtype=np.int64))
+    low = chord * (1 - distance.SHORT_SLACK) - distance.SHORT_SLACK_M
+    high = np.minimum(
+        params.max_jump_kmh / 3.6 * dt + distance.SHORT_SLACK_M, distance.ROAD_DETOUR * chord + distance.ROAD_DETOUR_M
+    )
+    v = track.speed_kmh / 3.6
+    expected = np.where(dt > params.gap_s, np.nan, (v[a] + v[b]) / 2 * dt)
+    return along_roads(roads, track, a, b, chord, todo, low, high, expected)
+
+
+def km_before(net: steps.RoadNet, track: Track) -> float:
+    """The km by the rule the matcher replaced (4 candidates a fix, as then)."""
+    saved, saved_n = distance._roads, steps.CANDIDATES
+    distance._roads, steps.CANDIDATES = _pairwise_roads, 4  # type: ignore[assignment]
+    try:
+        return km_of(net, track)
+    finally:
+        distance._roads, steps.CANDIDATES = saved, saved_n  # type: ignore[assignment]
+
+
+def paths(name: str, count: int, lo_m: float, hi_m: float, seed: int = 34) -> list[list[tuple[int, bool]]]:
+    net = network(name)
+    rnd = random.Random(f"{name}-{seed}")
+    return [drives.chain(net, rnd, rnd.uniform(lo_m, hi_m)) for _ in range(count)]
+
+
+def rows(name: str, interval_s: float, count: int, lo_m: float, hi_m: float) -> list[Row]:
+    net = network(name)
+    errs: dict[str, list[float]] = {m: [] for m in METHODS}
+    spent: dict[str, float] = {m: 0.0 for m in METHODS}
+    for k, path in enumerate(paths(name, count, lo_m, hi_m)):
+        seed = 1000 * k + int(interval_s)
+        d = drives.drive(net, path, seed, interval_s)
+        bare = drives.drive(net, path, seed, interval_s, speeds=False)
+        runs = (("road", net, d.fixes), ("road, before", net, d.fixes), ("chords", None, d.fixes),
+                ("no speeds", net, bare.fixes))  # fmt: skip
+        for method, roads, fixes in runs:
+            track = Track.of(fixes)
+            if roads is not None:
+                roads.forget()
+            t = time.perf_counter()
+            km = km_before(net, track) if method == "road, before" else km_of(roads, track)
+            spent[method] += time.perf_counter() - t
+            errs[method].append((km / d.length_m - 1) * 100)
+    return [Row(name, interval_s, m, tuple(errs[m]), spent[m] / count * 1000) for m in METHODS]
+
+
+def table(extracts: list[str], intervals: list[float], count: int, lo_m: float, hi_m: float) -> list[Row]:
+    return [r for name in extracts for dt in intervals for r in rows(name, dt, count, lo_m, hi_m)]
+
+
+def markdown(found: list[Row]) -> str:
+    out = ["| extract | fixes every | method | mean error | mean abs error | worst | within 1 % | ms a path |",
+           "|---|---:|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in found:
+        out.append(
+            f"| {NAMES.get(r.extract, r.extract)} | {r.interval_s:.0f} s | {r.method} | {r.mean:+.2f} % | "
+            f"{r.mean_abs:.2f} % | {r.worst:.1f} % | {r.within_1} of {len(r.errors)} | {r.ms:.0f} |"
+        )
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--extract", action="append")
+    args = ap.parse_args()
+    names = args.extract or sorted(p.name.removesuffix(".osm.pbf") for p in EXTRACTS.glob("*.osm.pbf"))
+    if args.quick:
+        print(markdown(table(names, [30.0, 60.0], 6, 3000.0, 8000.0)))
+    else:
+        print(markdown(table(names, [30.0, 60.0], 30, 5000.0, 40000.0)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""Map matching: which road path a vehicle took between consecutive fixes, by a hidden-Markov model (pure).
+
+The states of a fix are the places it may lie on (roads/steps.py: the CANDIDATES nearest edges within the matching
+radius); a fix's *emission* weighs its distance from each (Gaussian, σ = SIGMA_M), and its reported heading
+against the way the road runs there when it moves; a *transition* weighs the road path between two places as
+Newson & Krumm (2009) do, by how far its length departs from the straight line between the fixes (exponential,
+β = BETA_M), and adds soft evidence in metres of that same scale:
+
+- speed: a vehicle reported at v0 and v1 km/h covers at least what braking from v0 to a halt and pulling away to
+  v1 take (MIN_DECEL, MIN_ACCEL), whatever happened in between; a shorter path is short of that many metres (a
+  loop round a block is not taken for standing still). It covers at most what the faster of the two speeds plus
+  SPEED_ROOM_KMH allows in the time; a longer path is long by the excess. Between those bounds the speeds say
+  nothing: a bus may stop between two fixes, so the path's length is never pulled towards speed × time;
+- heading: each place is a state once per direction one may drive along its road (a two-way street twice);
+  a direction against a moving fix's reported heading costs HEADING_M (the wrong carriageway, a U-turn that
+  did not happen), and a path must leave and reach each place in its direction;
+- one-ways are never driven against (the search respects them), and a path must be plausible as the route
+  method's: at least the chord less the offsets, at most max_jump_kmh × time (steps.py bounds), else it is not
+  a road segment.
+
+**Context by fix order, bounded.** The path of the segment from kept fix p to p+1 is the one the Viterbi picks
+over the kept fixes p-REACH .. p+1+REACH only (a fixed-lag smoother on both sides), so it depends on those fixes
+and on no others: a window of the day computed with REACH kept fixes of context on each side (and the cleaning's
+own) gives the same metres as the whole day, live or late, in any arrival order. A segment the routes explain,
+standing jitter, an unlinked pair, or a pair with no plausible road path breaks the chain: the fixes on its two
+sides are matched independently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from telemetria.roads.model import FloatArray, IntArray, Place, Roads
+from telemetria.roads.steps import CANDIDATES, RADIUS_M
+
+SIGMA_M = 10.0  # GPS noise and the road's half-width: emission σ
+BETA_M = 30.0  # transition scale: metres of |road path − chord| (and of soft evidence) per unit of log-likelihood
+HEADING_M = 150.0  # a path leaving or reaching a moving fix against its heading
+HEADING_WRONG_DEG = 100.0  # beyond this from the road's direction, a heading points against it
+MIN_DECEL, MIN_ACCEL = 2.5, 2.0  # m/s²: stronger than a bus brakes or pulls away, so the bound stays a bound
+SPEED_ROOM_KMH = 25.0  # a vehicle may run this much faster between two fixes than the faster of the two reports
+REACH = 3  # kept fixes of context on each side of a segment
+IMPLAUSIBLE = -15.0  # log-likelihood of a transition the bounds exclude: a break in the chain, at a price
+# (450 m of BETA_M: a detour costing more than that is less likely than a fix whose true road is not a candidate)
+ABSENT = -1.0e9  # ... of a state a fix does not have (fewer candidates than CANDIDATES)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Matched:
+    """Per segment k: the chosen road path's metres (NaN: no plausible road path, the segment stays the chord),
+    its paved metres, and the way its end fix lies on (-1: none)."""
+
+    length_m: FloatArray
+    paved_m: FloatArray
+    way_to: IntArray
+
+
+def min_path_m(v0_kmh: FloatArray, v1_kmh: FloatArray, dt_s: FloatArray) -> FloatArray:
+    """The least a vehicle covers between fixes reporting v0 and v1: braking to a halt and pulling away, never more
+    than the mean of the two speeds × the time (0 where a speed is unknown)."""
+    v0, v1 = v0_kmh / 3.6, v1_kmh / 3.6
+    least = v0 * v0 / (2 * MIN_DECEL) + v1 * v1 / (2 * MIN_ACCEL)
+    out = np.minimum(least, (v0 + v1) / 2 * dt_s)
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def max_path_m(v0_kmh: FloatArray, v1_kmh: FloatArray, dt_s: FloatArray) -> FloatArray:
+    """The most the speeds allow between two fixes (inf where a speed is unknown)."""
+    top = (np.fmax(v0_kmh, v1_kmh) + SPEED_ROOM_KMH) / 3.6 * dt_s
+    return np.where(np.isfinite(v0_kmh) & np.isfinite(v1_kmh), top, np.inf)
+
+
+def _angle(a: FloatArray, b: FloatArray) -> FloatArray:
+    d = np.abs(a - b) % 360.0
+    return np.minimum(d, 360.0 - d)
+
+
+def match(
+    roads: Roads, lat: FloatArray, lon: FloatArray, speed_kmh: FloatArray, heading_deg: FloatArray,
+    moving: npt.NDArray[np.bool_], dt_s: FloatArray, chord_m: FloatArray, todo: npt.NDArray[np.bool_],
+    low_m: FloatArray, high_m: FloatArray, speeds: npt.NDArray[np.bool_],
+) -> Matched:  # fmt: skip
+    """The road paths of the segments between consecutive points (segment k from point k to k+1).
+
+    Per point: position, reported speed (NaN: none), heading (NaN: none) and whether it moves. Per segment: time,
+    chord, whether it is to be matched (else a break), its plausible length bounds [low_m, high_m] before the
+    offsets, and whether the speeds at its ends are evidence (no gap between them).
+    """
+    n = len(lat)
+    m = n - 1
+    out = Matched(np.full(max(m, 0), np.nan), np.zeros(max(m, 0)), np.full(max(m, 0), -1, dtype=np.int64))
+    if m <= 0 or not todo.any():
+        return out
+    c = 2 * CANDIDATES  # each place once per direction
+    emis = np.full((n, c), ABSENT)
+    trans = np.zeros((m, c, c))
+    length = np.full((m, c, c), np.inf)
+    paved = np.zeros((m, c, c))
+    way = np.full((n, c), -1, dtype=np.int64)
+    least = min_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
+    most = max_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
+    seen = np.zeros(n, dtype=bool)
+    for k in np.flatnonzero(todo).tolist():
+        reach = float(high_m[k]) + 2 * RADIUS_M
+        links = roads.links(float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]), reach)
+        a, b = len(links.froms), len(links.tos)
+        if not a or not b:
+            continue
+        for i, places in ((k, links.froms), (k + 1, links.tos)):
+            if not seen[i]:
+                seen[i] = True
+                off = np.array([p.off_m for p in places])
+                emis[i, : len(places)] = (
+                    -0.5 * (off / SIGMA_M) ** 2 - _heading_m(places, heading_deg[i], moving[i]) / BETA_M
+                )
+                way[i, : len(places)] = [roads.edge_way(p.edge) for p in places]
+        off_a = np.array([p.off_m for p in links.froms])[:, None]
+        off_b = np.array([p.off_m for p in links.tos])[None, :]
+        slack = off_a + off_b
+        L = links.length_m
+        ok = np.isfinite(L) & (((L >= low_m[k] - slack) & (L <= high_m[k] + slack)) | (L == 0))
+        L = np.where(np.isfinite(L), L, 0.0)  # (excluded by ok)
+        cost = np.abs(L - chord_m[k])
+        if speeds[k]:
+            cost = cost + np.maximum(0.0, least[k] - slack - L) + np.maximum(0.0, L - most[k] - slack)
+        trans[k, :a, :b] = np.where(ok, -cost / BETA_M, IMPLAUSIBLE)
+        trans[k, :a, b:] = trans[k, a:, :] = IMPLAUSIBLE
+        length[k, :a, :b] = np.where(ok, L, np.inf)
+        paved[k, :a, :b] = links.paved_m
+        if not ok.any():
+            trans[k] = 0.0  # nothing plausible: a break
+    emis[~seen, 0] = 0.0  # a point no matched segment touches: one neutral state
+    pick_a, pick_b = _viterbi_windows(emis, trans, REACH)
+    rows = np.arange(m)
+    chosen = length[rows, pick_a, pick_b]
+    good = todo & np.isfinite(chosen) & np.isfinite(length[rows, pick_a, pick_b])
+    out.length_m[good] = chosen[good]
+    out.paved_m[good] = paved[rows, pick_a, pick_b][good]
+    out.way_to[good] = way[rows + 1, pick_b][good]
+    return out
+
+
+def _heading_m(places: tuple[Place, ...], heading: float, moving: bool) -> FloatArray:
+    """HEADING_M for each directed place whose direction of travel is against the moving fix's reported heading."""
+    if not moving or not math.isfinite(heading):
+        return np.zeros(len(places))
+    travel = np.array([p.travel_deg for p in places])
+    return np.where(_angle(travel, np.full(len(places), heading)) > HEADING_WRONG_DEG, HEADING_M, 0.0)
+
+
+def _viterbi_windows(emis: FloatArray, trans: FloatArray, reach: int) -> tuple[IntArray, IntArray]:
+    """For each segment k, the states of points k and k+1 on the best path over points k-reach .. k+1+reach
+    (all segments at once: the windows are padded with neutral points and breaks at the track's ends)."""
+    n, c = emis.shape
+    m = n - 1
+    neutral = np.full((reach, c), ABSENT)
+    neutral[:, 0] = 0.0
+    e = np.concatenate([neutral, emis, neutral])  # padded point i ↔ point i - reach
+    t = np.concatenate([np.zeros((reach, c, c)), trans, np.zeros((reach, c, c))])  # t[i] joins e[i] and e[i+1]
+    width = 2 * reach + 2
+    starts = np.arange(m)  # window of segment k: padded points k .. k + width - 1
+    msg = e[starts]
+    back = np.zeros((width, m, c), dtype=np.int64)
+    for j in range(1, width):
+        cand = msg[:, :, None] + t[starts + j - 1]
+        back[j] = np.argmax(cand, axis=1)
+        msg = np.take_along_axis(cand, back[j][:, None, :], axis=1)[:, 0, :] + e[starts + j]
+    state = np.argmax(msg, axis=1)
+    rows = np.arange(m)
+    picks = np.zeros((width, m), dtype=np.int64)
+    picks[width - 1] = state
+    for j in range(width - 1, 0, -1):
+        state = back[j][rows, state]
+        picks[j - 1] = state
+    return picks[reach], picks[reach + 1]
