@@ -91,6 +91,11 @@ async def _calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
     return cal
 
 
+async def school_calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
+    """The school days of `wanted`'s years and what each school day was (for a run's window as the day was)."""
+    return await _calendar(conn, wanted, where)
+
+
 async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], contractor: int) -> dict[int, list[int]]:
     """Run index → the contractor's vehicles, not assigned to it, with a fix in its window."""
     if not short:
