@@ -68,12 +68,14 @@ class Plan:
     routes: int
     days: int
     reps: int
+    missed: int = 0  # days the first vehicle stays home: its runs short, the others substitute candidates
 
 
 def plan_for(args: argparse.Namespace) -> Plan:
     if args.quick:
-        return Plan(routes=args.routes or 10, days=args.days or 22, reps=args.reps or 3)
-    return Plan(routes=args.routes or TARGET_ROUTES, days=args.days or TARGET_DAYS, reps=args.reps or 5)
+        return Plan(routes=args.routes or 10, days=args.days or 22, reps=args.reps or 3, missed=args.missed)
+    return Plan(routes=args.routes or TARGET_ROUTES, days=args.days or TARGET_DAYS, reps=args.reps or 5,
+                missed=args.missed)  # fmt: skip
 
 
 def target_for(plan: Plan) -> float:
@@ -168,10 +170,17 @@ async def measure(db: BenchDb, settings: Settings, plan: Plan, today: date | Non
         stored = 0
         for span in _runs_of_days(days):
             stored += await fleetgen.load(conn, fleet, span)
+        if plan.missed:  # its runs not made: every other vehicle, driving then, is a candidate (rival_claims)
+            gone = await conn.execute(
+                "DELETE FROM fixes WHERE vehicle_id = $1 AND (ts AT TIME ZONE $2)::date = ANY($3::date[])",
+                fleet[0].vehicle_id, str(LOCAL_TZ), days[-plan.missed :],
+            )  # fmt: skip
+            stored -= int(gone.split()[-1])
         await conn.execute("VACUUM (ANALYZE)")
         notes.append(
             f"data: {plan.routes} routes (one vehicle each) × {plan.days} school days {days[0]}..{days[-1]}, "
             f"{stored:,} fixes (generated + COPY + VACUUM ANALYZE in {time.perf_counter() - t:.1f} s)"
+            + (f"; the first vehicle home on the last {plan.missed} days" if plan.missed else "")
         )
         _progress(notes[-1])
     finally:
@@ -293,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--routes", type=int, default=0, help="routes of the contract (default 40, --quick 10)")
     p.add_argument("--days", type=int, default=0, help="school days of the period (default 22)")
     p.add_argument("--reps", type=int, default=0, help="timed runs of each read")
+    p.add_argument("--missed", type=int, default=0, help="days the first vehicle stays home (substitution path)")
     plan = plan_for(p.parse_args(argv))
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # unwind to drop the database
     settings = Settings()

@@ -91,6 +91,11 @@ async def _calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
     return cal
 
 
+async def school_calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
+    """The school days of `wanted`'s years and what each school day was (for a run's window as the day was)."""
+    return await _calendar(conn, wanted, where)
+
+
 async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], contractor: int) -> dict[int, list[int]]:
     """Run index → the contractor's vehicles, not assigned to it, with a fix in its window."""
     if not short:
@@ -164,9 +169,15 @@ async def rival_claims(
     terms: dict[int, Callable[[date], Terms]] = {}
     for cid in sorted({c for c in contract_of.values() if c is not None}):
         terms[cid] = _terms_on(await _terms(conn, cid, first, last), cid)
-    seen = await batch.observations(conn, [(r.plan, v) for r in rivals.values() for v in r.vehicle_ids])
-    seen |= await batch.observations(conn, [(r.plan, v) for r in rivals.values() for v in wanted
-                                            if v not in r.vehicle_ids])  # fmt: skip
+    # What the rivals' own vehicles did (most already observed by the caller: the candidates' own runs), then the
+    # candidates only on the rivals their own vehicles did not make: observing every candidate on every rival cost
+    # 8x the boletim of a fleet with one vehicle kept home (bench.boletim --missed).
+    seen = dict(obs)
+    seen |= await batch.observations(conn, [(r.plan, v) for k, r in rivals.items() for v in r.vehicle_ids
+                                            if (*k, v) not in seen])  # fmt: skip
+    short = {k for k, r in rivals.items() if _short(r, seen, contract_of[k], terms)}
+    seen |= await batch.observations(conn, [(r.plan, v) for k, r in rivals.items() if k in short for v in wanted
+                                            if v not in r.vehicle_ids and (*k, v) not in seen])  # fmt: skip
     out: set[tuple[int, int]] = set()
     for i, vs in others.items():
         for v in vs:
@@ -177,14 +188,9 @@ async def rival_claims(
                 k = (r.plan.route_id, r.plan.day, r.plan.run_no)
                 theirs = seen.get((*k, v))
                 owner = contract_of[k]
-                if theirs is None or v in r.vehicle_ids or owner is None:
+                if theirs is None or v in r.vehicle_ids or owner is None or k not in short:
                     continue
-                try:
-                    rule = terms[owner](r.plan.day).rule
-                except FieldError:  # no price in force: that run is not measured
-                    continue
-                if not boletim.short(r, seen, rule):
-                    continue
+                rule = terms[owner](r.plan.day).rule
                 own = max((boletim.pct(o.coverage) for u in r.vehicle_ids if (o := seen.get((*k, u)))), default=None)
                 got = boletim.pct(theirs.coverage)
                 if got < rule.partial_min_coverage_pct or (own is not None and got <= own):
@@ -193,6 +199,20 @@ async def rival_claims(
                     out.add((i, v))
                     break
     return out
+
+
+def _short(
+    run: DueRun, seen: Mapping[boletim.ObsKey, Observation], owner: int | None,
+    terms: Mapping[int, Callable[[date], Terms]],
+) -> bool:  # fmt: skip
+    """A rival its own vehicles did not make, by its contract's rule that day (False: not measured that day)."""
+    if owner is None:
+        return False
+    try:
+        rule = terms[owner](run.plan.day).rule
+    except FieldError:  # no price in force: that run is not measured
+        return False
+    return boletim.short(run, seen, rule)
 
 
 async def shares(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -24,6 +25,7 @@ from telemetria.http import FieldError, json_response
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement import plans, store
 from telemetria.measurement.boletim import Line
+from telemetria.measurement.due import DueRun
 from telemetria.occurrences import day_queries as q
 from telemetria.occurrences.model import KIND_NAMES, Kind
 from telemetria.reports.analysis.engine import line as route_line
@@ -37,6 +39,7 @@ from telemetria.reports.store.fetch import analyses
 router = APIRouter(prefix="/api/v1", tags=["fiscalização"])
 
 RECENT_S = 300.0  # a vehicle is "in service now" with a fix at most this old ...
+ZERO = Decimal(0)
 MOVING_KMH = 5.0  # ... and moving at least this fast, or inside a due run's window
 SILENT_S = 300.0  # a tracker due in service and silent this long is listed (DetectParams.silent_s's default)
 
@@ -98,11 +101,11 @@ async def today_runs(conn: Connection, scope: int | None, day: date, now: float)
             continue
         lines = [ln for ln in computed.lines if ln.day == day]
         routes = await asof.routes_on(conn, sorted({ln.route_id for ln in lines}), day)
-        windows = {
-            (p.route_id, p.run_no): (p.start, p.end)
-            for route in routes.values()
-            for p in plans.plan_runs(route, route_line(route), day)
-        }
+        # each run's window as the day was: moved by a schedule change (an early dismissal), as the boletim judged it
+        timetable = [DueRun(p, route.code, ZERO, (), ZERO) for route in routes.values()
+                     for p in plans.plan_runs(route, route_line(route), day)]  # fmt: skip
+        windows = {(r.plan.route_id, r.plan.run_no): (r.plan.start, r.plan.end)
+                   for r in (await store.school_calendar(conn, [day], "date")).follow(timetable)}  # fmt: skip
         for ln in lines:
             start, end = windows.get((ln.route_id, ln.run_no), (0.0, 0.0))
             runs.append(Run(head.number, ln, start, end, run_state(ln.status, start, end, ln.first, now)))

@@ -11,7 +11,7 @@ import asyncio
 import random
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 import httpx
-from playwright.async_api import Request, expect
+from playwright.async_api import Request, Route, expect
 
 from telemetria.db import init_connection
 from tests.browser.conftest import Tab, _body
@@ -422,3 +422,57 @@ async def test_a_run_is_justified_and_the_month_closed_and_reopened_from_the_bol
     await expect(dialog).to_have_count(0, timeout=30_000)
     await expect(page.get_by_test_id("closed-banner")).to_have_count(0, timeout=60_000)
     await expect(page.get_by_role("button", name="Fechar mês")).to_be_visible()
+
+
+async def test_the_boletim_opens_on_the_month_so_far_and_shows_pending_runs_apart(tab: Tab) -> None:
+    """The page asks for the month so far (its clock fixed on Thursday 26 November 2026, 10:00 local): the 1st to
+    today. Runs whose window has not closed come back `pending` (the server's rule: tests/db/test_measurement_once.py);
+    here the answer the server gave is relabelled on its way so the page shows one run "Prevista" (not started) and
+    one "Em andamento" (its vehicle already on the route), each apart from the judged runs and the totals."""
+    page = tab.page
+    m = await _measured_month(tab)
+    await page.clock.set_fixed_time(datetime(2026, 11, 26, 14, 0, tzinfo=UTC))
+    asked: list[dict[str, list[str]]] = []
+
+    async def relabel(route: Route) -> None:
+        asked.append(parse_qs(urlsplit(route.request.url).query))
+        got = await route.fetch()
+        answer = await got.json()
+        for r in answer["runs"]:
+            if r["route_id"] == m.route_id and r["date"] in ("2026-11-24", "2026-11-26"):
+                started = r["date"] == "2026-11-24"
+                r.update(status="pending", start="2026-11-24T10:40:00Z" if started else None, payable_km=None,
+                         amount=None)  # fmt: skip
+        [line] = [x for x in answer["contracts"][0]["routes"] if x["route_id"] == m.route_id]
+        line["runs_pending"] = 2
+        await route.fulfill(response=got, json=answer)
+
+    await page.route(re.compile(r".*/api/v1/reports/measurement\?.*format=json.*"), relabel)
+    await tab.login("monitor")
+    await tab.open(f"/boletim?contract_id={m.contract['id']}")  # no month: this month, so far
+    await expect(page.locator("#b-month")).to_have_value("2026-11")
+    grid = page.locator(f'table.run-grid[data-route="{m.code}"]')
+    await expect(grid).to_be_visible(timeout=60_000)
+    assert asked and asked[-1]["from"] == ["2026-11-01"] and asked[-1]["to"] == ["2026-11-26"], asked
+    await expect(grid.locator('td[data-date="2026-11-27"]')).to_have_attribute("data-status", "not_due")
+    waiting = grid.locator('td[data-date="2026-11-26"]')
+    await expect(waiting).to_have_attribute("data-status", "pending")
+    await expect(waiting).to_have_class(re.compile(r"\bst-pending\b"))
+    await expect(waiting).to_have_text("…")
+    await expect(waiting.locator("[aria-label]")).to_have_attribute("aria-label", re.compile("prevista"))
+    going = grid.locator('td[data-date="2026-11-24"]')
+    await expect(going).to_have_attribute("data-status", "pending")
+    await expect(going).to_have_class(re.compile(r"\bst-in_progress\b"))
+    await expect(going).to_have_text("»")
+    await expect(page.locator(f'table.b-runs tbody tr[data-date="2026-11-26"][data-route="{m.code}"]')).to_contain_text(
+        "Prevista")  # fmt: skip
+    await expect(page.locator(f'table.b-runs tbody tr[data-date="2026-11-24"][data-route="{m.code}"]')).to_contain_text(
+        "Em andamento")  # fmt: skip
+    for d in ("2026-11-24", "2026-11-26"):  # not judged: nothing to justify
+        row = page.locator(f'table.b-runs tbody tr[data-date="{d}"][data-route="{m.code}"]')
+        await expect(row.get_by_role("button", name="Justificar")).to_have_count(0)
+    totals = page.locator(f'table.b-totals tbody tr[data-route="{m.code}"]')
+    await expect(totals.locator("td").nth(11)).to_have_text("2")  # "Previstas (fora dos totais)"
+    await expect(page.locator("table.b-totals thead")).to_contain_text("Previstas (fora dos totais)")
+    await expect(page.locator(".b-legend")).to_contain_text("Em andamento")
+    await tab.shot("boletim-pending")

@@ -11,7 +11,7 @@ import json
 import random
 import re
 import string
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -92,7 +92,8 @@ async def test_a_monitor_registers_a_vehicle_and_edits_it(tab: Tab) -> None:
     await expect(row.locator("td").nth(4)).to_have_text("30")
     r = await _api(site, "GET", "/api/v1/audit", params={"action": "registry.vehicle.update", "limit": 500})
     [entry] = [e for e in r.json()["items"] if e["target"] == f"vehicle:{item['id']}"]
-    assert entry["detail"] == {"fields": ["capacity"]} and entry["username"] == "monitor"
+    old_new = {"old": {"capacity": 28}, "new": {"capacity": 30}}  # the audit keeps old and new values (issue 31)
+    assert entry["detail"] == {"fields": ["capacity"], **old_new} and entry["username"] == "monitor"
     await tab.shot("registry-vehicles")
 
     await page.set_viewport_size({"width": 390, "height": 844})  # a phone: the table scrolls, the page does not
@@ -221,6 +222,9 @@ async def test_a_route_file_is_imported_shown_on_the_map_and_its_stops_edited(ta
     upload = form.get_by_label("Arquivo da rota (GeoJSON, GPX ou KML)")
     await form.get_by_label("Código da rota").fill(code)
     await form.get_by_label("Km declarado no contrato").fill("4.2")
+    since = form.get_by_label("Vale a partir de")  # a new route exists from a day on, as an edit applies (issue 31)
+    await expect(since).to_have_value(datetime.now(LOCAL_TZ).date().isoformat())
+    await since.fill("2026-03-02")
 
     # A file with latitude and longitude swapped: the reason, in Portuguese, under the file field.
     await upload.set_input_files(ROUTES / "bad_swapped.geojson")
@@ -254,6 +258,8 @@ async def test_a_route_file_is_imported_shown_on_the_map_and_its_stops_edited(ta
     r = await _api(site, "GET", "/api/v1/routes", params={"code": code})
     [listed] = r.json()["items"]
     before = (await _api(site, "GET", f"/api/v1/routes/{listed['id']}")).json()["stops"]
+    h = (await _api(site, "GET", f"/api/v1/routes/{listed['id']}/history")).json()
+    assert h["versions"][0]["valid_from"] == "2026-03-02", h
 
     # Rename stop 2, give it a time, and place it by clicking the map.
     await page.get_by_label("Nome da parada 2").fill("Sítio Boa Esperança (porteira)")
@@ -425,11 +431,21 @@ async def test_a_route_is_assigned_to_a_vehicle_on_some_weekdays(tab: Tab) -> No
     body = {"code": code, "name": "Linha de teste", "geometry": line}
     r = await _api(site, "POST", "/api/v1/routes", "monitor", json=body)
     assert r.status_code == 201, r.text
+    posted: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda q: (
+            posted.append(json.loads(q.post_data or "{}"))
+            if q.method == "POST" and q.url.endswith("/route-assignments")
+            else None
+        ),
+    )
     await tab.login("monitor")
     await tab.open("/cadastro/atribuicoes")
     await page.get_by_role("button", name="Atribuir rota a veículo").click()
     form = page.get_by_role("dialog", name="Atribuir rota a veículo")
     await form.get_by_label("Rota").select_option(label=f"{code} – Linha de teste")
+    await form.get_by_label("Vale a partir de").fill("2026-03-02")  # a dated assignment: a version from that day
     await form.get_by_label("Veículo").select_option(label=vehicle["plate"])
     await form.get_by_role("checkbox", name="sexta-feira").uncheck()
     await form.get_by_label("Vale até").fill("2020-01-01")  # before the start: refused, said under "Vale até"
@@ -443,7 +459,9 @@ async def test_a_route_is_assigned_to_a_vehicle_on_some_weekdays(tab: Tab) -> No
     await expect(row).to_contain_text("seg, ter, qua, qui")
     r = await _api(site, "GET", "/api/v1/route-assignments", params={"vehicle_id": vehicle["id"]})
     [item] = r.json()["items"]
-    assert item["weekdays"] == [1, 2, 3, 4] and item["valid_to"] is None
+    assert item["weekdays"] == [1, 2, 3, 4] and item["valid_to"] is None and item["valid_from"] == "2026-03-02"
+    sent = [b for b in posted if "route_id" in b][-1]  # the last one sent (the first was refused)
+    assert (sent["valid_from"], sent["effective_from"]) == ("2026-03-02", "2026-03-02"), sent
     await row.get_by_role("button", name="Excluir").click()
     await page.get_by_role("alertdialog").get_by_role("button", name="Excluir").click()
     await expect(row).to_have_count(0)
@@ -475,3 +493,44 @@ async def test_a_driver_is_registered_with_a_checked_cpf(tab: Tab) -> None:
     [mine] = [d for d in r.json()["items"] if d["name"] == name]
     assert "cpf" not in mine and mine["cnh_category"] == "D"
     await tab.shot("registry-drivers")
+
+
+async def test_a_route_edit_applies_from_a_date_and_the_route_shows_its_history(tab: Tab) -> None:
+    """Editing a route asks "Vale a partir de" and sends it as effective_from (issue 31): the days before keep the
+    old version; the route's page then lists its versions, what changed, from when and by whom."""
+    site, page = tab.site, tab.page
+    code = f"H{_tag()}"
+    r = await _api(site, "POST", "/api/v1/routes", "monitor", data={"code": code, "declared_km": "4.2"},
+                   files={"file": ("r.geojson", (ROUTES / "collection_line_stops.geojson").read_bytes())})  # fmt: skip
+    assert r.status_code == 201, r.text
+    route_id = r.json()["id"]
+    sent: list[dict[str, Any]] = []
+    page.on("request", lambda q: sent.append(json.loads(q.post_data or "{}")) if q.method == "PATCH" else None)
+    await tab.login("monitor")
+    await tab.open("/cadastro/rotas")
+    await page.locator("table.reg-table tbody tr", has_text=code).get_by_role("button", name="Abrir").click()
+    await expect(page.get_by_role("heading", name=re.compile(f"^Rota {code} "))).to_be_visible()
+    await page.get_by_role("button", name="Editar dados da rota").click()
+    form = page.get_by_role("dialog", name=f"Editar rota {code}")
+    since = form.get_by_label("Vale a partir de")
+    await expect(since).to_have_value(datetime.now(LOCAL_TZ).date().isoformat())  # today, unless said otherwise
+    await form.get_by_label("Km declarado no contrato").fill("5.3")
+    since_day = datetime.now(LOCAL_TZ).date() + timedelta(days=3)  # the route exists from today: a later day
+    await since.fill(since_day.isoformat())
+    await form.get_by_role("button", name=re.compile("Salvar")).click()
+    await expect(form).to_have_count(0)
+    await expect(page.locator("#toast")).to_contain_text(f"a partir de {since_day:%d/%m/%Y}")
+    assert sent and sent[-1] == {"declared_km": 5.3, "effective_from": since_day.isoformat()}, sent
+
+    h = (await _api(site, "GET", f"/api/v1/routes/{route_id}/history")).json()
+    assert [v["valid_from"] for v in h["versions"]][-1] == since_day.isoformat(), h
+    history = page.get_by_role("region", name=f"Histórico da rota {code}")
+    rows = history.locator("table.history tbody tr")
+    await expect(rows).to_have_count(len(h["versions"]), timeout=30_000)
+    newest = rows.first
+    await expect(newest.locator("td").nth(0)).to_have_text(f"{since_day:%d/%m/%Y}")
+    await expect(newest.locator("td").nth(2)).to_contain_text("km declarado")
+    await expect(newest.locator("td").nth(3)).to_have_text("monitor")
+    await expect(newest.locator("td").nth(5)).to_have_text("em vigor")
+    await expect(rows.last.locator("td").nth(2)).to_have_text("cadastro")
+    await tab.shot("registry-route-history")

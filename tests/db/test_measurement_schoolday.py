@@ -22,6 +22,8 @@ import httpx
 import orjson
 import pytest
 
+from telemetria.localtime import LOCAL_TZ
+from telemetria.occurrences.day import today_runs
 from tests.db.conftest import People, register
 from tests.db.test_measurement_api import _post_fixes
 
@@ -128,3 +130,25 @@ async def test_the_calendar_keeps_shifts_and_schedule_changes(
         assert r.status_code in (400, 422), r.text
         if field:
             assert r.json()["field"] == field, r.text
+
+
+async def test_the_day_panel_shows_a_run_window_moved_by_the_schedule_change(
+    conn: asyncpg.Connection, world: dict[str, Any]
+) -> None:
+    """Wed 11 March's early dismissal (tarde due from 09:30): the day panel gives the return run's window as moved,
+    from 09:30 local, not the timetable's 12:30, and judges it made there, as the boletim does."""
+
+    def local(run: Any) -> tuple[str, str]:
+        def hm(t: float) -> str:
+            return datetime.fromtimestamp(t, UTC).astimezone(LOCAL_TZ).strftime("%H:%M")
+
+        return hm(run.start), hm(run.end)
+
+    wed, _ = await today_runs(conn, None, date(2026, 3, 11), datetime(2026, 3, 12, tzinfo=UTC).timestamp())
+    thu, _ = await today_runs(conn, None, date(2026, 3, 12), datetime(2026, 3, 13, tzinfo=UTC).timestamp())
+    [moved] = [r for r in wed if r.line.route_id == world["route"] and r.line.run_no == 2]
+    [kept] = [r for r in thu if r.line.route_id == world["route"] and r.line.run_no == 2]
+    assert local(kept) == ("11:30", "15:00")  # the timetable's window around 12:30
+    # moved 3 h earlier with its timetable (12:30 → 09:30), never opening before the morning run's window closed
+    assert local(moved) == ("09:00", "12:00"), moved
+    assert moved.state == "made" and moved.line.status == "made"

@@ -40,8 +40,11 @@ export function assignments(root) {
     ],
     empty: "Nenhuma rota atribuída a veículo.",
     newLabel: "Atribuir rota a veículo",
+    // The assignment is registered as a version from its first day ("Vale a partir de" is sent as effective_from
+    // too), so a boletim of the days since then sees it; a day in a closed month is refused (reabra o mês).
     onNew: () => createWith({
       title: "Atribuir rota a veículo", endpoint: RA, done: "Rota atribuída.", submitLabel: "Atribuir",
+      dated: "valid_from",
       fields: [
         { name: "route_id", label: "Rota", type: "select", required: true, numeric: true, options: lookups.routes, empty: "Escolha…" },
         { name: "vehicle_id", label: "Veículo", type: "select", required: true, numeric: true, options: lookups.vehicles,

@@ -62,11 +62,14 @@ function filled(values) {
 }
 
 // "Novo …": a form whose filled-in fields are POSTed; resolves to the created record, or null.
-export function createWith({ title, endpoint, fields, values, done, submitLabel = "Cadastrar" }) {
+// `dated`: the name of the form's field whose date the new record is a version from (sent as effective_from).
+export function createWith({ title, endpoint, fields, values, done, submitLabel = "Cadastrar", dated = null }) {
   return openForm({
     title, fields, values, submitLabel,
     onSubmit: async (vals) => {
-      const row = await api(endpoint, { method: "POST", body: filled(vals) });
+      const body = filled(vals);
+      if (dated && body[dated]) body.effective_from = body[dated];
+      const row = await api(endpoint, { method: "POST", body });
       toast(done || "Cadastrado.");
       return row;
     },
@@ -113,13 +116,15 @@ const CHANGED = { code: "código", name: "nome", shift: "turno", declared_km: "k
 // An item's versions (GET …/history): from when, to when, what changed, who wrote it and when; newest first.
 export function historyTable(h, caption) {
   const rows = [...h.versions].reverse();
+  const created = h.versions[0]; // the registration: its "changed" lists every field it set, read "cadastro"
   return el("div", { class: "table-wrap" }, el("table", { class: "data history" },
     el("caption", {}, caption),
     el("thead", {}, el("tr", {}, ["Vale de", "Até", "O que mudou", "Por", "Registrado em", "Situação"]
       .map((t) => el("th", { scope: "col" }, t)))),
     el("tbody", {}, rows.map((v) => el("tr", { "data-version": String(v.version) },
       el("td", {}, day(v.valid_from)), el("td", {}, v.valid_to ? day(v.valid_to) : "—"),
-      el("td", {}, v.deleted ? "excluída" : (v.changed || []).map((k) => CHANGED[k] || k).join(", ") || "cadastro"),
+      el("td", {}, v.deleted ? "excluída" : v === created ? "cadastro"
+        : (v.changed || []).map((k) => CHANGED[k] || k).join(", ") || "cadastro"),
       el("td", {}, v.created_by || "—"), el("td", {}, when(v.created_at)),
       el("td", {}, v.in_force ? "em vigor" : `substituída em ${when(v.superseded_at)}`))))));
 }

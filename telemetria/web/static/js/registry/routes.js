@@ -2,7 +2,7 @@
 // route's page with its figures, its line on the map and the stop editor.
 import { ApiError, api, el, fmt, toast } from "../api.js";
 import { format } from "../formats.js";
-import { SHIFTS, editWith, historyTable, lookups, name } from "./common.js";
+import { SHIFTS, editWith, effectiveField, historyTable, lookups, name } from "./common.js";
 import { sentence } from "./errors.js";
 import { openForm } from "./form.js";
 import { seteImport } from "./sete.js";
@@ -67,6 +67,7 @@ function importRoute() {
     { name: "declared_km", label: "Km declarado no contrato", type: "number", step: "any", min: 0 },
     { name: "speed_limit_kmh", label: "Limite de velocidade (km/h)", type: "number", step: "any", default: 60 },
     { name: "deviation_tolerance_m", label: "Tolerância de desvio (m)", type: "number", step: 1, default: 100 },
+    effectiveField(), // the route exists from that day: a boletim of the days since then sees it
   ];
   return openForm({
     title: "Nova rota: importar arquivo",
