@@ -100,6 +100,8 @@ async def today_runs(conn: Connection, scope: int | None, day: date, now: float)
             notes.append(f"Contrato {head.number}: {e}")
             continue
         lines = [ln for ln in computed.lines if ln.day == day]
+        if not lines:  # nothing due that day (no route, or no school): no calendar to read
+            continue
         routes = await asof.routes_on(conn, sorted({ln.route_id for ln in lines}), day)
         # each run's window as the day was: moved by a schedule change (an early dismissal), as the boletim judged it
         timetable = [DueRun(p, route.code, ZERO, (), ZERO) for route in routes.values()
