@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from telemetria.roads.model import FloatArray, IntArray, Place, Roads
+from telemetria.roads.model import FloatArray, IntArray, Links, Place, Roads
 from telemetria.roads.steps import CANDIDATES, RADIUS_M
 
 SIGMA_M = 10.0  # GPS noise and the road's half-width: emission σ
@@ -46,6 +46,7 @@ SPEED_ROOM_KMH = 25.0  # a vehicle may run this much faster between two fixes th
 REACH = 3  # kept fixes of context on each side of a segment
 IMPLAUSIBLE = -15.0  # log-likelihood of a transition the bounds exclude: a break in the chain, at a price
 # (450 m of BETA_M: a detour costing more than that is less likely than a fix whose true road is not a candidate)
+BREAK_M = -IMPLAUSIBLE * BETA_M  # metres beyond the chord at which a path costs as much as a break
 ABSENT = -1.0e9  # ... of a state a fix does not have (fewer candidates than CANDIDATES)
 
 
@@ -105,8 +106,15 @@ def match(
     most = max_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
     seen = np.zeros(n, dtype=bool)
     for k in np.flatnonzero(todo).tolist():
+        ends = (float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]))
         reach = float(high_m[k]) + 2 * RADIUS_M
-        links = roads.links(float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]), reach)
+        # Between fixes with no gap, a path longer than the chord by BREAK_M costs more than a break: the search
+        # need not go that far (it was most of a day's cost), unless it then finds no plausible path at all (the
+        # only one may be that long). Across a gap the shortest plausible path counts, however long: searched whole.
+        near = min(reach, float(chord_m[k]) + BREAK_M) if speeds[k] else reach
+        links = roads.links(*ends, near)
+        if near < reach and not _plausible(links, low_m[k], high_m[k]).any():
+            links = roads.links(*ends, reach)
         a, b = len(links.froms), len(links.tos)
         if not a or not b:
             continue
@@ -118,11 +126,9 @@ def match(
                     -0.5 * (off / SIGMA_M) ** 2 - _heading_m(places, heading_deg[i], moving[i]) / BETA_M
                 )
                 way[i, : len(places)] = [roads.edge_way(p.edge) for p in places]
-        off_a = np.array([p.off_m for p in links.froms])[:, None]
-        off_b = np.array([p.off_m for p in links.tos])[None, :]
-        slack = off_a + off_b
+        slack = _slack(links)
         L = links.length_m
-        ok = np.isfinite(L) & (((L >= low_m[k] - slack) & (L <= high_m[k] + slack)) | (L == 0))
+        ok = _plausible(links, low_m[k], high_m[k])
         L = np.where(np.isfinite(L), L, 0.0)  # (excluded by ok)
         cost = np.abs(L - chord_m[k])
         if speeds[k]:
@@ -142,6 +148,22 @@ def match(
     out.paved_m[good] = paved[rows, pick_a, pick_b][good]
     out.way_to[good] = way[rows + 1, pick_b][good]
     return out
+
+
+def _slack(links: Links) -> FloatArray:
+    """Per pair of places, the two offsets: how much a road path may differ from the bounds on the chord."""
+    off_a, off_b = np.array([p.off_m for p in links.froms]), np.array([p.off_m for p in links.tos])
+    slack: FloatArray = off_a[:, None] + off_b[None, :]
+    return slack
+
+
+def _plausible(links: Links, low: float, high: float) -> npt.NDArray[np.bool_]:
+    """Per pair of places, whether its road path is one the vehicle may have driven: within [low, high] give or
+    take the offsets, or standing (0 m)."""
+    slack, L = _slack(links), links.length_m
+    with np.errstate(invalid="ignore"):
+        ok: npt.NDArray[np.bool_] = np.isfinite(L) & (((L >= low - slack) & (L <= high + slack)) | (L == 0))
+    return ok
 
 
 def _heading_m(places: tuple[Place, ...], heading: float, moving: bool) -> FloatArray:

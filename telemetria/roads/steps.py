@@ -16,7 +16,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -30,10 +30,13 @@ RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road
 CANDIDATES = 8  # nearest edges considered per fix
 OFFSET_WEIGHT = 2.0  # metres of path one metre of a fix's offset from its road weighs
 LOCALITY_M = 5000.0  # a road is said to be near a locality (a village, a hamlet) within this distance
-CACHED_STEPS = 100_000
+CACHED_STEPS = 100_000  # steps remembered: the live detector recomputes the same day's segments every round
 # A fix this far behind the previous one along a one-way road is noise around a vehicle that stood or crept, not
 # a lap of the block: its path counts 0 m.
-BEHIND_M = 25.0  # steps remembered: the live detector recomputes the same day's segments every round
+BEHIND_M = 25.0
+# The plane's metres against the roads' geodesic ones (a transverse Mercator on the network's centre: far less than
+# this over a municipality), for the search's goal-directed pruning.
+PRUNE_SLACK, PRUNE_SLACK_M = 0.001, 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +68,7 @@ class RoadNet:
         self._loc_lon = np.array([p.lon for p in self.localities], dtype=float)
         self.edges: list[Edge] = []
         self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
-        self._steps: OrderedDict[tuple[object, ...], RoadStep | Links | None] = OrderedDict()
+        self._steps: OrderedDict[tuple[object, ...], RoadStep | Links | tuple[Place, ...] | None] = OrderedDict()
         self._lock = threading.Lock()
         self._fwd, self._inv = _local_plane(self.ways)
         self._build()
@@ -140,6 +143,11 @@ class RoadNet:
         lines = shapely.linestrings(np.stack([np.asarray(starts), np.asarray(ends)], axis=1)) if starts else []
         self._tree = shapely.STRtree(lines)
         self._lengths = [e.length_m for e in self.edges]
+        self._paved = [e.length_m if e.paved else 0.0 for e in self.edges]
+        jx, jy = [0.0] * len(self._adj), [0.0] * len(self._adj)
+        for ed in self.edges:
+            jx[ed.u], jy[ed.u], jx[ed.v], jy[ed.v] = float(ed.x[0]), float(ed.y[0]), float(ed.x[-1]), float(ed.y[-1])
+        self._jx, self._jy = jx, jy
         self._lines = lines
 
     # --- Roads --------------------------------------------------------------------------------------------------
@@ -167,7 +175,7 @@ class RoadNet:
             if key in self._steps:
                 self._steps.move_to_end(key)
                 kept = self._steps[key]
-                assert not isinstance(kept, Links)
+                assert kept is None or isinstance(kept, RoadStep)
                 return kept
         found = self._step(lat0, lon0, lat1, lon1, low_m, high_m, expected_m)
         with self._lock:
@@ -259,17 +267,18 @@ class RoadNet:
                 hit = self._steps[key]
                 assert isinstance(hit, Links)
                 return hit
-        froms, tos = self._directed(self.places(lat0, lon0)), self._directed(self.places(lat1, lon1))
+        froms, tos = self._places_of(lat0, lon0), self._places_of(lat1, lon1)
         shape = (len(froms), len(tos))
         length, paved = np.full(shape, math.inf), np.zeros(shape)
-        targets = {n for b in tos for n in (self.edges[b.edge].u, self.edges[b.edge].v)}
+        # the junction each place of the second point is entered by (its edge's first vertex driven forward)
+        targets = {self.edges[b.edge].u if b.forward else self.edges[b.edge].v for b in tos}
+        goal = self._goal(targets)
         for i, a in enumerate(froms):
-            dist, back = self._search(a, reach_m + a.off_m, targets) if tos else ({}, {})
-            for j, b in enumerate(tos):
-                path = self._directed_path(a, b, dist, back)
+            dist, pav = self._tree_from(a, reach_m + a.off_m, targets, goal) if tos else ({}, {})
+            for k, b in enumerate(tos):
+                path = self._directed_length(a, b, dist, pav)
                 if path is not None:
-                    length[i, j] = sum(hi - lo for _, lo, hi in path)
-                    paved[i, j] = sum(hi - lo for e, lo, hi in path if self.edges[e].paved)
+                    length[i, k], paved[i, k] = path
         found = Links(froms, tos, length, paved)
         with self._lock:
             self._steps[key] = found
@@ -277,13 +286,97 @@ class RoadNet:
                 self._steps.popitem(last=False)
         return found
 
+    def _places_of(self, lat: float, lon: float) -> tuple[Place, ...]:
+        """The directed places of a point, remembered: each fix of a day ends one segment and starts the next."""
+        key = ("places", lat, lon)
+        with self._lock:
+            hit = self._steps.get(key)
+        if hit is None:
+            hit = self._directed(self.places(lat, lon))
+            with self._lock:
+                self._steps[key] = hit
+                if len(self._steps) > CACHED_STEPS:
+                    self._steps.popitem(last=False)
+        assert isinstance(hit, tuple)
+        return hit
+
+    def _goal(self, targets: set[int]) -> tuple[float, float, float]:
+        """A circle (centre x, y and radius on the plane) holding the junctions of `targets`."""
+        tx, ty = [self._jx[t] for t in targets], [self._jy[t] for t in targets]
+        if not tx:
+            return 0.0, 0.0, 0.0
+        cx, cy = (min(tx) + max(tx)) / 2, (min(ty) + max(ty)) / 2
+        return cx, cy, max(math.hypot(x - cx, y - cy) for x, y in zip(tx, ty, strict=True))
+
+    def _tree_from(
+        self, a: Place, limit_m: float, targets: set[int], goal: tuple[float, float, float]
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """Metres from directed place `a` to the junctions within limit_m (leaving along its edge its way, oneway
+        respected) until every junction of `targets` is settled, and the paved metres of each one's shortest path:
+        _search's tree, its lengths summed in the same order (so equal paths stay equal to the last bit), without
+        the back pointers a path's pieces would need."""
+        edge = self.edges[a.edge]
+        lengths, paved_of = self._lengths, self._paved
+        start, init = (edge.v, edge.length_m - a.at_m) if a.forward else (edge.u, a.at_m)
+        dist: dict[int, float] = {}
+        pav: dict[int, float] = {-1: init if edge.paved else 0.0}
+        heap: list[tuple[float, int, int, int]] = [(init, start, -1, -1)]
+        left = len(targets)
+        # Goal-directed pruning: a junction from which even the straight line to the circle round the targets
+        # leaves the limit is on no path that could reach one in time (the road is never shorter than the line on
+        # the plane, PRUNE_SLACK aside), so it is not searched past; the junctions settled keep their metres.
+        jx, jy = self._jx, self._jy
+        cx, cy, rt = goal
+        cut = limit_m * (1 + PRUNE_SLACK) + PRUNE_SLACK_M + rt
+        hypot = math.hypot
+        while heap and left:
+            d, n, prev, e = heapq.heappop(heap)
+            if d > limit_m:
+                break
+            if n in dist:
+                continue
+            dist[n] = d
+            pav[n] = pav[prev] + (paved_of[e] if e >= 0 else 0.0)
+            left -= n in targets
+            for m, e2, _ in self._adj[n]:
+                if m not in dist:
+                    nd = d + lengths[e2]
+                    if nd + hypot(jx[m] - cx, jy[m] - cy) <= cut:
+                        heapq.heappush(heap, (nd, m, n, e2))
+        return dist, pav
+
+    def _directed_length(
+        self, a: Place, b: Place, dist: dict[int, float], pav: dict[int, float]
+    ) -> tuple[float, float] | None:
+        """(metres, paved metres) of the shortest path leaving place a and reaching place b each in its direction of
+        travel (_directed_path's, read off _tree_from's tree from a); None when b is out of reach."""
+        ea, eb = self.edges[a.edge], self.edges[b.edge]
+        options: list[tuple[float, float]] = []
+        if a.edge == b.edge and a.forward == b.forward:
+            ahead = b.at_m - a.at_m if a.forward else a.at_m - b.at_m
+            if ahead >= 0:
+                span = max(a.at_m, b.at_m) - min(a.at_m, b.at_m)
+                options.append((ahead, span if ea.paved else 0.0))
+            elif -ahead <= BEHIND_M:
+                return 0.0, 0.0
+        if a.forward and b.forward and eb.v == ea.u and eb.oneway and ea.oneway:
+            if a.at_m + eb.length_m - b.at_m <= BEHIND_M:
+                return 0.0, 0.0
+        n, tail = (eb.u, b.at_m) if b.forward else (eb.v, eb.length_m - b.at_m)
+        d = dist.get(n)
+        if d is not None:
+            options.append((d + tail, pav[n] + (tail if eb.paved else 0.0)))
+        if not options:
+            return None
+        return min(options, key=lambda o: o[0])
+
     def _directed(self, places: Sequence[Place]) -> tuple[Place, ...]:
         """Each place once per direction one may drive along its edge."""
         out = []
         for p in places:
-            out.append(replace(p, forward=True))
+            out.append(Place(p.edge, p.at_m, p.off_m, p.bearing_deg, True))
             if not self.edges[p.edge].oneway:
-                out.append(replace(p, forward=False))
+                out.append(Place(p.edge, p.at_m, p.off_m, p.bearing_deg, False))
         return tuple(out)
 
     def _directed_path(
