@@ -29,11 +29,12 @@ from telemetria.measurement.due import DueRun
 from telemetria.occurrences import day_queries as q
 from telemetria.occurrences.model import KIND_NAMES, Kind
 from telemetria.reports.analysis.engine import line as route_line
-from telemetria.reports.kinds.reporting import Day
+from telemetria.reports.kinds.reporting import Day, due_windows
 from telemetria.reports.knobs import DEFAULT as REPORT_DEFAULT
 from telemetria.reports.model import Selection, Window
 from telemetria.reports.store import asof
 from telemetria.reports.store.context import load
+from telemetria.reports.store.duewindows import DueWindows
 from telemetria.reports.store.fetch import analyses
 
 router = APIRouter(prefix="/api/v1", tags=["fiscalização"])
@@ -119,11 +120,13 @@ async def compliance(conn: Connection, scope: int | None, day: date, now: dateti
     ctx = await load(conn, scope, Selection(None, None, None), win)
     fleet = Day()
     per_vehicle = []
+    due = DueWindows()  # a due run's window is time in service, reported or not: silence reads 0 % (issue 36)
     for v in ctx.vehicles:
         mine = Day()
         async for a in analyses(conn, ctx, v, win, REPORT_DEFAULT):
-            mine.add(a, REPORT_DEFAULT)
-            fleet.add(a, REPORT_DEFAULT)
+            windows = await due_windows(conn, due, a)
+            mine.add(a, REPORT_DEFAULT, windows, now.timestamp())
+            fleet.add(a, REPORT_DEFAULT, windows, now.timestamp())
         if mine.service_s > 0:
             per_vehicle.append({"vehicle_id": v.id, "plate": v.plate, **mine.row()})
     per_vehicle.sort(key=lambda r: (r["coverage"], r["plate"]))

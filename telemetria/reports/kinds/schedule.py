@@ -1,7 +1,7 @@
 """`schedule`: each route run a vehicle was assigned on the local days the window touches, up to today, when
 it was due: the runs due are the boletim's (issue 36): a school day of the calendar (without a school year
 registered: a weekday), inside the route's contract validity, and not every run of the route in a shift that
-had no school that day (contracts/calendar.py, measurement/schoolday.py). A Saturday lists no run.
+had no school that day (reports/store/duewindows.py). A Saturday lists no run.
 
 A run's points served, passed, skipped or pending and its delays come from reports/analysis/schedule.py
 (the decisions are written there); this module makes its row, CSV columns and footer.
@@ -9,18 +9,12 @@ A run's points served, passed, skipped or pending and its delays come from repor
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from telemetria.contracts import store as calendar_store
-from telemetria.contracts.calendar import shifts_off
 from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
-from telemetria.measurement.plans import plan_runs
-from telemetria.measurement.schoolday import run_shift
-from telemetria.occurrences.chunkread import Days
-from telemetria.reports.analysis import engine
 from telemetria.reports.analysis.days import day_bounds
 from telemetria.reports.analysis.schedule import PASSED, PENDING, SERVED, SKIPPED, Run, Visit, runs_of, still_open
 from telemetria.reports.knobs import ReportParams
@@ -28,6 +22,7 @@ from telemetria.reports.model import Context, Route, Vehicle, Window
 from telemetria.reports.output.csv import DATE, DATETIME, INT, MIN, TEXT, Column
 from telemetria.reports.output.document import Table
 from telemetria.reports.output.report import VEHICLE, Report, local, words
+from telemetria.reports.store.duewindows import DueWindows
 from telemetria.reports.store.fetch import analyze_piece
 
 
@@ -138,21 +133,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
     today = now.astimezone(LOCAL_TZ).date()
     zones = ctx.zones
     rows: list[dict[str, Any]] = []
-    calendar = Days()
-    off: dict[int, dict[date, frozenset[Any]]] = {}
-
-    async def due(route: Route, day: date) -> bool:
-        """The route's runs due on `day` as the boletim counts them (measurement/store.py, due.py)."""
-        if not await calendar.due(conn, route, day):
-            return False
-        if day.year not in off:
-            sy = await calendar_store.school_year(conn, day.year)
-            off[day.year] = shifts_off(sy) if sy is not None else {}
-        shifts = off[day.year].get(day, frozenset())
-        if not shifts:
-            return True
-        return any(run_shift(p) not in shifts for p in plan_runs(route, engine.line(route), day))
-
+    due = DueWindows()  # the runs due as the boletim counts them (store/duewindows.py)
     for v in ctx.vehicles:
         for day in win.local_days():
             if day > today or not v.in_scope(day) or not v.routes_on(day):
@@ -160,7 +141,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
             d0, d1 = day_bounds(day)
             a = await analyze_piece(conn, v, zones, day, d0, d1, params, ctx.network_on(day))
             for route, run in runs_of(a, day, params):
-                if not await due(route, day):
+                if not await due.windows(conn, route, day):
                     continue
                 run = still_open(run, now.timestamp())
                 rows.append(row(v, route, run, win.tz, not run.made and now.timestamp() < run.closes))
