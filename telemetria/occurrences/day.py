@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -176,14 +176,15 @@ async def panel(conn: Connection, scope: int | None, now: datetime) -> dict[str,
     runs, notes = await today_runs(conn, scope, day, now.timestamp())
     in_service, silent = _fleet_now(await q.fleet(conn, scope), runs, now)
     # A contractor sees occurrences only once notified: the ones waiting for review are the Secretaria's.
-    waiting = await q.open_alerts(conn, now) if scope is None else {}
+    since = day - timedelta(days=1)  # yesterday and today, whole local days: the list's `from` and `to`
+    waiting = await q.open_alerts(conn, datetime.combine(since, time(), LOCAL_TZ)) if scope is None else {}
     by_kind = [{"kind": k.value, "name": KIND_NAMES[k], "count": waiting.get(k.value, 0)} for k in Kind]
     counts = {s: sum(1 for r in runs if r.state == s) for s in STATES}
     return {
         "day": day.isoformat(), "now": _iso(now),
         "vehicles": {"in_service": len(in_service), "items": in_service},
         "runs": {"due": len(runs), "counts": counts, "items": [_run_json(r) for r in runs]},
-        "alerts": {"open": sum(waiting.values()), "by_kind": by_kind},
+        "alerts": {"open": sum(waiting.values()), "by_kind": by_kind, "from": since.isoformat(), "to": day.isoformat()},
         "silent": silent,
         "reporting": await compliance(conn, scope, day, now),
         "notes": notes,

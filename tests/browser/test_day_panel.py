@@ -61,7 +61,10 @@ async def test_the_servidor_lands_on_the_day_panel_and_reads_the_day(day_tab: Ta
     # Alerts by kind, each a link to the filtered list; the silent tracker named with its route.
     await expect(page.locator('#d-alerts li[data-kind="speeding"]')).to_contain_text("Excesso de velocidade 2")
     link = page.locator('#d-alerts li[data-kind="route_deviation"] a')
-    await expect(link).to_have_attribute("href", "/ocorrencias?kind=route_deviation&status=detected")
+    # on the days the panel counts (yesterday and today), so the list shows exactly the ones counted
+    since, today = api["alerts"]["from"], api["alerts"]["to"]
+    href = f"/ocorrencias?from={since}&to={today}&kind=route_deviation&status=detected"
+    await expect(link).to_have_attribute("href", href)
     await expect(page.locator(f'#d-silent li[data-vehicle="{SILENT}"]')).to_contain_text("nunca transmitiu")
     await expect(page.locator(f'#d-service li[data-vehicle="{DRIVING}"]')).to_be_visible()
 
