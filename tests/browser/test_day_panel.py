@@ -77,6 +77,7 @@ async def test_the_servidor_lands_on_the_day_panel_and_reads_the_day(day_tab: Ta
     await expect(figure.locator('[data-figure="reporting"]')).not_to_have_text("100,0 %")
     await expect(figure.locator('[data-figure="reporting"]')).to_have_text(re.compile(r"^\d+,\d %$"))
     await expect(page.locator("#d-reporting li").first).to_have_text(f"{SILENT}: 0,0 %")
+    await day_tab.shot("issue36-day-panel-silence-after")
     DOCS_IMG.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=str(DOCS_IMG / "fiscalizacao-painel.png"), full_page=True)
 

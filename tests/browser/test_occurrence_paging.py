@@ -64,6 +64,7 @@ async def test_the_list_pages_with_its_total_and_keeps_page_and_filters_in_the_a
     await expect(line).to_have_text(f"{WAITING} ocorrência(s), 51–100 mostradas.")
     await expect(page).to_have_url(re.compile(rf"\?{days}&status=detected&offset=50$"))
     await expect(page.locator("#o-pager")).to_contain_text("página 2 de 3")
+    await paging_tab.shot("issue36-occurrences-paged-after")
     seen |= set(await rows.evaluate_all("rs => rs.map(r => r.dataset.id)"))
     await page.locator('#o-pager [data-page="last"]').click()
     await expect(rows).to_have_count(WAITING - 100)
