@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -29,11 +29,12 @@ from telemetria.measurement.due import DueRun
 from telemetria.occurrences import day_queries as q
 from telemetria.occurrences.model import KIND_NAMES, Kind
 from telemetria.reports.analysis.engine import line as route_line
-from telemetria.reports.kinds.reporting import Day
+from telemetria.reports.kinds.reporting import Day, due_windows
 from telemetria.reports.knobs import DEFAULT as REPORT_DEFAULT
 from telemetria.reports.model import Selection, Window
 from telemetria.reports.store import asof
 from telemetria.reports.store.context import load
+from telemetria.reports.store.duewindows import DueWindows
 from telemetria.reports.store.fetch import analyses
 
 router = APIRouter(prefix="/api/v1", tags=["fiscalização"])
@@ -121,11 +122,13 @@ async def compliance(conn: Connection, scope: int | None, day: date, now: dateti
     ctx = await load(conn, scope, Selection(None, None, None), win)
     fleet = Day()
     per_vehicle = []
+    due = DueWindows()  # a due run's window is time in service, reported or not: silence reads 0 % (issue 36)
     for v in ctx.vehicles:
         mine = Day()
         async for a in analyses(conn, ctx, v, win, REPORT_DEFAULT):
-            mine.add(a, REPORT_DEFAULT)
-            fleet.add(a, REPORT_DEFAULT)
+            windows = await due_windows(conn, due, a)
+            mine.add(a, REPORT_DEFAULT, windows, now.timestamp())
+            fleet.add(a, REPORT_DEFAULT, windows, now.timestamp())
         if mine.service_s > 0:
             per_vehicle.append({"vehicle_id": v.id, "plate": v.plate, **mine.row()})
     per_vehicle.sort(key=lambda r: (r["coverage"], r["plate"]))
@@ -175,14 +178,15 @@ async def panel(conn: Connection, scope: int | None, now: datetime) -> dict[str,
     runs, notes = await today_runs(conn, scope, day, now.timestamp())
     in_service, silent = _fleet_now(await q.fleet(conn, scope), runs, now)
     # A contractor sees occurrences only once notified: the ones waiting for review are the Secretaria's.
-    waiting = await q.open_alerts(conn, now) if scope is None else {}
+    since = day - timedelta(days=1)  # yesterday and today, whole local days: the list's `from` and `to`
+    waiting = await q.open_alerts(conn, datetime.combine(since, time(), LOCAL_TZ)) if scope is None else {}
     by_kind = [{"kind": k.value, "name": KIND_NAMES[k], "count": waiting.get(k.value, 0)} for k in Kind]
     counts = {s: sum(1 for r in runs if r.state == s) for s in STATES}
     return {
         "day": day.isoformat(), "now": _iso(now),
         "vehicles": {"in_service": len(in_service), "items": in_service},
         "runs": {"due": len(runs), "counts": counts, "items": [_run_json(r) for r in runs]},
-        "alerts": {"open": sum(waiting.values()), "by_kind": by_kind},
+        "alerts": {"open": sum(waiting.values()), "by_kind": by_kind, "from": since.isoformat(), "to": day.isoformat()},
         "silent": silent,
         "reporting": await compliance(conn, scope, day, now),
         "notes": notes,

@@ -18,12 +18,14 @@ LEFT JOIN latest_fixes f ON f.vehicle_id = v.id
 WHERE v.active AND ($1::int IS NULL OR v.contractor_id = $1)
 ORDER BY v.plate"""
 
-# Occurrences of the 24 h before $1 that nobody has reviewed yet (status detected), per kind: not "today's", so
-# that just after midnight the alerts of the evening before still wait on the panel.
+# Occurrences since $1 (the local midnight starting yesterday) that nobody has reviewed yet (status detected), per
+# kind: not only today's, so that just after midnight the alerts of the evening before still wait on the panel;
+# whole local days, so that the occurrences list opened on the same days (from yesterday to today) shows exactly
+# these (issue 36: the panel said 70 waiting and its link opened 52).
 OPEN_ALERTS = """
 SELECT kind, count(*)::int AS n
 FROM occurrences
-WHERE start_ts > $1::timestamptz - interval '24 hours' AND status = 'detected'
+WHERE start_ts >= $1::timestamptz AND status = 'detected'
 GROUP BY kind
 ORDER BY kind"""
 
@@ -49,6 +51,6 @@ async def fleet(conn: Conn, scope: int | None) -> list[FleetRow]:
     ]  # fmt: skip
 
 
-async def open_alerts(conn: Conn, now: datetime) -> dict[str, int]:
-    """Kind → how many occurrences of the 24 h before `now` still wait for review."""
-    return {r["kind"]: r["n"] for r in await conn.fetch(OPEN_ALERTS, now)}
+async def open_alerts(conn: Conn, since: datetime) -> dict[str, int]:
+    """Kind → how many occurrences starting from `since` on still wait for review."""
+    return {r["kind"]: r["n"] for r in await conn.fetch(OPEN_ALERTS, since)}

@@ -61,13 +61,23 @@ async def test_the_servidor_lands_on_the_day_panel_and_reads_the_day(day_tab: Ta
     # Alerts by kind, each a link to the filtered list; the silent tracker named with its route.
     await expect(page.locator('#d-alerts li[data-kind="speeding"]')).to_contain_text("Excesso de velocidade 2")
     link = page.locator('#d-alerts li[data-kind="route_deviation"] a')
-    await expect(link).to_have_attribute("href", "/ocorrencias?kind=route_deviation&status=detected")
+    # on the days the panel counts (yesterday and today), so the list shows exactly the ones counted
+    since, today = api["alerts"]["from"], api["alerts"]["to"]
+    href = f"/ocorrencias?from={since}&to={today}&kind=route_deviation&status=detected"
+    await expect(link).to_have_attribute("href", href)
     await expect(page.locator(f'#d-silent li[data-vehicle="{SILENT}"]')).to_contain_text("nunca transmitiu")
     await expect(page.locator(f'#d-service li[data-vehicle="{DRIVING}"]')).to_be_visible()
 
-    # The 30 s rule as the reporting report sums it: a fix every 30 s while driving covers all of it.
-    assert api["reporting"]["vehicles"] == 1 and api["reporting"]["coverage"] == pytest.approx(1.0, abs=0.001)
-    await expect(figure.locator('[data-figure="reporting"]')).to_have_text("100,0 %")
+    # The 30 s rule as the reporting report sums it: a due run's window is time in service, so the tracker silent
+    # while due is in service and reads 0 % (issue 36), first among the worst; not "sem tempo em serviço", and
+    # the fleet's figure is not the driving one's 100 %.
+    rep = api["reporting"]
+    assert rep["vehicles"] == 2 and rep["worst"][0]["plate"] == SILENT and rep["worst"][0]["coverage"] == 0.0, rep
+    assert rep["coverage"] is not None and rep["coverage"] < 1.0
+    await expect(figure.locator('[data-figure="reporting"]')).not_to_have_text("100,0 %")
+    await expect(figure.locator('[data-figure="reporting"]')).to_have_text(re.compile(r"^\d+,\d %$"))
+    await expect(page.locator("#d-reporting li").first).to_have_text(f"{SILENT}: 0,0 %")
+    await day_tab.shot("issue36-day-panel-silence-after")
     DOCS_IMG.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=str(DOCS_IMG / "fiscalizacao-painel.png"), full_page=True)
 

@@ -273,3 +273,41 @@ async def test_runs_not_made_and_an_unauthorized_vehicle(conn: asyncpg.Connectio
     # A day without a school year registered has no boletim to judge by.
     await conn.execute("DELETE FROM school_years")
     assert await run_candidates(conn, before, now=now) == []
+
+
+async def test_a_vehicle_that_sent_nothing_has_its_due_runs_not_made_even_when_assigned_late(
+    pool: asyncpg.Pool, conn: asyncpg.Connection, clean: None
+) -> None:
+    """Absence is a fact (issue 36): a vehicle that never sent a fix has its due runs of a past school day judged
+    not made, in the boletim (N) and as run_not_made occurrences, also when its assignment was entered after the
+    day (no fix changes then: the registry's change hands the past days to the detector)."""
+    from telemetria.measurement import store as mstore
+    from telemetria.occurrences import detector
+
+    await conn.execute(
+        "TRUNCATE detector_rescans, detector_run_days; UPDATE detector_state SET rescanned_through = NULL"
+    )
+    day, before = days()
+    w = await world(conn, before, day)
+    # Another vehicle of the fleet reported weeks ago (the service was receiving fixes then), nothing since.
+    other, to = await add_vehicle(conn, "OCC5E55", w["contractor"], w["l10"], before - timedelta(days=30))
+    await store(conn, other, to, Script(local(before - timedelta(days=3), "06:30")).park(600).rows)
+    now = datetime.now(UTC)
+    await detector.run_round(pool, now=now)
+    assert await conn.fetchval("SELECT count(*) FROM occurrences WHERE kind = 'run_not_made'") == 0
+
+    # The vehicle of L9 is registered and assigned now, from a month back; it never sent a fix.
+    silent, _ = await add_vehicle(conn, "OCC6F66", w["contractor"], w["l9"], before - timedelta(days=30))
+    head = next(h for h in await mstore.contracts(conn, None, None) if h.id == w["contract"])
+    computed = await mstore.compute(conn, head, before, before, route_ids=[w["l9"]], where="day")
+    assert [(ln.run_no, ln.status, ln.vehicle_id) for ln in computed.lines] == [
+        (1, "not_made", silent), (2, "not_made", silent)]  # fmt: skip
+    await detector.run_round(pool, now=now)
+    found = await conn.fetch(
+        "SELECT vehicle_id, route_id, run_no, day FROM occurrences WHERE kind = 'run_not_made' AND day = $1"
+        " ORDER BY run_no", before,
+    )  # fmt: skip
+    assert [(r["vehicle_id"], r["route_id"], r["run_no"]) for r in found] == [
+        (silent, w["l9"], 1),
+        (silent, w["l9"], 2),
+    ]

@@ -179,10 +179,25 @@ async def test_schedule_finds_the_run_made_and_the_run_not_made(
     assert r.status_code == 200, r.text
     doc = orjson.loads(r.content)
     runs = {x["date"]: x for x in doc["runs"]}
-    assert runs["2026-11-22"]["made"] is False  # assigned that day, no fixes: a run not made (Art. 39 I)
     made = runs[DAY]
     assert made["made"] is True and made["school_arrival"] is not None
     assert made["points_served"] >= made["points_total"] - 2  # the garage may be passed without a stop
+    # Assigned every weekday, but Sunday the 22nd is no school day: no run due, none listed (issue 36: the
+    # schedule report's runs due are the boletim's).
+    assert sorted(runs) == [DAY] and doc["made"] == 1 and doc["not_made"] == 0
+
+    # A school year that makes the 24th (Tuesday) a day without school and has Saturday the 21st as a weekend:
+    # the 24th is not due either; Wednesday the 25th, assigned and without a fix, is a run not made (Art. 39 I).
+    await conn.execute(
+        "INSERT INTO school_years (year, start_date, end_date) VALUES (2026, '2026-02-01', '2026-12-20')"
+    )
+    await conn.execute(
+        "INSERT INTO school_calendar_days (year, day, school, reason) VALUES (2026, '2026-11-24', false, 'Recesso')"
+    )
+    params = {"vehicle_id": str(t.vehicle_id), "from": "2026-11-21", "to": "2026-11-25"}
+    r = await client.get("/api/v1/reports/schedule", params=params, headers=people.auth("auditor"))
+    doc = orjson.loads(r.content)
+    assert {x["date"]: x["made"] for x in doc["runs"]} == {DAY: True, "2026-11-25": False}
     assert doc["made"] == 1 and doc["not_made"] == 1
 
 

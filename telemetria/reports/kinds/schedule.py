@@ -1,4 +1,7 @@
-"""`schedule`: each route run a vehicle was assigned on the local days the window touches, up to today.
+"""`schedule`: each route run a vehicle was assigned on the local days the window touches, up to today, when
+it was due: the runs due are the boletim's (issue 36): a school day of the calendar (without a school year
+registered: a weekday), inside the route's contract validity, and not every run of the route in a shift that
+had no school that day (reports/store/duewindows.py). A Saturday lists no run.
 
 A run's points served, passed, skipped or pending and its delays come from reports/analysis/schedule.py
 (the decisions are written there); this module makes its row, CSV columns and footer.
@@ -19,6 +22,7 @@ from telemetria.reports.model import Context, Route, Vehicle, Window
 from telemetria.reports.output.csv import DATE, DATETIME, INT, MIN, TEXT, Column
 from telemetria.reports.output.document import Table
 from telemetria.reports.output.report import VEHICLE, Report, local, words
+from telemetria.reports.store.duewindows import DueWindows
 from telemetria.reports.store.fetch import analyze_piece
 
 
@@ -129,6 +133,7 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
     today = now.astimezone(LOCAL_TZ).date()
     zones = ctx.zones
     rows: list[dict[str, Any]] = []
+    due = DueWindows()  # the runs due as the boletim counts them (store/duewindows.py)
     for v in ctx.vehicles:
         for day in win.local_days():
             if day > today or not v.in_scope(day) or not v.routes_on(day):
@@ -136,6 +141,8 @@ async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, no
             d0, d1 = day_bounds(day)
             a = await analyze_piece(conn, v, zones, day, d0, d1, params, ctx.network_on(day))
             for route, run in runs_of(a, day, params):
+                if not await due.windows(conn, route, day):
+                    continue
                 run = still_open(run, now.timestamp())
                 rows.append(row(v, route, run, win.tz, not run.made and now.timestamp() < run.closes))
 

@@ -14,12 +14,14 @@ const empty = (text) => el("p", { class: "muted" }, text);
 const pct = (share) => (share === null || share === undefined ? "—" : `${format("share", share)} %`);
 
 function alerts(a) {
+  // The list on the same days as the count (yesterday and today), so it shows exactly the ones counted, page by page.
+  const list = (extra) => `/ocorrencias?${new URLSearchParams({ from: a.from, to: a.to, ...extra, status: "detected" })}`;
   const open = a.by_kind.filter((k) => k.count > 0);
   if (!open.length) return empty("Nenhum alerta esperando revisão.");
   return el("div", {},
     el("ul", { class: "day-list" }, open.map((k) => el("li", { "data-kind": k.kind },
-      el("a", { href: `/ocorrencias?kind=${k.kind}&status=detected` }, k.name), " ", el("span", { class: "badge warn" }, String(k.count))))),
-    el("p", {}, el("a", { href: "/ocorrencias?status=detected" }, "Revisar todos")));
+      el("a", { href: list({ kind: k.kind }) }, k.name), " ", el("span", { class: "badge warn" }, String(k.count))))),
+    el("p", {}, el("a", { href: list({}) }, "Revisar todos")));
 }
 
 function silent(items) {
