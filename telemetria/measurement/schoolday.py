@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date, datetime, time
 
 from telemetria.contracts.calendar import ScheduleChange, Shift, shift_of
 from telemetria.localtime import LOCAL_TZ, day_bounds
@@ -86,4 +86,20 @@ def widened(runs: Sequence[DueRun], which: Sequence[int]) -> dict[int, RunPlan]:
         hi = min([q.start for q in others if q.start >= p.end], default=d1)
         if lo < p.start or hi > p.end:
             out[i] = replace(p, start=lo, end=hi)
+    return out
+
+
+def claimed(runs: Sequence[DueRun], made_at: Mapping[tuple[int, date, int], time]) -> dict[int, RunPlan]:
+    """Run index → its plan moved so that its timetable is due at the local time a `feito_fora_do_horario`
+    justification gives ((route, day, run_no) → made_at), its window with it and kept inside its own day; a run
+    with no timetable (its window is already the whole day) has none."""
+    out: dict[int, RunPlan] = {}
+    for i, r in enumerate(runs):
+        p = r.plan
+        t = made_at.get((p.route_id, p.day, p.run_no))
+        if t is None or p.due_at is None:
+            continue
+        d0, d1 = (b.timestamp() for b in day_bounds(p.day))
+        delta = datetime.combine(p.day, t, LOCAL_TZ).timestamp() - p.due_at
+        out[i] = replace(p, start=max(d0, p.start + delta), end=min(d1, p.end + delta), due_at=p.due_at + delta)
     return out

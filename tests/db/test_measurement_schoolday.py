@@ -191,3 +191,50 @@ async def test_a_late_start_moves_the_morning_run_and_keeps_the_return(
     fri_runs, _ = await today_runs(conn, None, fri, datetime(2026, 3, 14, tzinfo=UTC).timestamp())
     [ida] = [x for x in fri_runs if x.line.route_id == world["route"] and x.line.run_no == 1]
     assert datetime.fromtimestamp(ida.start, LOCAL_TZ).strftime("%H:%M") == "09:00"  # due 10:00, window with it
+
+
+async def test_a_run_made_out_of_its_window_where_the_data_cannot_place_it_is_justified_as_made(
+    client: httpx.AsyncClient, people: People, world: dict[str, Any]
+) -> None:
+    """Mon 16 March: the vehicle drives the ida at 06:30 and, the school closing early without notice, the return
+    at 08:00, inside the ida's own window (05:30-09:00). The boletim cannot place it (the return's day outside its
+    window starts where the ida's window ends): not made. The servidor records "feito fora do horário" from
+    08:00: the GPS shows it there, so it is made (flagged early), paid as made, and the justification shown. A
+    time the GPS does not bear out is refused naming made_at, with nothing stored."""
+    mon, aud = people.auth("monitor"), people.auth("auditor")
+    mon16 = date(2026, 3, 16)
+    await _post_fixes(client, world["tracker"], _leg(mon16, 6, 30, LOOP[:2]))
+    await _post_fixes(client, world["tracker"], _leg(mon16, 8, 0, LOOP[1:]))
+    params = {"contract_id": world["k"], "from": "2026-03-16", "to": "2026-03-16"}
+
+    async def runs() -> dict[int, dict[str, Any]]:
+        r = await client.get("/api/v1/reports/measurement", headers=aud, params=params)
+        assert r.status_code == 200, r.text
+        return {x["run_no"]: x for x in orjson.loads(r.content)["runs"]}
+
+    before = await runs()
+    assert (before[1]["status"], before[2]["status"]) == ("made", "not_made")
+    claim = {"route_id": world["route"], "date": "2026-03-16", "run_no": 2, "reason": "Saída antecipada sem aviso",
+             "kind": "feito_fora_do_horario"}  # fmt: skip
+    for body, field in (({**claim}, "made_at"), ({**claim, "run_no": None, "made_at": "08:00"}, "run_no"),
+                        ({**claim, "kind": "nao_realizada", "made_at": "08:00"}, "made_at")):  # fmt: skip
+        r = await client.post("/api/v1/run-justifications", headers=mon, json=body)
+        assert (r.status_code, r.json()["field"]) == (400, field), r.text
+    r = await client.post("/api/v1/run-justifications", headers=mon, json={**claim, "made_at": "14:00"})
+    assert (r.status_code, r.json()["field"]) == (400, "made_at"), r.text  # nothing driven then
+    assert (await runs())[2]["justification"] is None  # refused: nothing stored
+    r = await client.post("/api/v1/run-justifications", headers=mon, json={**claim, "made_at": "08:00"})
+    assert r.status_code == 201, r.text
+    assert (r.json()["kind"], r.json()["made_at"]) == ("feito_fora_do_horario", "08:00")
+    after = (await runs())[2]
+    assert (after["status"], after["off_schedule"], after["justification_kind"]) == (
+        "made",
+        "early",
+        "feito_fora_do_horario",
+    )
+    assert after["justification"] == "Saída antecipada sem aviso"
+    assert after["payable_km"] == after["contracted_km"] > 0
+    # the same status from the single-route question: a run made needs no other justification
+    body = {"route_id": world["route"], "date": "2026-03-16", "run_no": 2, "reason": "x"}
+    r = await client.post("/api/v1/run-justifications", headers=mon, json=body)
+    assert (r.status_code, r.json()["field"]) == (400, "run_no"), r.text
