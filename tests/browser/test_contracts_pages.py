@@ -422,6 +422,11 @@ async def test_a_run_is_justified_and_the_month_closed_and_reopened_from_the_bol
     row = page.locator(f'table.b-runs tbody tr[data-date="2026-11-24"][data-route="{m.code}"]')
     await row.get_by_role("button", name="Justificar").click()
     dialog = page.get_by_role("dialog")
+    await expect(dialog.get_by_label("O que aconteceu")).to_have_value("nao_realizada")  # the default
+    await expect(dialog.get_by_label("Hora em que a corrida saiu")).to_be_hidden()
+    await dialog.get_by_label("O que aconteceu").select_option("feito_fora_do_horario")
+    await expect(dialog.get_by_label("Hora em que a corrida saiu")).to_be_visible()  # the time it was made
+    await dialog.get_by_label("O que aconteceu").select_option("nao_realizada")
     await dialog.get_by_label("Motivo").fill("ponte caída na linha")
     await dialog.get_by_role("button", name="Justificar").click()
     await expect(dialog).to_have_count(0, timeout=30_000)
