@@ -55,7 +55,8 @@ async def put_school_year(
         tuple(calendar.MarkedDay(m.day, m.reason, tuple(m.shifts) if m.shifts is not None else None)
               for m in body.no_school_days),
         tuple(calendar.MarkedDay(m.day, m.reason) for m in body.extra_school_days),
-        tuple(calendar.ScheduleChange(c.day, c.shift, c.runs_due_from, c.reason) for c in body.schedule_changes),
+        tuple(calendar.ScheduleChange(c.day, c.shift, c.runs_due_from, c.reason, c.kind)
+              for c in body.schedule_changes),
     )  # fmt: skip
     calendar.check(sy)
     async with conn.transaction():

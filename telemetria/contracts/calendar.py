@@ -23,6 +23,7 @@ from telemetria.http import FieldError
 
 FIRST_YEAR, LAST_YEAR = 2000, 2100  # the years a route's school_year may take
 Shift = Literal["manha", "tarde", "noite"]
+ChangeKind = Literal["saida_antecipada", "entrada_atrasada"]
 SHIFTS: tuple[Shift, ...] = ("manha", "tarde", "noite")
 AFTERNOON, EVENING = time(12, 0), time(18, 0)  # a run starting from 12:00 is the afternoon's, from 18:00 the night's
 
@@ -53,16 +54,25 @@ class MarkedDay:
 
 @dataclass(frozen=True, slots=True)
 class ScheduleChange:
-    """On `day`, the runs of `shift` were due from `runs_due_from` (local) instead of their timetable."""
+    """On `day`, the runs of `shift` were due from `runs_due_from` (local) instead of their timetable: those due
+    after it (an early dismissal, `saida_antecipada`, the default) or those due before it (a late start,
+    `entrada_atrasada`)."""
 
     day: date
     shift: Shift
     runs_due_from: time
     reason: str
+    kind: ChangeKind = "saida_antecipada"
 
     def as_json(self) -> dict[str, str]:
         due = self.runs_due_from.strftime("%H:%M")
-        return {"date": self.day.isoformat(), "shift": self.shift, "runs_due_from": due, "reason": self.reason}
+        return {
+            "date": self.day.isoformat(),
+            "shift": self.shift,
+            "runs_due_from": due,
+            "reason": self.reason,
+            "kind": self.kind,
+        }
 
 
 @dataclass(frozen=True, slots=True)

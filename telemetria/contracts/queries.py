@@ -7,16 +7,16 @@ from __future__ import annotations
 GET_SCHOOL_YEAR = "SELECT year, start_date, end_date, updated_at, updated_by FROM school_years WHERE year = $1"
 SCHOOL_YEAR_DAYS = "SELECT day, school, reason, shifts FROM school_calendar_days WHERE year = $1 ORDER BY day"
 SCHEDULE_CHANGES = """
-SELECT day, shift, runs_due_from, reason FROM school_schedule_changes WHERE year = $1 ORDER BY day, shift"""
+SELECT day, shift, runs_due_from, reason, kind FROM school_schedule_changes WHERE year = $1 ORDER BY day, shift"""
 # The first closed (not reopened) month, of any contract, among months $1.
 CLOSED_AMONG = """
 SELECT m.month, k.number, k.id FROM measurement_closures m JOIN contracts k ON k.id = m.contract_id
 WHERE m.reopened_at IS NULL AND m.month = ANY ($1::date[]) ORDER BY m.month, k.number LIMIT 1"""
 DELETE_SCHEDULE_CHANGES = "DELETE FROM school_schedule_changes WHERE year = $1"
 INSERT_SCHEDULE_CHANGES = """
-INSERT INTO school_schedule_changes (year, day, shift, runs_due_from, reason)
-SELECT $1, c.day, c.shift, c.t, c.reason
-FROM unnest($2::date[], $3::text[], $4::time[], $5::text[]) AS c(day, shift, t, reason)"""
+INSERT INTO school_schedule_changes (year, day, shift, runs_due_from, reason, kind)
+SELECT $1, c.day, c.shift, c.t, c.reason, c.kind
+FROM unnest($2::date[], $3::text[], $4::time[], $5::text[], $6::text[]) AS c(day, shift, t, reason, kind)"""
 
 # The municipality's own holidays of a year (national and state ones are computed: holidays.py).
 MUNICIPAL_HOLIDAYS = """

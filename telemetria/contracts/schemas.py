@@ -32,6 +32,11 @@ class ScheduleChangeIn(Strict):
     shift: Literal["manha", "tarde", "noite"]
     runs_due_from: time = Field(description="local time the shift's runs were due from that day, e.g. 09:30")
     reason: Annotated[Name, Field(max_length=500, description="why, e.g. saída antecipada (required)")]
+    kind: Literal["saida_antecipada", "entrada_atrasada"] = Field(
+        default="saida_antecipada",
+        description="saida_antecipada (early dismissal: the runs due after runs_due_from are due from it) or "
+        "entrada_atrasada (late start: the runs due before runs_due_from are due from it)",
+    )
 
 
 class ExtraSchoolDayIn(Strict):

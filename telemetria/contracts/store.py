@@ -37,7 +37,8 @@ async def school_year(conn: Conn, year: int) -> calendar.SchoolYear | None:
         tuple(calendar.MarkedDay(d["day"], d["reason"], tuple(d["shifts"]) if d["shifts"] else None)
               for d in days if not d["school"]),
         tuple(calendar.MarkedDay(d["day"], d["reason"]) for d in days if d["school"]),
-        tuple(calendar.ScheduleChange(c["day"], c["shift"], c["runs_due_from"], c["reason"]) for c in changes),
+        tuple(calendar.ScheduleChange(c["day"], c["shift"], c["runs_due_from"], c["reason"], c["kind"])
+              for c in changes),
     )  # fmt: skip
 
 
@@ -61,7 +62,7 @@ async def put_school_year(conn: Conn, sy: calendar.SchoolYear, username: str) ->
     if sy.schedule_changes:
         cs = sy.schedule_changes
         await conn.execute(q.INSERT_SCHEDULE_CHANGES, sy.year, [c.day for c in cs], [c.shift for c in cs],
-                           [c.runs_due_from for c in cs], [c.reason for c in cs])  # fmt: skip
+                           [c.runs_due_from for c in cs], [c.reason for c in cs], [c.kind for c in cs])  # fmt: skip
 
 
 def _signature(sy: calendar.SchoolYear | None) -> dict[date, tuple[object, ...]]:
@@ -69,7 +70,8 @@ def _signature(sy: calendar.SchoolYear | None) -> dict[date, tuple[object, ...]]
     if sy is None:
         return {}
     off, changes = calendar.shifts_off(sy), sy.schedule_changes
-    return {d: (tuple(sorted(off.get(d, ()))), tuple(sorted((c.shift, c.runs_due_from) for c in changes if c.day == d)))
+    return {d: (tuple(sorted(off.get(d, ()))),
+                tuple(sorted((c.shift, c.runs_due_from, c.kind) for c in changes if c.day == d)))
             for d in calendar.school_days(sy)}  # fmt: skip
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from calendar import monthrange
 from dataclasses import replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any, Literal
 
 import asyncpg
@@ -54,6 +54,12 @@ class JustificationIn(Strict):
     day: date = Field(alias="date", description="the local day of the run, e.g. 2026-03-10")
     reason: Reason
     run_no: int | None = Field(default=None, ge=1, le=50, description="which run of the day (default: all)")
+    kind: Literal["nao_realizada", "feito_fora_do_horario"] = Field(
+        default="nao_realizada",
+        description="nao_realizada (the run was not made: the default) or feito_fora_do_horario (made on its own "
+        "day outside its window, from made_at: paid as made only when the GPS shows it; needs run_no and made_at)",
+    )
+    made_at: time | None = Field(default=None, description="feito_fora_do_horario: local time it started, e.g. 14:10")
 
 
 class ReopenIn(Strict):
@@ -164,6 +170,12 @@ async def measurement_report(
 @router.post("/run-justifications", status_code=201)
 async def justify_run(body: JustificationIn, request: Request, who: Principal = WRITE, *, conn: Conn) -> Response:
     """Justify a route's run not made (or partial) on a day: the reason, who, when; audited."""
+    late = body.kind == "feito_fora_do_horario"
+    if late and body.run_no is None:
+        raise FieldError("run_no: say which run was made outside its window (feito_fora_do_horario)", "run_no")
+    if late != (body.made_at is not None):
+        raise FieldError("made_at: give the local time the run was made (HH:MM) with feito_fora_do_horario, and "
+                         "only with it", "made_at")  # fmt: skip
     route = await conn.fetchrow(q.ROUTE, body.route_id)
     if route is None:
         raise NotFound(f"route_id: no route {body.route_id}", "route_id")
@@ -202,13 +214,27 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
             raise Conflict(f"date: route {route['code']}'s run on {body.day} is already justified", "date")
         try:
             row = await conn.fetchrow(q.INSERT_JUSTIFICATION, body.route_id, body.day, body.run_no, body.reason,
-                                      who.username)  # fmt: skip
+                                      who.username, body.kind, body.made_at)  # fmt: skip
         except asyncpg.UniqueViolationError:  # a concurrent request justified it first
             raise Conflict(f"date: route {route['code']}'s run on {body.day} is already justified", "date") from None
+        if late and body.made_at is not None:
+            # judged as the boletim will judge it with this justification stored (rolled back when refused)
+            again = await store.compute(conn, head, body.day, body.day, frozen=False, route_ids=[body.route_id],
+                                        where="date")  # fmt: skip
+            [ln] = [x for x in again.lines if x.route_id == body.route_id and x.run_no == body.run_no]
+            if ln.justification_kind != "feito_fora_do_horario":
+                raise FieldError(
+                    f"made_at: the GPS does not show run {body.run_no} of route {route['code']} made on {body.day} "
+                    f"from {body.made_at:%H:%M}: its assigned vehicles covered {ln.coverage_pct} % of it in its "
+                    "window, and not the contract's made threshold within the window moved to that time (or only "
+                    "in a drive already counted as another run of the route): record it as nao_realizada, or give "
+                    "the time it was made", "made_at")  # fmt: skip
         await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
-                     {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"]})  # fmt: skip
-    out = {k: v for k, v in dict(row).items() if k != "day"}
-    return json_response({**out, "date": row["day"]}, 201)
+                     {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"], "kind": body.kind,
+                      "made_at": body.made_at.strftime("%H:%M") if body.made_at else None})  # fmt: skip
+    out = {k: v for k, v in dict(row).items() if k not in ("day", "made_at")}
+    made_at = row["made_at"].strftime("%H:%M") if row["made_at"] else None
+    return json_response({**out, "date": row["day"], "made_at": made_at}, 201)
 
 
 def _closing_json(row: Any) -> dict[str, Any]:

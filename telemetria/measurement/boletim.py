@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, time
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
@@ -30,7 +30,7 @@ from telemetria.contracts.money import METRE
 from telemetria.contracts.rule import PaymentRule, Status
 from telemetria.measurement import pavement
 from telemetria.measurement.due import DueRun
-from telemetria.measurement.model import Observation
+from telemetria.measurement.model import Observation, RunPlan
 
 PCT = Decimal("0.01")
 ZERO = Decimal(0)
@@ -64,6 +64,10 @@ class Justification:
     reason: str
     created_by: str | None
     created_at: datetime
+    # nao_realizada: the run was not made (today's meaning); feito_fora_do_horario: made on its own day outside its
+    # window, from `made_at` (local): judged over its window moved there (schoolday.claimed), made only by GPS
+    kind: str = "nao_realizada"
+    made_at: time | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +99,7 @@ class Line:
     unpaved_km: Decimal = ZERO  # of payable_km, those paid at price_per_km_unpaved (0: no second price or network)
     price_per_km_unpaved: Decimal | None = None  # the second price in force that day, None: the contract has none
     off_schedule: str | None = None  # "early" / "late": made outside its window, on its own day (schoolday.py)
+    justification_kind: str | None = None  # the shown justification's kind (nao_realizada, feito_fora_do_horario)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +204,7 @@ def lines(
     terms_on: Callable[[date], Terms], vehicles: Mapping[int, VehicleInfo], contractor_id: int,
     justifications: Iterable[Justification], shares: Mapping[int, Decimal] | None = None, now: float | None = None,
     own: Sequence[DueRun] | None = None, outside: Mapping[ObsKey, Observation] | None = None,
+    claimed: Mapping[ObsKey, Observation] | None = None,
 ) -> list[Line]:  # fmt: skip
     """The boletim's run lines, in the order of `runs`.
 
@@ -211,7 +217,11 @@ def lines(
     `own`: the runs the substitute candidates were assigned that period, of every route and contract
     (store.own_runs); a candidate that made one of them at the time is busy. None: `runs` only. `outside`: what
     the assigned vehicles did of a run over its own day outside its window (schoolday.widened); a run they made
-    there is made, flagged `early` or `late`, and no substitute is looked for.
+    there is made, flagged `early` or `late`, and no substitute is looked for. `claimed`: what the assigned
+    vehicles did of a run over the window a `feito_fora_do_horario` justification moved it to
+    (schoolday.claimed): when that reaches `made` in a drive not already another run of the route that day
+    (`confirmed`), the run is made there (flagged early or late, the justification shown); else the claim is not
+    borne out by the GPS and the run is judged as if it had no justification.
     """
     by_day: dict[tuple[int, date], list[Justification]] = {}
     for j in justifications:
@@ -227,7 +237,13 @@ def lines(
         if now is not None and run.plan.end > now:
             out.append(_pending(run, obs, terms, vehicles))
             continue
-        moved = off_schedule(run, obs, outside, rule) if outside else None
+        just = _justification(run, by_day)
+        there = None
+        if just is not None and just.kind == "feito_fora_do_horario":
+            there = confirmed(run, runs, obs, claimed or {}, rule)
+            if there is None:
+                just = None  # the GPS does not bear the claim out: judged as a run without justification
+        moved = there or (off_schedule(run, obs, outside, rule) if outside else None)
         if moved is not None:
             pick, when = Choice(moved.vehicle_id, moved, False), _when(run, moved)
         else:
@@ -235,13 +251,12 @@ def lines(
             pick, when = choose(run, obs, free, rule), None
         o = pick.observation
         coverage = pct(o.coverage) if o else ZERO
-        just = _justification(run, by_day)
-        status = rule.status(coverage, just is not None)
+        status = rule.status(coverage, just is not None and there is None)
         off = km(o.off_route_km) if o else ZERO
         payable = rule.payable_km(status, coverage, run.contracted_km, off).quantize(METRE, rounding=ROUND_HALF_EVEN)
         v = vehicles.get(pick.vehicle_id) if pick.vehicle_id is not None else None
         unauthorized = pick.substitution and (v is None or not v.active or v.contractor_id != contractor_id)
-        shown = just if status == "justified" else None
+        shown = just if status == "justified" or there is not None else None
         u = shares.get(i) if shares else None
         second = terms.price_per_km_unpaved
         if second is not None and u is not None:
@@ -255,7 +270,7 @@ def lines(
                 pick.substitution, unauthorized, status, coverage, km(o.route_km) if o else ZERO, off,
                 run.declared_km, run.contracted_km, payable, terms.price_per_km, amount, o.first if o else None,
                 o.last if o else None, shown.reason if shown else None, shown.created_by if shown else None,
-                shown.created_at if shown else None, unpaved, second, when,
+                shown.created_at if shown else None, unpaved, second, when, shown.kind if shown else None,
             )
         )  # fmt: skip
     return out
@@ -271,6 +286,51 @@ def off_schedule(
         return None
     there = _best(run, run.vehicle_ids, outside)
     return there if there is not None and pct(there.coverage) >= rule.made_min_coverage_pct else None
+
+
+def confirmed(
+    run: DueRun, runs: Sequence[DueRun], obs: Mapping[ObsKey, Observation], claimed: Mapping[ObsKey, Observation],
+    rule: PaymentRule,
+) -> Observation | None:  # fmt: skip
+    """The assigned vehicles' evidence of a run claimed `feito_fora_do_horario`, when they did not make it in its
+    window but did in the claimed one (at least `made`), in a drive that is not another run of the route that day
+    over a shared stretch of the route (its first-to-last fix on the route overlapping theirs, at least
+    `partial`): one drive is paid once. Runs over disjoint stretches (the ida and the volta of a loop) never share
+    a km, so the volta made during the ida's window is not that drive."""
+    mine = _best(run, run.vehicle_ids, obs)
+    if mine is not None and pct(mine.coverage) >= rule.made_min_coverage_pct:
+        return None
+    p = run.plan
+    ok = []
+    for vid in run.vehicle_ids:
+        o = claimed.get((p.route_id, p.day, p.run_no, vid))
+        if o is None or o.first is None or o.last is None or pct(o.coverage) < rule.made_min_coverage_pct:
+            continue
+        clash = False
+        for r in runs:
+            q = r.plan
+            if (q.route_id, q.day) != (p.route_id, p.day) or q.run_no == p.run_no or not _shared(p, q):
+                continue
+            x = obs.get((q.route_id, q.day, q.run_no, vid))
+            if (
+                x is not None
+                and x.first is not None
+                and x.last is not None
+                and pct(x.coverage) >= rule.partial_min_coverage_pct
+                and x.first <= o.last
+                and o.first <= x.last
+            ):
+                clash = True
+        if not clash:
+            ok.append(o)
+    return max(ok, key=lambda o: (o.coverage, o.route_km), default=None)
+
+
+def _shared(p: RunPlan, q: RunPlan) -> bool:
+    """Whether two runs' stretches of the route overlap (more than a point)."""
+    a0, a1 = sorted((p.m_from, p.m_to))
+    b0, b1 = sorted((q.m_from, q.m_to))
+    return min(a1, b1) > max(a0, b0)
 
 
 def _when(run: DueRun, o: Observation) -> str:

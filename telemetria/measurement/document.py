@@ -98,7 +98,7 @@ def line_json(ln: Line, contract_id: int, tz: ZoneInfo) -> dict[str, Any]:
         "start": _when(ln.first, tz), "end": _when(ln.last, tz),
         "justification": ln.justification, "justified_by": ln.justified_by,
         "justified_at": ln.justified_at.isoformat() if ln.justified_at else None,
-        "off_schedule": ln.off_schedule,
+        "off_schedule": ln.off_schedule, "justification_kind": ln.justification_kind,
     }  # fmt: skip
 
 
@@ -121,6 +121,7 @@ def line_of(row: dict[str, Any]) -> Line:
         _epoch(row["end"]), row["justification"], row["justified_by"],
         datetime.fromisoformat(row["justified_at"]) if row["justified_at"] else None,
         Decimal(row.get("unpaved_km", 0)), _decimal(row.get("price_per_km_unpaved")), row.get("off_schedule"),
+        row.get("justification_kind"),
     )  # fmt: skip
 
 

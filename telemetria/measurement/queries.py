@@ -57,12 +57,13 @@ WHERE EXISTS (SELECT 1 FROM fixes f WHERE f.vehicle_id = v.id AND f.ts >= w.s AN
 ORDER BY w.i, v.id"""
 
 JUSTIFICATIONS = """
-SELECT route_id, day, run_no, reason, created_by, created_at FROM run_justifications
+SELECT route_id, day, run_no, reason, created_by, created_at, kind, made_at FROM run_justifications
 WHERE route_id = ANY ($1::int[]) AND day BETWEEN $2 AND $3 ORDER BY created_at, id"""
 
 INSERT_JUSTIFICATION = """
-INSERT INTO run_justifications (route_id, day, run_no, reason, created_by) VALUES ($1, $2, $3, $4, $5)
-RETURNING id, route_id, day, run_no, reason, created_by, created_at"""
+INSERT INTO run_justifications (route_id, day, run_no, reason, created_by, kind, made_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id, route_id, day, run_no, reason, kind, made_at, created_by, created_at"""
 
 # A justification already covering the run (the same run, or the whole day, or — for a whole day — any run).
 JUSTIFIED = """

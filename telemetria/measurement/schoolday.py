@@ -7,9 +7,12 @@ noite), and that a shift's runs were due at another time (a schedule change: an 
 - a run's shift is its timetable's (calendar.shift_of of its first scheduled time, RunPlan.due_at); a run with
   no timetable (its window is the whole day) has none and is due whenever the day has school in some shift;
 - `follow` drops the runs of a shift without school that day, and moves the windows of the runs of a shift with
-  a schedule change: those due after `runs_due_from` are due from then (the window moves with the timetable,
-  never back over the route's previous run's window, and keeps the stretch of the route it covers), so the
-  dismissal run made at 09:30 instead of 12:30 is judged at 09:30;
+  a schedule change. An early dismissal (`saida_antecipada`): those due after `runs_due_from` are due from then
+  (the window moves with the timetable, never back over the route's previous run's window, and keeps the
+  stretch of the route it covers), so the dismissal run made at 09:30 instead of 12:30 is judged at 09:30. A
+  late start (`entrada_atrasada`): those due before `runs_due_from` are due from then (the window moves forward
+  with the timetable, never over the route's next run's window), and the runs due after it (the return) keep
+  their times, so the ida made at 09:00 instead of 06:30 is judged at 09:00;
 - `widened` gives, for a run its assigned vehicles did not make in its window, the same run over the part of its
   own day between the route's previous and next runs' windows: a run made there, earlier or later than its
   timetable, is made (boletim.py flags it `early` or `late` for fiscalização), never `not_made`.
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date, datetime, time
 
 from telemetria.contracts.calendar import ScheduleChange, Shift, shift_of
 from telemetria.localtime import LOCAL_TZ, day_bounds
@@ -39,8 +42,10 @@ def follow(
     """The runs due as the day was: without the runs of a shift that had no school, windows moved by a schedule
     change (see the module); in the order given."""
     ends: dict[tuple[int, date], list[float]] = {}
+    starts: dict[tuple[int, date], list[float]] = {}
     for r in runs:
         ends.setdefault((r.plan.route_id, r.plan.day), []).append(r.plan.end)
+        starts.setdefault((r.plan.route_id, r.plan.day), []).append(r.plan.start)
     out = []
     for r in runs:
         p = r.plan
@@ -49,13 +54,19 @@ def follow(
             continue
         c = changes.get((p.day, shift)) if shift is not None else None
         if c is not None and p.due_at is not None:
-            # due from runs_due_from: the timetable moves by the difference, the window with it (its length and its
-            # stretch of the route kept), never opening before the route's previous run's window closes
             due = datetime.combine(p.day, c.runs_due_from, LOCAL_TZ).timestamp()
-            if p.due_at > due:
-                delta = due - p.due_at
+            delta = due - p.due_at
+            if c.kind == "saida_antecipada" and delta < 0:
+                # an early dismissal: the timetable moves back by the difference, the window with it (its length
+                # and its stretch of the route kept), never opening before the route's previous run's window closes
                 start = max([p.start + delta, *(e for e in ends[(p.route_id, p.day)] if e <= p.start)])
                 r = replace(r, plan=replace(p, start=start, end=p.end + delta, due_at=due))
+            elif c.kind == "entrada_atrasada" and delta > 0:
+                # a late start: the runs due before runs_due_from move forward to it, the window with them, never
+                # closing after the route's next run's window opens (unless that would close it before it is due)
+                nxt = [s for s in starts[(p.route_id, p.day)] if s >= p.end and s > due]
+                end = min([p.end + delta, *nxt])
+                r = replace(r, plan=replace(p, start=p.start + delta, end=end, due_at=due))
         out.append(r)
     return out
 
@@ -75,4 +86,20 @@ def widened(runs: Sequence[DueRun], which: Sequence[int]) -> dict[int, RunPlan]:
         hi = min([q.start for q in others if q.start >= p.end], default=d1)
         if lo < p.start or hi > p.end:
             out[i] = replace(p, start=lo, end=hi)
+    return out
+
+
+def claimed(runs: Sequence[DueRun], made_at: Mapping[tuple[int, date, int], time]) -> dict[int, RunPlan]:
+    """Run index → its plan moved so that its timetable is due at the local time a `feito_fora_do_horario`
+    justification gives ((route, day, run_no) → made_at), its window with it and kept inside its own day; a run
+    with no timetable (its window is already the whole day) has none."""
+    out: dict[int, RunPlan] = {}
+    for i, r in enumerate(runs):
+        p = r.plan
+        t = made_at.get((p.route_id, p.day, p.run_no))
+        if t is None or p.due_at is None:
+            continue
+        d0, d1 = (b.timestamp() for b in day_bounds(p.day))
+        delta = datetime.combine(p.day, t, LOCAL_TZ).timestamp() - p.due_at
+        out[i] = replace(p, start=max(d0, p.start + delta), end=min(d1, p.end + delta), due_at=p.due_at + delta)
     return out

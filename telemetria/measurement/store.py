@@ -281,13 +281,18 @@ async def live_lines(
         for r in await conn.fetch(q.VEHICLES, [head.contractor_id], assigned)
     }
     justifications = [
-        Justification(r["route_id"], r["day"], r["run_no"], r["reason"], r["created_by"], r["created_at"])
+        Justification(r["route_id"], r["day"], r["run_no"], r["reason"], r["created_by"], r["created_at"], r["kind"],
+                      r["made_at"])
         for r in await conn.fetch(q.JUSTIFICATIONS, list(route_ids), first, last)
-    ]
+    ]  # fmt: skip
+    made_at = {(j.route_id, j.day, j.run_no): j.made_at for j in justifications
+               if j.kind == "feito_fora_do_horario" and j.run_no is not None and j.made_at is not None}  # fmt: skip
+    moved = schoolday.claimed([runs[i] for i in judged], made_at)
+    claimed = await batch.observations(conn, [(p, v) for i, p in moved.items() for v in runs[judged[i]].vehicle_ids])
     unpaved = await shares(conn, runs, routes_by_day, terms_on)
     free = {i: [v for v in vs if (i, v) not in taken] for i, vs in others.items()}
     return boletim.lines(runs, obs, free, terms_on, vehicles, head.contractor_id, justifications, unpaved, now,
-                         theirs, outside)  # fmt: skip
+                         theirs, outside, claimed)  # fmt: skip
 
 
 async def closings(conn: Conn, cid: int, first: date, last: date) -> list[Closing]:

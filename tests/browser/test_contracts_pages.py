@@ -229,6 +229,48 @@ async def test_marking_a_day_without_school_in_the_calendar_is_saved(tab: Tab) -
     await expect(page.get_by_role("button", name="Salvar calendário")).to_have_count(0)
 
 
+async def test_the_calendar_records_a_late_start_and_keeps_shifts_and_changes_it_does_not_draw(tab: Tab) -> None:
+    """A day's schedule change chosen in the calendar page (entrada atrasada, manhã, from 10:00); saving the year
+    from the page keeps a morning-only day's shifts and an early dismissal recorded through the API (before, the
+    page's save sent neither: the morning-only day became a whole day without school and the change was lost)."""
+    site, page = tab.site, tab.page
+    year = 2032  # no other test uses it
+    await tab.login("monitor")
+    r = await _api(site, "PUT", f"/api/v1/school-years/{year}", json={
+        "start": f"{year}-02-02", "end": f"{year}-12-17",
+        "no_school_days": [{"date": f"{year}-03-08", "reason": "conselho de classe", "shifts": ["tarde", "noite"]}],
+        "schedule_changes": [{"date": f"{year}-03-09", "shift": "tarde", "runs_due_from": "09:30",
+                              "reason": "reunião de pais"}]})  # fmt: skip
+    assert r.status_code == 200, r.text
+    await tab.open(f"/calendario-escolar?ano={year}")
+    day = f"{year}-03-10"  # a Wednesday
+    assert date.fromisoformat(day).isoweekday() == 3
+    cell = page.locator(f'td.cal-day[data-date="{day}"]')
+    await expect(cell).to_have_attribute("data-kind", "letivo", timeout=30_000)
+    await expect(page.locator(f'.cal-notes li[data-date="{year}-03-09"]')).to_contain_text("Saída antecipada")
+    await cell.get_by_role("button").click()
+    dialog = page.get_by_role("dialog")
+    await dialog.get_by_label("Motivo (obrigatório)").fill("estrada interditada")
+    await dialog.get_by_label("Turno").select_option("manha")
+    await dialog.get_by_label("O que houve").select_option("entrada_atrasada")
+    await dialog.get_by_label("Corridas a partir de").fill("10:00")
+    await dialog.get_by_role("button", name="Registrar horário alterado").click()
+    note = page.locator(f'.cal-notes li[data-date="{day}"][data-change="entrada_atrasada"]')
+    await expect(note).to_contain_text("Entrada atrasada (manhã)")
+    await expect(cell).to_have_attribute("data-kind", "letivo")
+    await page.get_by_role("button", name="Salvar calendário").click()
+    await expect(page.locator("#cal-pending")).to_have_text("Tudo salvo.", timeout=30_000)
+    saved = (await _api(site, "GET", f"/api/v1/school-years/{year}")).json()
+    assert saved["no_school_days"] == [{"date": f"{year}-03-08", "reason": "conselho de classe",
+                                        "shifts": ["tarde", "noite"]}]  # fmt: skip
+    assert saved["schedule_changes"] == [
+        {"date": f"{year}-03-09", "shift": "tarde", "runs_due_from": "09:30", "reason": "reunião de pais",
+         "kind": "saida_antecipada"},
+        {"date": day, "shift": "manha", "runs_due_from": "10:00", "reason": "estrada interditada",
+         "kind": "entrada_atrasada"},
+    ]  # fmt: skip
+
+
 # --- the boletim de medição ---------------------------------------------------------------------
 
 
@@ -380,6 +422,11 @@ async def test_a_run_is_justified_and_the_month_closed_and_reopened_from_the_bol
     row = page.locator(f'table.b-runs tbody tr[data-date="2026-11-24"][data-route="{m.code}"]')
     await row.get_by_role("button", name="Justificar").click()
     dialog = page.get_by_role("dialog")
+    await expect(dialog.get_by_label("O que aconteceu")).to_have_value("nao_realizada")  # the default
+    await expect(dialog.get_by_label("Hora em que a corrida saiu")).to_be_hidden()
+    await dialog.get_by_label("O que aconteceu").select_option("feito_fora_do_horario")
+    await expect(dialog.get_by_label("Hora em que a corrida saiu")).to_be_visible()  # the time it was made
+    await dialog.get_by_label("O que aconteceu").select_option("nao_realizada")
     await dialog.get_by_label("Motivo").fill("ponte caída na linha")
     await dialog.get_by_role("button", name="Justificar").click()
     await expect(dialog).to_have_count(0, timeout=30_000)

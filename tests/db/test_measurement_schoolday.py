@@ -81,7 +81,7 @@ async def world(client: httpx.AsyncClient, conn: asyncpg.Connection, people: Peo
         await _post_fixes(client, t, _leg(d, 6, 30, LOOP[:2]))
     await _post_fixes(client, t, _leg(DAYS[1], 9, 30, LOOP[1:]))  # Tuesday: back early, unannounced
     await _post_fixes(client, t, _leg(DAYS[2], 9, 30, LOOP[1:]))  # Wednesday: the early dismissal
-    return {"k": k, "route": route, "vehicle": t.vehicle_id}
+    return {"k": k, "route": route, "vehicle": t.vehicle_id, "tracker": t}
 
 
 async def test_the_school_day_as_it_was(client: httpx.AsyncClient, people: People, world: dict[str, Any]) -> None:
@@ -112,8 +112,10 @@ async def test_the_calendar_keeps_shifts_and_schedule_changes(
     assert got["no_school_days"] == [{"date": "2026-03-09", "reason": "Conselho de classe à tarde",
                                       "shifts": ["tarde", "noite"]}]  # fmt: skip
     assert "2026-03-09" in got["school_days"] and got["shifts_off"][0]["date"] == "2026-03-09"
+    # sent without a kind (the contract before it had one): an early dismissal
     assert got["schedule_changes"] == [{"date": "2026-03-11", "shift": "tarde", "runs_due_from": "09:30",
-                                        "reason": "Saída antecipada: reunião de pais"}]  # fmt: skip
+                                        "reason": "Saída antecipada: reunião de pais",
+                                        "kind": "saida_antecipada"}]  # fmt: skip
     bad: list[tuple[dict[str, Any], str | None]] = [
         ({"no_school_days": [{"date": "2026-03-09", "reason": "x", "shifts": ["tarde", "tarde"]}]},
          "no_school_days[0].shifts"),
@@ -123,6 +125,8 @@ async def test_the_calendar_keeps_shifts_and_schedule_changes(
         ({"no_school_days": [{"date": "2026-03-09", "reason": "x", "shifts": ["tarde"]}],
           "schedule_changes": [{"date": "2026-03-09", "shift": "tarde", "runs_due_from": "09:00", "reason": "x"}]},
          "schedule_changes[0].shift"),
+        ({"schedule_changes": [{"date": "2026-03-09", "shift": "manha", "runs_due_from": "09:00", "reason": "x",
+                                "kind": "atrasada"}]}, None),
     ]  # fmt: skip
     for body, field in bad:
         r = await client.put("/api/v1/school-years/2026", headers=people.auth("monitor"),
@@ -152,3 +156,85 @@ async def test_the_day_panel_shows_a_run_window_moved_by_the_schedule_change(
     # moved 3 h earlier with its timetable (12:30 → 09:30), never opening before the morning run's window closed
     assert local(moved) == ("09:00", "12:00"), moved
     assert moved.state == "made" and moved.line.status == "made"
+
+
+async def test_a_late_start_moves_the_morning_run_and_keeps_the_return(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, world: dict[str, Any]
+) -> None:
+    """Fri 13 March: classes start at 10:00 (entrada atrasada, manhã). The ida, due 06:30, is driven at 10:00 and
+    the return at its 12:30: both made on time; the ida is not `late` (the calendar moved it) and the return kept
+    its window. Before the `kind`, the calendar could only record an early dismissal (a kind was refused, 422)."""
+    mon = people.auth("monitor")
+    got = (await client.get("/api/v1/school-years/2026", headers=mon)).json()
+    body = {k: got[k] for k in ("start", "end", "no_school_days", "extra_school_days", "schedule_changes")}
+    body["schedule_changes"].append(
+        {
+            "date": "2026-03-13",
+            "shift": "manha",
+            "runs_due_from": "10:00",
+            "reason": "Entrada atrasada: estrada interditada",
+            "kind": "entrada_atrasada",
+        }
+    )
+    r = await client.put("/api/v1/school-years/2026", headers=mon, json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["schedule_changes"][-1]["kind"] == "entrada_atrasada"
+    fri = date(2026, 3, 13)
+    await _post_fixes(client, world["tracker"], _leg(fri, 10, 0, LOOP[:2]))
+    await _post_fixes(client, world["tracker"], _leg(fri, 12, 30, LOOP[1:]))
+    r = await client.get("/api/v1/reports/measurement", headers=people.auth("auditor"),
+                         params={"contract_id": world["k"], "from": "2026-03-13", "to": "2026-03-13"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    runs = {x["run_no"]: x for x in orjson.loads(r.content)["runs"]}
+    assert (runs[1]["status"], runs[1]["off_schedule"]) == ("made", None)
+    assert (runs[2]["status"], runs[2]["off_schedule"]) == ("made", None)
+    fri_runs, _ = await today_runs(conn, None, fri, datetime(2026, 3, 14, tzinfo=UTC).timestamp())
+    [ida] = [x for x in fri_runs if x.line.route_id == world["route"] and x.line.run_no == 1]
+    assert datetime.fromtimestamp(ida.start, LOCAL_TZ).strftime("%H:%M") == "09:00"  # due 10:00, window with it
+
+
+async def test_a_run_made_out_of_its_window_where_the_data_cannot_place_it_is_justified_as_made(
+    client: httpx.AsyncClient, people: People, world: dict[str, Any]
+) -> None:
+    """Mon 16 March: the vehicle drives the ida at 06:30 and, the school closing early without notice, the return
+    at 08:00, inside the ida's own window (05:30-09:00). The boletim cannot place it (the return's day outside its
+    window starts where the ida's window ends): not made. The servidor records "feito fora do horário" from
+    08:00: the GPS shows it there, so it is made (flagged early), paid as made, and the justification shown. A
+    time the GPS does not bear out is refused naming made_at, with nothing stored."""
+    mon, aud = people.auth("monitor"), people.auth("auditor")
+    mon16 = date(2026, 3, 16)
+    await _post_fixes(client, world["tracker"], _leg(mon16, 6, 30, LOOP[:2]))
+    await _post_fixes(client, world["tracker"], _leg(mon16, 8, 0, LOOP[1:]))
+    params = {"contract_id": world["k"], "from": "2026-03-16", "to": "2026-03-16"}
+
+    async def runs() -> dict[int, dict[str, Any]]:
+        r = await client.get("/api/v1/reports/measurement", headers=aud, params=params)
+        assert r.status_code == 200, r.text
+        return {x["run_no"]: x for x in orjson.loads(r.content)["runs"]}
+
+    before = await runs()
+    assert (before[1]["status"], before[2]["status"]) == ("made", "not_made")
+    claim = {"route_id": world["route"], "date": "2026-03-16", "run_no": 2, "reason": "Saída antecipada sem aviso",
+             "kind": "feito_fora_do_horario"}  # fmt: skip
+    for body, field in (({**claim}, "made_at"), ({**claim, "run_no": None, "made_at": "08:00"}, "run_no"),
+                        ({**claim, "kind": "nao_realizada", "made_at": "08:00"}, "made_at")):  # fmt: skip
+        r = await client.post("/api/v1/run-justifications", headers=mon, json=body)
+        assert (r.status_code, r.json()["field"]) == (400, field), r.text
+    r = await client.post("/api/v1/run-justifications", headers=mon, json={**claim, "made_at": "14:00"})
+    assert (r.status_code, r.json()["field"]) == (400, "made_at"), r.text  # nothing driven then
+    assert (await runs())[2]["justification"] is None  # refused: nothing stored
+    r = await client.post("/api/v1/run-justifications", headers=mon, json={**claim, "made_at": "08:00"})
+    assert r.status_code == 201, r.text
+    assert (r.json()["kind"], r.json()["made_at"]) == ("feito_fora_do_horario", "08:00")
+    after = (await runs())[2]
+    assert (after["status"], after["off_schedule"], after["justification_kind"]) == (
+        "made",
+        "early",
+        "feito_fora_do_horario",
+    )
+    assert after["justification"] == "Saída antecipada sem aviso"
+    assert after["payable_km"] == after["contracted_km"] > 0
+    # the same status from the single-route question: a run made needs no other justification
+    body = {"route_id": world["route"], "date": "2026-03-16", "run_no": 2, "reason": "x"}
+    r = await client.post("/api/v1/run-justifications", headers=mon, json=body)
+    assert (r.status_code, r.json()["field"]) == (400, "run_no"), r.text

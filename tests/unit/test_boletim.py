@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal as D
 from zoneinfo import ZoneInfo
 
@@ -315,3 +315,30 @@ def test_a_vehicle_busy_with_a_run_of_another_contract_is_no_substitute() -> Non
     assert (alone[0].substitution, alone[0].status) == (True, "made")  # what the old busy() saw
     got = lines([mine], seen, {0: (2,)}, lambda d: TERMS, VEHICLES, CONTRACTOR, [], own=[elsewhere])
     assert (got[0].vehicle_id, got[0].substitution, got[0].status) == (1, False, "not_made")
+
+
+def test_a_run_made_out_of_its_time_is_made_only_in_a_drive_no_other_run_of_the_route_was_paid_for() -> None:
+    """feito_fora_do_horario: the claimed window's evidence (`claimed`) makes the run made, flagged, with the
+    justification shown; the same drive over a shared stretch, already another run of the route, does not; a
+    claim the GPS does not bear out leaves the run as it was, unjustified."""
+    ida, volta = run(run_no=1, share="0.5"), run(run_no=2, share="0.5")  # both over the whole line: shared
+    j = Justification(10, DAY, 2, "saiu cedo", "monitor", datetime(2026, 3, 3, tzinfo=UTC), "feito_fora_do_horario",
+                      time(7))  # fmt: skip
+    t0 = volta.plan.start - 3 * 3600  # the claimed drive, hours before the volta's window
+    there = Observation(10, DAY, 2, 1, 0.99, 38.0, 0.0, t0, t0 + 1800)
+
+    def judged(ida_obs: Observation, claimed: Observation) -> Line:
+        out = lines([ida, volta], index(ida_obs), {}, lambda d: TERMS, VEHICLES, CONTRACTOR, [j],
+                    claimed=index(claimed))  # fmt: skip
+        return out[1]
+
+    apart = replace(obs(ida, 1, 0.99), first=t0 - 7200, last=t0 - 3600)  # the ida driven before it
+    ln = judged(apart, there)
+    assert (ln.status, ln.off_schedule, ln.justification_kind, ln.justification) == (
+        "made", "early", "feito_fora_do_horario", "saiu cedo")  # fmt: skip
+    assert ln.payable_km == volta.contracted_km
+    same = replace(obs(ida, 1, 0.99), first=t0, last=t0 + 1800)  # the very drive already paid as the ida
+    ln = judged(same, there)
+    assert (ln.status, ln.justification, ln.justification_kind) == ("not_made", None, None)
+    ln = judged(apart, replace(there, coverage=0.6))  # not made there either: not justified by the claim
+    assert (ln.status, ln.justification) == ("not_made", None)

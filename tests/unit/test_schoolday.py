@@ -54,6 +54,41 @@ def test_an_early_dismissal_moves_the_shifts_runs() -> None:
     assert (p.m_from, p.m_to, afternoon.contracted_km) == (0.0, 1000.0, D("2.75"))
 
 
+def test_an_early_dismissal_is_the_default_kind_and_leaves_the_runs_due_before_it() -> None:
+    change = ScheduleChange(DAY, "manha", time(9), "saída antecipada")
+    assert change.kind == "saida_antecipada"
+    assert follow([MORNING, AFTERNOON], {}, {(DAY, "manha"): change}) == [MORNING, AFTERNOON]  # 06:30 < 09:00
+
+
+def test_a_late_start_moves_the_runs_due_before_it_and_keeps_the_return() -> None:
+    """Entrada atrasada at 09:00 in the morning: the ida due 06:30 is due from 09:00 (its window with it, never
+    over the return's window); the return due 12:30 (after 09:00) keeps its time. Before the `kind`, a late start
+    was read as an early dismissal: nothing moved, and an ida made at 09:00 fell outside its window."""
+    change = ScheduleChange(DAY, "manha", time(9), "entrada atrasada: ônibus da prefeitura", "entrada_atrasada")
+    morning, afternoon = follow([MORNING, AFTERNOON], {}, {(DAY, "manha"): change})
+    assert afternoon == AFTERNOON
+    p = morning.plan
+    assert (p.due_at, p.start) == (at(9), at(8))  # moved by 2 h 30, its length before the timetable kept
+    assert p.end == at(11, 30)  # 11:30 (not 11:30 + 0): clipped at the return run's window, which opens 11:30
+    assert (p.m_from, p.m_to, morning.contracted_km) == (0.0, 1000.0, D("2.75"))
+
+
+def test_a_late_start_moves_a_return_of_the_same_shift_only_when_it_would_fall_before() -> None:
+    ida, volta = run(1, at(6), at(8), at(6, 30)), run(2, at(10, 30), at(12, 30), at(11, 30))  # both manhã
+    late: dict[tuple[date, Shift], ScheduleChange] = {
+        (DAY, "manha"): ScheduleChange(DAY, "manha", time(9, 30), "chuva", "entrada_atrasada")
+    }
+    a, b = follow([ida, volta], {}, late)
+    assert (a.plan.due_at, a.plan.start, a.plan.end) == (at(9, 30), at(9), at(10, 30))  # clipped at the return
+    assert b == volta  # due 11:30, after 09:30: its time kept
+    later: dict[tuple[date, Shift], ScheduleChange] = {
+        (DAY, "manha"): ScheduleChange(DAY, "manha", time(12), "chuva", "entrada_atrasada")
+    }
+    a, b = follow([ida, volta], {}, later)
+    assert (a.plan.due_at, b.plan.due_at) == (at(12), at(12))  # the return would fall before: due from 12:00 too
+    assert (b.plan.start, b.plan.end) == (at(11), at(13))
+
+
 def test_widened_spans_the_gap_between_the_routes_runs() -> None:
     d0, d1 = (b.timestamp() for b in day_bounds(DAY))
     got = widened([MORNING, AFTERNOON], [0, 1])

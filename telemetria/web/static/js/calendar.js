@@ -52,7 +52,20 @@ function pending() {
 
 function payload() {
   const list = (m) => [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, reason]) => ({ date, reason: reason || null }));
-  return { start: year.start, end: year.end, no_school_days: list(marks.off), extra_school_days: list(marks.extra) };
+  // a day without school in some shifts only keeps its shifts (the page marks whole days; shifts come by the API)
+  const off = list(marks.off).map((m) => (marks.shifts.has(m.date) ? { ...m, shifts: marks.shifts.get(m.date) } : m));
+  const changes = [...marks.changes.values()].sort((a, b) => (`${a.date}${a.shift}` < `${b.date}${b.shift}` ? -1 : 1));
+  return { start: year.start, end: year.end, no_school_days: off, extra_school_days: list(marks.extra),
+    schedule_changes: changes };
+}
+
+const SHIFTS = [["manha", "Manhã"], ["tarde", "Tarde"], ["noite", "Noite"]];
+const CHANGE_KINDS = [["saida_antecipada", "Saída antecipada"], ["entrada_atrasada", "Entrada atrasada"]];
+const nameOf = (pairs, k) => (pairs.find(([v]) => v === k) || [k, k])[1];
+
+function changeText(c) {
+  const how = c.kind === "entrada_atrasada" ? "corridas de antes passam a" : "corridas de depois passam a";
+  return `${nameOf(CHANGE_KINDS, c.kind)} (${nameOf(SHIFTS, c.shift).toLowerCase()}): ${how} ${c.runs_due_from} — ${c.reason}`;
 }
 
 function load(answer) {
@@ -60,7 +73,10 @@ function load(answer) {
     updated_by: answer.updated_by, count: answer.school_days_count,
     holidays: new Map(answer.holidays.map((h) => [h.date, h])) };
   marks = { off: new Map(answer.no_school_days.map((m) => [m.date, m.reason])),
-    extra: new Map(answer.extra_school_days.map((m) => [m.date, m.reason])) };
+    shifts: new Map(answer.no_school_days.filter((m) => m.shifts).map((m) => [m.date, m.shifts])),
+    extra: new Map(answer.extra_school_days.map((m) => [m.date, m.reason])),
+    changes: new Map((answer.schedule_changes || []).map((c) => [`${c.date}|${c.shift}`,
+      { date: c.date, shift: c.shift, runs_due_from: c.runs_due_from, reason: c.reason, kind: c.kind || "saida_antecipada" }])) };
   year.saved = JSON.stringify(payload());
   invalid = new Set();
 }
@@ -88,6 +104,28 @@ function dayDialog(d, kind) {
     close();
   };
   let intro;
+  let changeBox = null;
+  if (kind === "letivo" || kind === "extra") {
+    // a schedule change: the day's runs of a shift due from another time (saída antecipada or entrada atrasada)
+    const shift = el("select", { id: `${id}-shift` }, SHIFTS.map(([v, l]) => el("option", { value: v }, l)));
+    const ck = el("select", { id: `${id}-ckind` }, CHANGE_KINDS.map(([v, l]) => el("option", { value: v }, l)));
+    const at = el("input", { id: `${id}-at`, type: "time" });
+    const listed = [...marks.changes.values()].filter((c) => c.date === d);
+    changeBox = el("fieldset", { class: "cal-change" }, el("legend", {}, "Horário alterado neste dia"),
+      listed.length ? el("ul", {}, listed.map((c) => el("li", { "data-shift": c.shift }, changeText(c), " ",
+        el("button", { type: "button", class: "small",
+          onclick: () => { marks.changes.delete(`${d}|${c.shift}`); close(); } }, "Remover")))) : null,
+      el("p", { class: "hint" }, "Saída antecipada: as corridas do turno previstas depois da hora passam a ela. "
+        + "Entrada atrasada: as previstas antes da hora passam a ela; a volta mantém o horário."),
+      el("div", { class: "field" }, el("label", { for: shift.id }, "Turno"), shift),
+      el("div", { class: "field" }, el("label", { for: ck.id }, "O que houve"), ck),
+      el("div", { class: "field" }, el("label", { for: at.id }, "Corridas a partir de"), at),
+      el("button", { type: "button", onclick: () => {
+        if (!at.value) { at.setAttribute("aria-invalid", "true"); at.focus(); return; }
+        need((r) => marks.changes.set(`${d}|${shift.value}`,
+          { date: d, shift: shift.value, runs_due_from: at.value, reason: r, kind: ck.value }))();
+      } }, "Registrar horário alterado (com o motivo acima)"));
+  }
   if (kind === "letivo") {
     intro = `${d === localDate() ? "Hoje é" : "Este é"} um dia letivo. Marque-o sem aula dizendo o motivo (feriado municipal, recesso, chuva que fechou as estradas…).`;
     buttons.push(el("button", { type: "button", class: "primary", onclick: need((r) => marks.off.set(d, r)) }, "Marcar sem aula"));
@@ -112,7 +150,7 @@ function dayDialog(d, kind) {
   const label = kind === "letivo" || kind === "sem_aula" ? "Motivo (obrigatório)" : "Motivo (opcional)";
   dialog.append(el("h2", { id: `${id}-t` }, longDate(d)), el("p", {}, intro),
     el("div", { class: "field" }, el("label", { for: reasonInput.id }, label), reasonInput, error),
-    el("div", { class: "actions" }, buttons));
+    el("div", { class: "actions" }, buttons), changeBox);
   reasonInput.addEventListener("input", () => { error.hidden = true; reasonInput.removeAttribute("aria-invalid"); });
   dialog.addEventListener("close", () => dialog.remove());
   document.body.append(dialog);
@@ -149,6 +187,10 @@ function month(y, m) {
   const notes = days.map((d) => [d, kindOf(d)]).filter(([, k]) => NOTED.includes(k))
     .map(([d, k]) => el("li", { "data-date": d }, el("strong", {}, `${d.slice(8, 10)}/${d.slice(5, 7)}`), ` ${KINDS[k][1]}`,
       reasonOf(d, k) ? `: ${reasonOf(d, k)}` : ""));
+  for (const c of [...marks.changes.values()].filter((x) => x.date.startsWith(`${y}-${String(m).padStart(2, "0")}`))) {
+    notes.push(el("li", { "data-date": c.date, "data-change": c.kind },
+      el("strong", {}, `${c.date.slice(8, 10)}/${c.date.slice(5, 7)}`), ` ${changeText(c)}`));
+  }
   const schoolDays = days.filter((d) => ["letivo", "extra"].includes(kindOf(d))).length;
   const title = `${MONTHS[m - 1]} de ${y}`;
   return el("section", { class: "cal-month", "aria-label": title, "data-month": `${y}-${String(m).padStart(2, "0")}` },

@@ -39,7 +39,10 @@ function runLabel(run) {
     `cobertura ${format("share", run.coverage)} %`];
   if (run.plate) parts.push(`veículo ${run.plate}${run.substitution ? " (substituição)" : ""}`);
   if (run.unauthorized) parts.push("veículo não autorizado");
-  if (run.justification) parts.push(`justificativa: ${run.justification}`);
+  if (run.justification) {
+    const late = run.justification_kind === "feito_fora_do_horario" ? " (feita fora do horário)" : "";
+    parts.push(`justificativa${late}: ${run.justification}`);
+  }
   return parts.join("; ");
 }
 
