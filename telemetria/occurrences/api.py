@@ -34,7 +34,7 @@ from telemetria.http import FieldError, HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
 from telemetria.jobs import jobs_of, streamed, user_key
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline, pdfmap, termo
+from telemetria.occurrences import deadline, pdfmap, termo, wording
 from telemetria.occurrences import process_store as store
 from telemetria.occurrences.listing import CSV_COLUMNS, filters
 from telemetria.occurrences.model import KIND_NAMES, Kind, Severity
@@ -159,7 +159,7 @@ def list_document(f: store.Filters, items: list[dict[str, Any]], who: Principal)
     if f.kinds:
         query.append(("Tipos", ", ".join(KIND_NAMES[Kind(k)] for k in f.kinds)))
     if f.statuses:
-        query.append(("Situações", ", ".join(f.statuses)))
+        query.append(("Situações", ", ".join(wording.status_name(x) for x in f.statuses)))
     query.append(("Ocorrências", str(len(items))))
     stem = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date()).removesuffix(".csv")
     return Document(
