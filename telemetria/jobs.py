@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi import Request
+from fastapi.responses import StreamingResponse
 
 from telemetria.http import HttpError
 
@@ -149,6 +150,20 @@ def jobs_of(request: Request) -> Jobs:
         state.jobs = Jobs(s.heavy_jobs_workers, s.heavy_jobs_queue, s.heavy_jobs_per_user)
     jobs: Jobs = state.jobs
     return jobs
+
+
+async def streamed(request: Request, who: str, make: Callable[[], StreamingResponse]) -> StreamingResponse:
+    """A document streamed in a turn of the app's queue: `make()` once a turn is had (429 when `who` already has
+    one or the queue is full), the turn held until the document has been sent (or the client went away)."""
+    jobs = jobs_of(request)
+    ticket = await jobs.enter(who)
+    try:
+        answer = make()
+    except BaseException:
+        jobs.leave(ticket)
+        raise
+    answer.body_iterator = jobs.hold(ticket, answer.body_iterator)
+    return answer
 
 
 def user_key(user_id: int) -> str:

@@ -22,8 +22,9 @@ from telemetria.db import Conn as DbConn
 from telemetria.deps import Conn
 from telemetria.http import FieldError, json_response
 from telemetria.ids import Id, IdPath, IdQuery
+from telemetria.jobs import streamed, user_key
 from telemetria.localtime import LOCAL_TZ
-from telemetria.measurement import document, sheet, store
+from telemetria.measurement import document, sheet, signed, store
 from telemetria.measurement import queries as q
 from telemetria.measurement.document import Computed, ContractHead
 from telemetria.registry.errors import Conflict, NotFound
@@ -159,8 +160,11 @@ async def measurement_report(
                  {"format": format, "from": first.isoformat(), "to": last.isoformat(),
                   "contracts": [h.id for h, _, _ in spans][:100]})  # fmt: skip
     if format != "csv":
-        doc = boletim_document(computed, first, last, who)
-        return files.respond(replace(doc, **files.letterhead(request.app.state.settings)), format)
+        # The PDF is the boletim as a Secretaria signs it (measurement/signed.py); the XLSX holds the CSV's table.
+        doc = (signed.document(computed, first, last, files.who_line(who)) if format == "pdf"
+               else boletim_document(computed, first, last, who))  # fmt: skip
+        doc = replace(doc, **files.letterhead(request.app.state.settings))
+        return await streamed(request, user_key(who.user_id), lambda: files.respond(doc, format))  # issue 33
     body = csv.csv_chunks(sheet.COLUMNS, sheet.rows(computed), LOCAL_TZ)
     name = csv.export_filename("boletim_de_medicao", first, last)
     headers = {"Content-Disposition": csv.content_disposition(name)}

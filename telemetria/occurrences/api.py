@@ -32,8 +32,9 @@ from telemetria.contracts.money import numbers
 from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
+from telemetria.jobs import jobs_of, streamed, user_key
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline, pdfmap, termo
+from telemetria.occurrences import deadline, pdfmap, termo, wording
 from telemetria.occurrences import process_store as store
 from telemetria.occurrences.listing import CSV_COLUMNS, filters
 from telemetria.occurrences.model import KIND_NAMES, Kind, Severity
@@ -158,7 +159,7 @@ def list_document(f: store.Filters, items: list[dict[str, Any]], who: Principal)
     if f.kinds:
         query.append(("Tipos", ", ".join(KIND_NAMES[Kind(k)] for k in f.kinds)))
     if f.statuses:
-        query.append(("Situações", ", ".join(f.statuses)))
+        query.append(("Situações", ", ".join(wording.status_name(x) for x in f.statuses)))
     query.append(("Ocorrências", str(len(items))))
     stem = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date()).removesuffix(".csv")
     return Document(
@@ -192,7 +193,8 @@ async def list_occurrences(
         if format != "csv":
             doc = list_document(f, items, who)
             doc.drawing = pdfmap.drawing(items)  # the PDF's map: each occurrence where it happened
-            return files.respond(replace(doc, **files.letterhead(request.app.state.settings)), format)
+            doc = replace(doc, **files.letterhead(request.app.state.settings))
+            return await streamed(request, user_key(who.user_id), lambda: files.respond(doc, format))  # issue 33
         name = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date())
         return StreamingResponse(
             csv_chunks(CSV_COLUMNS, items, LOCAL_TZ),
@@ -257,7 +259,8 @@ async def _pdf(request: Request, occurrence_id: int, who: Principal, conn: Any, 
         termo.render, row, ev, municipality=settings.municipality_name, issued_at=issued_at, deadline=due,
         coat_of_arms=coat_of_arms, addressee=addressee,
     )  # fmt: skip
-    pdf: bytes = await asyncio.to_thread(render)  # reportlab is CPU work: off the event loop
+    # reportlab is CPU work: in a thread, in a turn of the heavy-job queue (issue 33: 429 when the user has one)
+    pdf: bytes = await jobs_of(request).run_thread(user_key(who.user_id), render)
     name = f"{addressee.value}_ocorrencia_{occurrence_id}.pdf"
     return Response(pdf, media_type="application/pdf", headers={"Content-Disposition": f'inline; filename="{name}"'})
 

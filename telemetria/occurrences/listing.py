@@ -11,6 +11,7 @@ import orjson
 
 from telemetria.http import FieldError
 from telemetria.localtime import LOCAL_TZ
+from telemetria.occurrences import wording
 from telemetria.occurrences.model import KIND_NAMES, Kind, Status
 from telemetria.occurrences.process_store import Filters
 from telemetria.period import instant
@@ -54,14 +55,28 @@ def filters(
 
 
 def _facts(row: Any) -> str:
-    return orjson.dumps(row["facts"], option=orjson.OPT_SORT_KEYS).decode()
+    """The measured facts as people read them ("Velocidade máxima: 71,0 km/h; Duração: 2 min 00 s"), the same
+    words as the Termo's (occurrences/wording.py), never their JSON (issue 36)."""
+    facts = row["facts"]
+    if isinstance(facts, str | bytes):
+        facts = orjson.loads(facts)
+    return "; ".join(f"{label}: {value}" for label, value in wording.fact_lines(facts))
+
+
+def _severity(row: Any) -> str | None:
+    """The severity in words with the article that sets its fine: "média (Art. 37)"."""
+    sev = row["severity"]
+    if not sev:
+        return None
+    article = wording.SEVERITY_ARTICLES.get(sev)
+    return f"{wording.severity_name(sev)} ({article})" if article else wording.severity_name(sev)
 
 
 CSV_COLUMNS = [
     csv.Column("ID", "id", csv.INT),
     csv.Column("Tipo", lambda r: KIND_NAMES[Kind(r["kind"])]),
     csv.Column("Artigo", "article"),
-    csv.Column("Gravidade", "severity"),
+    csv.Column("Gravidade", _severity),
     csv.Column("Veículo (ID)", "vehicle_id", csv.INT),
     csv.Column("Placa", "plate"),
     csv.Column("Empresa (ID)", "contractor_id", csv.INT),
@@ -73,7 +88,7 @@ CSV_COLUMNS = [
     csv.Column("Longitude", "lon", csv.COORD),
     csv.Column("Local", "place"),
     csv.Column("Fatos medidos", _facts),
-    csv.Column("Situação", "status"),
+    csv.Column("Situação", lambda r: wording.status_name(r["status"])),
     csv.Column("Detectada em", "detected_at", csv.DATETIME),
     csv.Column("Com dados atrasados", "late", csv.BOOL),
 ]

@@ -17,7 +17,7 @@ from telemetria.auth.roles import Perm, Principal
 from telemetria.db import Conn
 from telemetria.deps import BuiltReportsConn, ReportsConn
 from telemetria.http import FieldError
-from telemetria.jobs import jobs_of, user_key
+from telemetria.jobs import streamed, user_key
 from telemetria.reports.kinds import events, km, reporting, schedule, summary, track
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, ReportError, Selection, Window
@@ -107,16 +107,11 @@ async def serve(
     if fmt in DOCUMENT_FORMATS:
         # A PDF or a workbook renders for seconds: in a turn of the job queue (429 "tente novamente em N s" when
         # the user already has one or the queue is full), held until the document has been sent.
-        jobs = jobs_of(request)
-        ticket = await jobs.enter(user_key(who.user_id))
-        try:
-            doc = files.document_of(report, ctx, sel, who, settings=request.app.state.settings)
-            answer = files.respond(doc, fmt)
-        except BaseException:
-            jobs.leave(ticket)
-            raise
-        answer.body_iterator = jobs.hold(ticket, answer.body_iterator)
-        return answer
+        settings = request.app.state.settings
+        return await streamed(
+            request, user_key(who.user_id),
+            lambda: files.respond(files.document_of(report, ctx, sel, who, settings=settings), fmt),
+        )  # fmt: skip
     return output.gis_stream(report, fmt)
 
 

@@ -112,7 +112,24 @@ class Difference:
     found: str | None  # the file's row rebuilt (None: the file lacks the seal's line)
 
     def as_json(self) -> dict[str, Any]:
-        return {"row": self.row, "expected": _bare(self.expected), "found": _bare(self.found)}
+        return {
+            "row": self.row, "expected": _bare(self.expected), "found": _bare(self.found),
+            "expected_shown": shown(self.expected), "found_shown": shown(self.found),
+        }  # fmt: skip
+
+
+def shown(line: str | None, zone: ZoneInfo | None = None) -> str | None:
+    """A canonical line as a track export shows the row (issue 36): the local time (dd/mm/aaaa HH:MM:SS), latitude
+    and longitude with 6 decimals and the speed with 1, decimal comma, "; " between the cells. The canonical
+    `2026-12-04T16:00:09Z;-10.437512;-62.466830;40.6` reads `04/12/2026 12:00:09; -10,437512; -62,466830; 40,6`."""
+    if line is None:
+        return None
+    cells = line.rstrip("\n").split(";")
+    t = _utc_of(cells[0]) if cells else None
+    if t is None or len(cells) != 4:
+        return line.rstrip("\n")
+    local = t.astimezone(zone or LOCAL_TZ)
+    return "; ".join([f"{local:%d/%m/%Y %H:%M:%S}", *(c.replace(".", ",") for c in cells[1:])])
 
 
 def _bare(line: str | None) -> str | None:
@@ -130,21 +147,36 @@ class DayResult:
     valid: bool
     first_difference: Difference | None
     reason: str | None
+    verdict: str = ""  # AUTHENTIC, NOT_SEALED_YET, ALTERED, UNCHECKABLE (empty: by `valid`)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "date": self.day.isoformat(), "vehicle_id": self.vehicle_id, "plate": self.plate,
             "version": self.version, "sha256": self.sha256, "rows": self.rows, "valid": self.valid,
+            "verdict": self.word(),
             "first_difference": None if self.first_difference is None else self.first_difference.as_json(),
             "reason": self.reason,
         }  # fmt: skip
 
+    def word(self) -> str:
+        return self.verdict or (AUTHENTIC if self.valid else ALTERED)
+
+
+# The answer in three words (issue 36), per day and for the file: authentic (the rows match a seal), not sealed
+# yet (its day has no seal yet: sealed once the day is over; the rows match the data stored today), altered (a
+# row differs: the first one named, both sides as the file shows them). A day whose fixes retention removed has
+# nothing to compare with: uncheckable.
+AUTHENTIC, NOT_SEALED_YET, ALTERED, UNCHECKABLE = "autentico", "ainda_nao_selado", "alterado", "nao_verificavel"
+ORDER = (ALTERED, UNCHECKABLE, NOT_SEALED_YET, AUTHENTIC)  # the file's verdict: its worst day's
+
 
 def report(results: Sequence[DayResult]) -> dict[str, Any]:
-    """The answer: valid when there is a day and every day is valid."""
+    """The answer: valid when there is a day and every day is valid; `verdict` the worst day's word."""
     valid = bool(results) and all(r.valid for r in results)
     reason = None if results else "o arquivo não tem posições nem selos"
-    return {"valid": valid, "days": [r.as_json() for r in results], "reason": reason}
+    words = {r.word() for r in results}
+    verdict = next((w for w in ORDER if w in words), ALTERED)
+    return {"valid": valid, "verdict": verdict, "days": [r.as_json() for r in results], "reason": reason}
 
 
 # Comparing
@@ -188,9 +220,15 @@ def _utc_of(line: str) -> datetime | None:
 
 
 def judge(
-    key: tuple[int, date], group: Group | None, named: Named | None, versions: Sequence[Version], plate: str
+    key: tuple[int, date],
+    group: Group | None,
+    named: Named | None,
+    versions: Sequence[Version],
+    plate: str,
+    current: Sequence[str] | None = None,
 ) -> DayResult:
-    """One vehicle-day of the file against its seal: the version named (or, none named, any version)."""
+    """One vehicle-day of the file against its seal: the version named (or, none named, any version); a day with
+    no seal yet against `current`, the canonical lines of the fixes stored now (None: not looked up)."""
     vehicle_id, day = key
     rows = group.rows if group else []
     plate = group.plate if group and group.plate else named.plate if named else plate
@@ -199,12 +237,22 @@ def judge(
     def result(v: Version | None, diff: Difference | None, reason: str | None, valid: bool) -> DayResult:
         number = v.number if v else named.version if named else None
         sha = v.sha256 if v else named.sha256 if named else None
-        return DayResult(vehicle_id, plate, day, number, sha, len(rows), valid, diff, reason)
+        word = UNCHECKABLE if reason == gone else ""
+        return DayResult(vehicle_id, plate, day, number, sha, len(rows), valid, diff, reason, word)
 
+    gone = "as posições deste dia já não são guardadas (retenção): não há com o que comparar"
     if not versions:  # an unknown vehicle, one outside the caller's scope, a day not sealed: nothing of a seal said
+        if current is not None and group is not None:  # not sealed yet: the rows against the data stored now
+            start, end = _span(group)
+            diff = first_difference(rows, within(current, start, end), end_row)
+            if diff is None:
+                reason = ("dia ainda não selado: o selo deste dia é gerado depois que ele termina; tente novamente "
+                          "amanhã. As linhas conferem com os dados guardados hoje")  # fmt: skip
+                return DayResult(vehicle_id, plate, day, None, None, len(rows), False, None, reason, NOT_SEALED_YET)
+            reason = "dia ainda não selado, e as linhas do arquivo não conferem com os dados guardados"
+            return DayResult(vehicle_id, plate, day, None, None, len(rows), False, diff, reason, ALTERED)
         reason = "dia não selado: não há selo deste veículo neste dia"
         return DayResult(vehicle_id, plate, day, None, None, len(rows), False, None, reason)
-    gone = "as posições deste dia já não são guardadas (retenção): não há com o que comparar"
     if named is None:
         assert group is not None  # a key comes from the rows or from the seals table
         start, end = _span(group)

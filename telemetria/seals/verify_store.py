@@ -18,7 +18,7 @@ from typing import Any
 
 from telemetria.db import Conn
 from telemetria.ids import MAX_ID
-from telemetria.seals import store
+from telemetria.seals import sealer, store
 from telemetria.seals import verify as v
 
 
@@ -50,7 +50,10 @@ async def check(conn: Conn, parsed: v.Parsed, scope: int | None) -> list[v.DayRe
             seen[key] = vehicle_id <= MAX_ID and await store.visible(conn, scope, vehicle_id, day)
         named = parsed.named.get(key)
         found = await versions(conn, vehicle_id, day, named.version if named else None) if seen[key] else []
-        results.append(v.judge(key, parsed.groups.get(key), named, found, ""))
+        # A day with no seal yet (today, or the sealer behind): its rows against the fixes stored now (issue 36:
+        # "ainda não selado", not "não válido"), only for a vehicle the caller sees.
+        current = await sealer.day_lines(conn, vehicle_id, day) if seen[key] and not found else None
+        results.append(v.judge(key, parsed.groups.get(key), named, found, "", current))
     return results
 
 

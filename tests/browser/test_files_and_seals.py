@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,6 +21,7 @@ import pytest
 from playwright.async_api import FilePayload, Request, Route, expect
 from pypdf import PdfReader
 
+from telemetria.localtime import LOCAL_TZ
 from telemetria.web import nav
 from tests.browser.conftest import Site, Tab
 from tests.browser.fisc_site import DOCS_IMG
@@ -169,26 +171,31 @@ async def test_an_unchanged_track_file_is_valid_and_a_changed_digit_names_its_ro
     await _verify(tab, "trajetoria.csv", csv, "text/csv")
     verdict = page.locator("#v-verdict")
     await expect(verdict).to_have_attribute("data-valid", "true")
-    await expect(verdict).to_contain_text("Válido")
+    await expect(verdict).to_have_attribute("data-verdict", "autentico")
+    await expect(verdict.locator("strong")).to_have_text("Autêntico.")
     row = page.locator(f'#v-days tbody tr[data-date="{sealed.history_day}"]')
     await expect(row).to_have_attribute("data-valid", "true")
     await expect(row).to_contain_text(sealed.history_plate)
     await expect(row).to_contain_text("23/11/2026")
     await expect(row.locator("td").nth(2)).to_have_text("1")  # the seal's version
     await expect(row.locator("td").nth(3)).to_have_text("210")  # the day's rows
-    await expect(row).to_contain_text("confere")
+    await expect(row.locator("td").nth(4)).to_have_text("autêntico")
     await tab.shot("verify-valid")
 
     changed, line = _tampered(csv)
     await _verify(tab, "trajetoria-alterada.csv", changed, "text/csv")
     await expect(verdict).to_have_attribute("data-valid", "false")
-    await expect(verdict).to_contain_text("Não válido")
+    await expect(verdict.locator("strong")).to_have_text("Alterado.")
     await expect(row).to_have_attribute("data-valid", "false")
-    await expect(row).to_contain_text("não confere")
+    await expect(row.locator("td").nth(4)).to_have_text("alterado")
     diff = row.locator(".v-diff")
     await expect(diff).to_contain_text(f"Linha {line} do arquivo")
     await expect(diff).to_contain_text("Esperado (selo)")
     await expect(diff).to_contain_text("Encontrado (arquivo)")
+    # Both sides as the file shows them (issue 36): local date and time, decimal comma; never the seal's raw line.
+    for side in (diff.locator(".v-expected"), diff.locator(".v-found")):
+        await expect(side).to_have_text(re.compile(r"^23/11/2026 \d\d:\d\d:\d\d; -\d+,\d{6}; -\d+,\d{6}; (\d+,\d)?$"))
+    assert await diff.locator(".v-expected").text_content() != await diff.locator(".v-found").text_content()
     DOCS_IMG.mkdir(parents=True, exist_ok=True)  # docs/fiscalizacao.md shows it (DOCS_SCREENSHOTS=1)
     await page.screenshot(path=str(DOCS_IMG / "verificar-arquivo.png"), full_page=True)
 
@@ -202,11 +209,37 @@ async def test_on_a_phone_each_days_verification_result_is_on_screen(tab: Tab, s
     await _verify(tab, "trajetoria.csv", csv, "text/csv")
     row = page.locator(f'#v-days tbody tr[data-date="{sealed.history_day}"]')
     result = row.locator("td").nth(4)
-    await expect(result).to_contain_text("confere")
+    await expect(result).to_contain_text("autêntico")
     await tab.shot(f"issue36-verify-phone-{os.environ.get('PHASE', 'after')}")
     box = await result.locator(".badge").bounding_box()  # where it is, not scrolled to: the reader sees it or not
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, box
     assert await result.get_attribute("data-label") == "Resultado"
+
+
+async def test_a_file_of_a_day_not_sealed_yet_says_so_and_when_to_try_again(tab: Tab, site: Site) -> None:
+    """Issue 36: today's track (a day the service seals once it is over) is "ainda não selado", not "não válido":
+    its rows match the data stored now; try again tomorrow. One digit changed in it is "alterado"."""
+    today = datetime.now(LOCAL_TZ).date().isoformat()
+    vid = site.live_ids["WEB1A00"]  # the simulator posts it live, now
+    params = {"vehicle_id": str(vid), "from": today, "to": today, "format": "csv"}
+    for _ in range(60):  # rows enough to change the 10th (the simulator posts one a second)
+        csv = (await _api(site, "contractor", "/api/v1/reports/track", **params)).content
+        if csv.count(b"\r\n") > 15:
+            break
+        await asyncio.sleep(1)
+    await tab.login("contractor", then="/verificar")
+    await _verify(tab, "hoje.csv", csv, "text/csv")
+    verdict = tab.page.locator("#v-verdict")
+    await expect(verdict).to_have_attribute("data-verdict", "ainda_nao_selado")
+    await expect(verdict.locator("strong")).to_have_text("Ainda não selado.")
+    await expect(verdict).to_contain_text("tente novamente amanhã")
+    await expect(verdict).to_contain_text("As linhas conferem com os dados guardados hoje")
+    await expect(verdict).not_to_contain_text("Não válido")
+    await expect(tab.page.locator("#v-days tbody tr td:nth-child(5)")).to_have_text("ainda não selado")
+    await tab.shot("issue36-verify-not-sealed-yet")
+    changed, _ = _tampered(csv)
+    await _verify(tab, "hoje-alterado.csv", changed, "text/csv")
+    await expect(verdict).to_have_attribute("data-verdict", "alterado")
 
 
 async def test_an_xlsx_track_file_is_verified_too(tab: Tab, sealed: Site) -> None:

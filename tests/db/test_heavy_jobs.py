@@ -15,7 +15,11 @@ import pytest
 from telemetria.jobs import Jobs, user_key
 from telemetria.seals import verify
 from tests.db.conftest import People
+from tests.db.test_measurement_api import FIRST, LAST
+from tests.db.test_measurement_api import _setup as measurement_setup
+from tests.db.test_occurrences_api import api, auth, occurrence, to_notified, world  # noqa: F401  (fixtures)
 from tests.db.test_seal_tamper import DAY, _export, _fixes, _post, _register, _seal
+from tests.db.world import World
 
 
 def _jobs(client: httpx.AsyncClient) -> Jobs:
@@ -84,3 +88,59 @@ async def test_an_upload_is_read_within_the_services_bounds(
     book.save(buf)
     r = await client.post("/api/v1/seals/verify", files={"file": ("t.xlsx", buf.getvalue())}, headers=h)
     assert r.status_code == 400 and "sheets" in r.json()["detail"], r.text
+
+
+async def test_the_boletim_files_wait_their_turn_like_the_other_exports(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People
+) -> None:
+    """Issue 33's leftover: the boletim PDF and XLSX take a turn of the same queue: a user's second one while the
+    first runs is 429 "tente novamente em N s"; another user goes through; the turn is given back once sent."""
+    w = await measurement_setup(client, conn, people)
+    jobs = _jobs(client)
+    params = {"contract_id": str(w["k"]), "from": FIRST, "to": LAST}
+    held = await jobs.enter(user_key(people.ids["auditor"]))
+    try:
+        for fmt in ("pdf", "xlsx"):
+            r = await client.get("/api/v1/reports/measurement", params={**params, "format": fmt},
+                                 headers=people.auth("auditor"))  # fmt: skip
+            assert r.status_code == 429 and "tente novamente em" in r.json()["detail"], fmt
+            assert int(r.headers["Retry-After"]) >= 1
+        r = await client.get("/api/v1/reports/measurement", params={**params, "format": "pdf"},
+                             headers=people.auth("monitor"))  # fmt: skip
+        assert r.status_code == 200, r.text
+    finally:
+        jobs.leave(held)
+    for fmt in ("pdf", "xlsx"):
+        r = await client.get("/api/v1/reports/measurement", params={**params, "format": fmt},
+                             headers=people.auth("auditor"))  # fmt: skip
+        assert r.status_code == 200, fmt
+    assert jobs._running == 0 and not jobs._by_user
+
+
+async def test_the_termo_notificacao_and_occurrence_files_wait_their_turn(
+    api: httpx.AsyncClient,  # noqa: F811
+    conn: asyncpg.Connection,
+    world: World,  # noqa: F811
+) -> None:
+    oid = await occurrence(conn, world)
+    await to_notified(api, world, oid)
+    app = api._transport.app  # type: ignore[attr-defined]
+    app.state.jobs = jobs = Jobs(workers=2, queue=4, per_user=1)
+    monitor = world.people.ids["monitor"]
+    held = await jobs.enter(user_key(monitor))
+    try:
+        for path in ("termo.pdf", "notificacao.pdf"):
+            r = await api.get(f"/api/v1/occurrences/{oid}/{path}", headers=auth(world, "monitor"))
+            assert r.status_code == 429 and "tente novamente em" in r.json()["detail"], path
+        for fmt in ("pdf", "xlsx"):
+            r = await api.get("/api/v1/occurrences", params={"from": "2026-03-02", "format": fmt},
+                              headers=auth(world, "monitor"))  # fmt: skip
+            assert r.status_code == 429, fmt
+    finally:
+        jobs.leave(held)
+    r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "monitor"))
+    assert r.status_code == 200 and r.content.startswith(b"%PDF")
+    r = await api.get("/api/v1/occurrences", params={"from": "2026-03-02", "format": "pdf"},
+                      headers=auth(world, "monitor"))  # fmt: skip
+    assert r.status_code == 200
+    assert jobs._running == 0 and not jobs._by_user

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -164,6 +165,38 @@ async def test_the_list_as_pt_br_csv(api: httpx.AsyncClient, conn: asyncpg.Conne
     assert line["Início (America/Porto_Velho)"] == "02/03/2026 07:00:00" and line["Latitude"] == "-10,440000"
     assert line["Com dados atrasados"] == "Não"
     assert await conn.fetchval("SELECT count(*) FROM audit_log WHERE action = 'export.occurrences'") == 1
+
+
+async def test_the_occurrence_files_are_in_words_with_local_times(
+    api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
+) -> None:
+    """Issue 36: no code ("detected", "closed", "media") and no JSON in the CSV or the PDF: the severity with its
+    article, the state and the measured facts in the Termo's words, times in the municipality's zone."""
+    await occurrence(conn, world)
+    facts = {"nearest_stop": "Escola Municipal", "nearest_m": 412, "arrived": "2026-03-02T11:05:09Z"}
+    await occurrence(conn, world, 2, status="closed", severity="grave", article="Art. 38, IX", facts=facts)
+    r = await api.get("/api/v1/occurrences", params={"from": "2026-03-02", "format": "csv"},
+                      headers=auth(world, "auditor"))  # fmt: skip
+    rows = list(csv.reader(io.StringIO(r.content.decode("utf-8-sig")), delimiter=";"))
+    lines = [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
+    first, second = lines
+    assert first["Gravidade"] == "média (Art. 37)" and first["Situação"] == "detectada (aguarda revisão)"
+    assert first["Fatos medidos"] == (
+        "Velocidade máxima: 71,0 km/h; Limite de velocidade: 50,0 km/h; Acima do limite: 21,0 km/h; "
+        "Duração: 2 min 00 s; Distância percorrida: 2,10 km"
+    )
+    assert second["Gravidade"] == "grave (Art. 38)" and second["Situação"] == "encerrada"
+    assert "Chegada: 02/03/2026 07:05:09" in second["Fatos medidos"]  # local time, not the stored UTC
+    assert "Ponto autorizado mais próximo: Escola Municipal" in second["Fatos medidos"]
+    for line in lines:
+        assert "{" not in line["Fatos medidos"] and '"' not in line["Fatos medidos"]
+        assert line["Situação"] not in ("detected", "closed") and line["Gravidade"] not in ("media", "grave")
+    params = {"from": "2026-03-02", "format": "pdf", "status": "closed,detected"}
+    r = await api.get("/api/v1/occurrences", params=params, headers=auth(world, "auditor"))
+    text = " ".join(pdf_text(r.content).split())
+    assert "encerrada" in text and "média (Art. 37)" in text and "Velocidade máxima: 71,0 km/h" in text
+    assert "Situações: encerrada, detectada (aguarda revisão)" in text
+    assert not re.search(r"\b(detected|closed|media)\b", text) and "max_kmh" not in text
 
 
 async def test_a_contractor_sees_only_its_own_from_notified_on(

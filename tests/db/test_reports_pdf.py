@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -164,3 +165,58 @@ async def test_the_boletim_as_pdf(client: httpx.AsyncClient, conn: asyncpg.Conne
     _, text = _text(r.content)
     assert "Boletim de medição" in text and "Período: 02/03/2026 a 06/03/2026" in text
     assert "Prefeitura Municipal de Jaru" in text and "Página 1 de" in text
+
+
+async def _boletim_pdf(client: httpx.AsyncClient, people: Any, **params: str) -> tuple[PdfReader, str]:
+    r = await client.get("/api/v1/reports/measurement", params={**params, "format": "pdf"},
+                         headers=people.auth("auditor"))  # fmt: skip
+    assert r.status_code == 200, r.text
+    return _text(r.content)
+
+
+def _created(reader: PdfReader) -> str:
+    assert reader.metadata is not None
+    return str(reader.metadata["/CreationDate"])
+
+
+async def test_the_boletim_pdf_is_the_one_a_secretaria_signs(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: Any
+) -> None:
+    """Issue 36: contract and contractor, period, the rule in words, a table per route, totals (payable km, amount),
+    the month's status, signature lines, whole header words, no internal ids, a true creation date."""
+    w = await measurement_setup(client, conn, people)
+    reader, text = await _boletim_pdf(client, people, contract_id=str(w["k"]), **{"from": FIRST, "to": LAST})
+    assert "Contrato: 012/2026, contratada" in text and "vigência 01/02/2026 a 31/12/2026" in text
+    assert "Período: 02/03/2026 a 06/03/2026" in text
+    assert "Regra de pagamento: corrida com cobertura" in text and "de 50 % a menos de 95 % é parcial" in text
+    assert "paga em proporção à cobertura" in text and "km fora da rota não pagos" in text
+    assert "Contrato 012/2026: totais por rota" in text and "Total do contrato 5 2 1 2 0 11,000" in text
+    # the week of test_measurement_api: 2.2 + 2.2 (substitute) + 1.54 km = 5.94 km × R$ 4.50 = R$ 26.73
+    assert "Contrato 012/2026: km a pagar: 5,940 km" in text
+    assert "Contrato 012/2026: valor a pagar: R$ 26,73" in text
+    assert "Mês 03/2026: aberto (não fechado)" in text
+    assert "Fiscal do contrato" in text and "Secretário(a) Municipal de Educação" in text
+    for word in ("Corrida", "Placa", "Valor (R$)", "Justificativa", "Cobertura (%)", "Km a pagar", "Situação",
+                 "Justificadas", "Km contratado"):  # fmt: skip
+        assert word in text, word  # header words whole, never "Execuç/ão"
+    assert not re.search(r"Execuç\s+ão|Veícu\s+lo|Valo\s+r", text)
+    assert "(id)" not in text and f"contract:{w['k']}" not in text
+    created = _created(reader)
+    assert not created.startswith("D:2000"), created
+    assert created.startswith(f"D:{datetime.now(UTC):%Y%m%d}"), created  # generated now: the month is open
+
+
+async def test_a_closed_months_boletim_pdf_names_its_closing_and_keeps_its_date(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: Any
+) -> None:
+    w = await measurement_setup(client, conn, people)
+    r = await client.post(f"/api/v1/measurements/{w['k']}/2026-03/close", headers=people.auth("monitor"))
+    assert r.status_code == 201, r.text
+    sha = r.json()["sha256"]
+    await conn.execute("UPDATE measurement_closures SET closed_at = '2026-04-03 14:30:00+00' WHERE sha256 = $1", sha)
+    params = {"contract_id": str(w["k"]), "from": "2026-03-01", "to": "2026-03-31"}
+    reader, text = await _boletim_pdf(client, people, **params)
+    assert "Mês 03/2026: fechado em 03/04/2026 10:30 por" in text and f"SHA-256 {sha}" in text
+    assert _created(reader).startswith("D:20260403143000")  # the closing's moment, not the download's
+    again, _ = await _boletim_pdf(client, people, **params)
+    assert _created(again) == _created(reader) and again.trailer["/ID"] == reader.trailer["/ID"]

@@ -16,6 +16,7 @@ import orjson
 import pytest
 from defusedxml import ElementTree
 
+from telemetria import formats
 from telemetria.cli import verify as cli_verify
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports.store import rollup
@@ -125,7 +126,7 @@ async def test_a_sealed_day_exported_tampered_and_sealed_again(
     [day] = answer["days"]
     assert day == {
         "date": DAY.isoformat(), "vehicle_id": t.vehicle_id, "plate": "SEL1A23", "version": 1, "sha256": sha,
-        "rows": len(fixes), "valid": True, "first_difference": None, "reason": None,
+        "rows": len(fixes), "valid": True, "verdict": "autentico", "first_difference": None, "reason": None,
     }  # fmt: skip
 
     # One digit of one coordinate changed: invalid, naming that row with the line expected and the line found.
@@ -371,3 +372,35 @@ async def test_hostile_files_are_refused_naming_file_never_a_500(
     for body in answered:
         answer = await _verify(client, people, body.encode(), role="monitor")
         assert answer["valid"] is False and "não selado" in answer["days"][0]["reason"]
+
+
+async def test_the_answer_in_three_words(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People
+) -> None:
+    """Issue 36: autêntico (matches a seal); ainda não selado (no seal yet, the rows match the data stored now: try
+    again tomorrow), not "não válido"; alterado (the first differing row, both sides as the file shows them)."""
+    t = await _register(conn, people.contractor_id, "SEL9A23", "seal-words-9")
+    fixes = _fixes(10)
+    await _post(client, t, fixes)
+    data = await _export(client, people, t.vehicle_id)  # the day not closed yet: no seal
+    answer = await _verify(client, people, data)
+    assert answer["verdict"] == "ainda_nao_selado" and answer["days"][0]["verdict"] == "ainda_nao_selado"
+    assert "tente novamente amanhã" in answer["days"][0]["reason"]
+    assert "conferem com os dados guardados hoje" in answer["days"][0]["reason"]
+    # Not sealed, and a row changed: altered, not "not sealed yet".
+    changed = await _verify(client, people, _retouch(data, 5, "Longitude"))
+    assert changed["verdict"] == "alterado" and changed["days"][0]["first_difference"]["row"] == 5
+
+    await _seal(pool)
+    answer = await _verify(client, people, data)
+    assert answer["verdict"] == "autentico" and answer["days"][0]["verdict"] == "autentico"
+    answer = await _verify(client, people, _retouch(data, 5, "Latitude"))
+    assert answer["verdict"] == "alterado"
+    diff = answer["days"][0]["first_difference"]
+    fix = fixes[3]  # row 5: the 4th position, at 07:01:30 local (11:01:30 UTC)
+    assert diff["row"] == 5 and diff["expected"].startswith("2026-10-20T11:01:30Z;")
+    lat, lon = (formats.number(fix[k], 6) for k in ("lat", "lon"))
+    speed = "" if fix["speed_kmh"] is None else formats.number(fix["speed_kmh"], 1)
+    assert diff["expected_shown"] == f"20/10/2026 07:01:30; {lat}; {lon}; {speed}"
+    assert diff["found_shown"].startswith("20/10/2026 07:01:30; ") and diff["found_shown"] != diff["expected_shown"]
+    assert "T" not in diff["expected_shown"] and "Z" not in diff["found_shown"]

@@ -207,7 +207,9 @@ def test_a_garbled_cell_is_a_difference_not_a_refusal() -> None:
 
 
 def test_report_is_valid_only_with_days_all_valid() -> None:
-    assert v.report([]) == {"valid": False, "days": [], "reason": "o arquivo não tem posições nem selos"}
+    assert v.report([]) == {
+        "valid": False, "verdict": "alterado", "days": [], "reason": "o arquivo não tem posições nem selos"
+    }  # fmt: skip
     ok = v.DayResult(7, "ABC1D23", DAY, 1, "a" * 64, 3, True, None, None)
     assert (
         v.report([ok])["valid"]
@@ -215,8 +217,24 @@ def test_report_is_valid_only_with_days_all_valid() -> None:
     )
     assert v.report([ok])["days"][0] == {
         "date": "2026-03-02", "vehicle_id": 7, "plate": "ABC1D23", "version": 1, "sha256": "a" * 64, "rows": 3,
-        "valid": True, "first_difference": None, "reason": None,
+        "valid": True, "verdict": "autentico", "first_difference": None, "reason": None,
     }  # fmt: skip
+
+
+def test_the_verdict_is_the_worst_days_word_and_a_difference_is_shown_as_the_file_shows_it() -> None:
+    ok = v.DayResult(7, "ABC1D23", DAY, 1, "a" * 64, 3, True, None, None)
+    waiting = v.DayResult(7, "ABC1D23", DAY, None, None, 3, False, None, "", v.NOT_SEALED_YET)
+    changed = v.DayResult(8, "X", DAY, 1, "b" * 64, 1, False, None, "")
+    assert v.report([ok])["verdict"] == "autentico"
+    assert v.report([ok, waiting])["verdict"] == "ainda_nao_selado"
+    assert v.report([ok, waiting, changed])["verdict"] == "alterado"
+    diff = v.Difference(
+        12, "2026-12-04T16:00:09Z;-10.437512;-62.466830;40.6\n", "2026-12-04T16:00:09Z;-10.437512;-62.466830;40.7"
+    )
+    assert diff.as_json()["expected_shown"] == "04/12/2026 12:00:09; -10,437512; -62,466830; 40,6"
+    assert diff.as_json()["found_shown"] == "04/12/2026 12:00:09; -10,437512; -62,466830; 40,7"
+    assert v.shown("2026-12-04T16:00:09Z;-10.437512;-62.466830;") == "04/12/2026 12:00:09; -10,437512; -62,466830; "
+    assert v.shown(None) is None and v.shown("not a line") == "not a line"
 
 
 def test_clip_and_whole_day() -> None:

@@ -49,3 +49,8 @@ class Document:
     # The PDF's letterhead (settings municipality_name and coat_of_arms_path: files.letterhead()).
     municipality: str = ""
     coat_of_arms_path: Path | None = None
+    # The PDF's closing block (the boletim's: measurement/signed.py): label and value lines after the tables,
+    # then a signature line per name; and the date the PDF names as its creation (None: generated_at).
+    summary: list[tuple[str, str]] = field(default_factory=list)
+    signatures: list[str] = field(default_factory=list)
+    created_at: datetime | None = None

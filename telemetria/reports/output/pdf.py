@@ -16,6 +16,7 @@ import io
 import tempfile
 import zlib
 from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +47,8 @@ HEAD_FILL = colors.HexColor("#e3e6ea")
 TOTAL_FILL = colors.HexColor("#f1f2f4")
 RULE = colors.HexColor("#b0b4ba")
 YIELD_ROWS = 8  # rows drawn between two turns of the event loop (a few ms)
+SIGN_PT = 62.0  # a signature line's band: room to sign above the line, the name and "nome, matrícula" under it
+SIGN_GAP = 1.5 * cm
 PAGES_FORM = "pagecount"
 HEADER_FORM = "letterhead"
 
@@ -90,7 +93,21 @@ async def render(doc: Document, out: IO[bytes]) -> None:
     seals = await doc.seals() if doc.seals else []
     if seals:
         await w.table(Table(SEALS_TITLE, SEAL_COLUMNS, seal_rows(seals)))
+    w.closing()
     await asyncio.to_thread(w.finish)  # compressing and writing every object is CPU work: off the event loop
+
+
+def _date(c: Canvas, when: datetime) -> None:
+    """The PDF's creation (and modification) date: `when`, not the year 2000 reportlab's invariant mode writes.
+
+    Invariant mode stays on (the document id is then derived from the content, not from the clock), so two
+    downloads of a closed month's boletim, whose `when` is its closing's, carry the same metadata."""
+    utc = when.astimezone(UTC)
+    stamp = c._doc._timeStamp  # type: ignore[attr-defined]  # reportlab's document, its one time stamp
+    stamp.t = utc.timestamp()
+    stamp.lt = utc.timetuple()
+    stamp.YMDhms = tuple(utc.timetuple())[:6]
+    stamp.dhh = stamp.dmm = 0
 
 
 class _Canvas(Canvas):
@@ -126,6 +143,7 @@ class _Writer:
         self.c.setTitle(doc.title)
         self.c.setAuthor(doc.municipality or "Telemetria")
         self.c.setCreator("Telemetria")
+        _date(self.c, doc.created_at or doc.generated_at)
         local = doc.generated_at.astimezone(doc.tz)
         self.stamp = f"Gerado por {doc.generated_by} em {local:%d/%m/%Y %H:%M:%S}"
         self.pager = lay.Pager(top=self.size[1] - MARGIN - HEADER_PT, bottom=MARGIN + FOOTER_PT)
@@ -211,6 +229,31 @@ class _Writer:
         for note in self.doc.notes:
             self._text(note, lay.FONT, 8, 10, GREY)
         self.pager.y -= 8
+
+    def closing(self) -> None:
+        """The closing block: the summary's lines, then the signature lines, kept together on one page."""
+        doc = self.doc
+        if doc.summary:
+            self._room(14, 10)
+            self._text("Totais e situação", lay.BOLD, 9, 13)
+            for label, value in doc.summary:
+                self._text(f"{label}: {value}", lay.FONT, 8, 10)
+            self.pager.y -= 6
+        if doc.signatures:
+            top = self._room(SIGN_PT * ((len(doc.signatures) + 1) // 2) + 6)
+            c, col = self.c, (self.width - SIGN_GAP) / 2
+            c.setStrokeColor(colors.black)
+            c.setLineWidth(0.5)
+            for n, name in enumerate(doc.signatures):
+                x = MARGIN + (n % 2) * (col + SIGN_GAP)
+                y = top - SIGN_PT * (n // 2 + 1) + 12
+                c.line(x, y, x + col, y)
+                c.setFont(lay.FONT, 8)
+                c.drawCentredString(x + col / 2, y - 10, name)
+                c.setFont(lay.FONT, 7)
+                c.setFillColor(GREY)
+                c.drawCentredString(x + col / 2, y - 19, "nome, matrícula e data")
+                c.setFillColor(colors.black)
 
     async def map(self, chart: pdf_map.Chart) -> None:
         if chart.empty():

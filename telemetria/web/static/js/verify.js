@@ -31,29 +31,48 @@ function vehicleName(d) {
   return d.plate || id || "—";
 }
 
-// The first row that differs: its number in the file, what the seal has there and what the file has.
+// The answer in three words (issue 36): the API's `verdict`, per day and for the file.
+const WORDS = {
+  autentico: { word: "Autêntico", badge: "ok", day: "autêntico" },
+  ainda_nao_selado: { word: "Ainda não selado", badge: "warn", day: "ainda não selado" },
+  alterado: { word: "Alterado", badge: "bad", day: "alterado" },
+  nao_verificavel: { word: "Não verificável", badge: "warn", day: "não verificável" },
+};
+const wordOf = (v, valid) => WORDS[v] || (valid ? WORDS.autentico : WORDS.alterado);
+
+// The first row that differs: its number in the file, what the seal has there and what the file has, both as the
+// file shows them (local time, decimal comma: the API's `expected_shown`, `found_shown`).
 function difference(diff) {
   if (!diff) return "—";
+  const side = (shown, raw) => (shown === null || shown === undefined ? raw : shown);
+  const expected = side(diff.expected_shown, diff.expected);
+  const found = side(diff.found_shown, diff.found);
   return el("div", { class: "v-diff" },
     el("div", {}, `Linha ${diff.row} do arquivo`),
     el("div", {}, el("span", { class: "muted" }, "Esperado (selo): "),
-      diff.expected === null || diff.expected === undefined ? "nada (a linha não devia existir)"
-        : el("code", {}, String(diff.expected))),
+      expected === null || expected === undefined ? "nada (a linha não devia existir)"
+        : el("code", { class: "v-expected" }, String(expected))),
     el("div", {}, el("span", { class: "muted" }, "Encontrado (arquivo): "),
-      diff.found === null || diff.found === undefined ? "nada (a linha falta no arquivo)"
-        : el("code", {}, String(diff.found))));
+      found === null || found === undefined ? "nada (a linha falta no arquivo)"
+        : el("code", { class: "v-found" }, String(found))));
 }
 
 function verdict(answer) {
   const days = answer.days || [];
-  const bad = days.filter((d) => !d.valid).length;
-  const text = answer.valid
-    ? `O arquivo confere com os selos: ${days.length} ${days.length === 1 ? "dia verificado" : "dias verificados"}, nenhuma diferença.`
-    : days.length === 0 ? "O arquivo não confere: não há nele nenhum dia de trajetória para verificar."
-      : `O arquivo NÃO confere com os selos: ${bad} de ${days.length} ${days.length === 1 ? "dia" : "dias"} com problema.`;
-  return el("p", { class: `verdict ${answer.valid ? "ok" : "bad"}`, id: "v-verdict", "data-valid": String(Boolean(answer.valid)) },
-    el("strong", {}, answer.valid ? "Válido. " : "Não válido. "), text,
-    answer.reason ? ` ${sentenceCase(answer.reason)}.` : null);
+  const w = wordOf(answer.verdict, answer.valid);
+  const changed = days.filter((d) => wordOf(d.verdict, d.valid) === WORDS.alterado).length;
+  const n = `${days.length} ${days.length === 1 ? "dia verificado" : "dias verificados"}`;
+  const text = days.length === 0 ? "não há no arquivo nenhum dia de trajetória para verificar."
+    : w === WORDS.autentico ? `o arquivo confere com os selos: ${n}, nenhuma diferença.`
+      : w === WORDS.ainda_nao_selado ? `o dia ainda não foi selado (o selo é gerado depois que o dia termina): tente `
+        + `novamente amanhã. As linhas conferem com os dados guardados hoje (${n}).`
+        : w === WORDS.alterado ? `${changed} de ${days.length} ${days.length === 1 ? "dia difere" : "dias diferem"} `
+          + "dos selos ou dos dados guardados: a primeira linha diferente está abaixo."
+          : "as posições de algum dia já não são guardadas: não há com o que comparar.";
+  return el("p", { class: `verdict ${w.badge}`, id: "v-verdict", "data-valid": String(Boolean(answer.valid)),
+    "data-verdict": answer.verdict || "" },
+  el("strong", {}, `${w.word}. `), sentenceCase(text),
+  answer.reason ? ` ${sentenceCase(answer.reason)}.` : null);
 }
 
 function daysTable(days) {
@@ -64,12 +83,12 @@ function daysTable(days) {
     el("caption", { class: "sr-only" }, "Resultado por dia"),
     el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, days.map((d) => {
-      return el("tr", { "data-date": d.date, "data-valid": String(Boolean(d.valid)) },
+      return el("tr", { "data-date": d.date, "data-valid": String(Boolean(d.valid)), "data-verdict": d.verdict || "" },
         td(0, { class: "nw" }, day(d.date)),
         td(1, {}, vehicleName(d)),
         td(2, { class: "n" }, d.version === null || d.version === undefined ? "—" : String(d.version)),
         td(3, { class: "n" }, d.rows === null || d.rows === undefined ? "—" : String(d.rows)),
-        td(4, {}, el("span", { class: `badge ${d.valid ? "ok" : "bad"}` }, d.valid ? "confere" : "não confere")),
+        td(4, {}, el("span", { class: `badge ${wordOf(d.verdict, d.valid).badge}` }, wordOf(d.verdict, d.valid).day)),
         td(5, {}, d.reason ? `${sentenceCase(d.reason)}.` : "—"),
         td(6, {}, difference(d.first_difference)));
     }))));
