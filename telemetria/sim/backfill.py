@@ -254,6 +254,21 @@ async def wait_judged(conn: Any, vehicle_ids: Sequence[int], today: date, timeou
     return False
 
 
+SEALED_DAYS = "SELECT count(DISTINCT day) FROM day_seals WHERE vehicle_id = ANY($1::int[]) AND day = ANY($2::date[])"
+
+
+async def wait_sealed(conn: Any, vehicle_ids: Sequence[int], days: Sequence[date], timeout_s: float = WAIT_S) -> int:
+    """Until the rollups have sealed every day of `days` (they seal each closed day with fixes), or `timeout_s`;
+    how many are."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout_s
+    while (n := int(await conn.fetchval(SEALED_DAYS, list(vehicle_ids), list(days)))) < len(days):
+        if loop.time() > end:
+            break
+        await asyncio.sleep(2.0)
+    return n
+
+
 async def backfill(url: str, conn: Any, *, seed: int, creds: Sequence[tuple[str, str]], ids: DemoIds,
                    vehicle_ids: Sequence[int], admin: dict[str, str], contractor: dict[str, str],
                    today: date | None = None) -> list[str]:  # fmt: skip
@@ -276,6 +291,8 @@ async def backfill(url: str, conn: Any, *, seed: int, creds: Sequence[tuple[str,
         steps.append(f"{len(days)} school days posted: {done.fixes} fixes stored ({done.duplicates} already there)")
         if not await wait_judged(conn, vehicle_ids, today):
             steps.append("the detector had not judged every day yet: the process steps may find fewer occurrences")
+        sealed = await wait_sealed(conn, vehicle_ids, days)
+        steps.append(f"{sealed} of {len(days)} school days sealed (a SHA-256 per vehicle and day)")
         jday = days[-1 - JUSTIFIED.back] if JUSTIFIED.back < len(days) else None
         if jday is not None:
             await justify(client, admin, ids.route_ids[JUSTIFIED.vehicle], jday, steps)
