@@ -1,21 +1,22 @@
-"""The demo's past weeks (issue 36, item 7): the school days before `./dev run` started, filled in through the
-service's own HTTP API once it is up, as a real installation gets them.
+"""The demo's past weeks (issue 36, item 7): the school days before `./dev run` started, filled in through the service's
+own HTTP API once it is up, as a real installation gets them.
 
 A newcomer's first screen must have something to act on. For every school day (Monday to Friday) from the demo
-registry's first day to yesterday, each demo vehicle drives its route once in the morning (the simulator of
-sim/vehicle.py, the live demo's drivers: they speed now and then, halt away from the stops), and PLAN changes a
-few route-days: a run turned round before the school (`partial`), a vehicle left in its garage (`not_made`,
-ignition off, still reporting), and a run made by the contractor's reserve bus, the fleet's last, which has no
-route of its own (`substitution`). The trackers post those fixes to /api/v1/fixes as after days out of signal
-(store-and-forward); the service's detector and rollups then find the occurrences and seal the days as they do
-for any fix. Then, as the Secretaria and the contractor would in the browser (the same endpoints, with API tokens
-of an hour): one not-made run justified; occurrences taken through each step of the process (Lei 3.588/2023
-Art. 41–42, the procedure of Lei 14.133/2021): confirmed, notified, defended, decided with a fine, under appeal;
-and the last full month closed (its boletim frozen with its SHA-256).
+registry's first day (30 days before the first start) to the day before the first start (the live demo drives from then
+on; a later start posts the same days again, never later ones), each demo vehicle drives its route once in the morning
+(the simulator of sim/vehicle.py, the live demo's drivers: they speed now and then, halt away from the stops), and PLAN
+changes a few route-days: a run turned round before the school (`partial`), a vehicle left in its garage (`not_made`,
+ignition off, still reporting), and a run made by the contractor's reserve bus, the fleet's last, which has no route of
+its own (`substitution`). The trackers post those fixes to /api/v1/fixes as after days out of signal (store-and-
+forward); the service's detector and rollups then find the occurrences and seal the days as they do for any fix. Then,
+as the Secretaria and the contractor would in the browser (the same endpoints, with API tokens of an hour): one not-made
+run justified; occurrences taken through each step of the process (Lei 3.588/2023 Art. 41–42, the procedure of Lei
+14.133/2021): confirmed, notified, defended, decided with a fine, under appeal; and the last full month closed (its
+boletim frozen with its SHA-256).
 
 Idempotent: fixes are stored exactly once (a second post answers duplicates), and nothing is done twice: the
-justification, the process steps and the close each look first at what is already there; a second start posts
-the same days again (seconds: all duplicates) and moves nothing on.
+justification, the process steps and the close each look first at what is already there; a second start posts the same
+days again (seconds: all duplicates) and moves nothing on.
 """
 
 from __future__ import annotations
@@ -54,16 +55,18 @@ DIRTY_BEFORE = "SELECT count(*) FROM latest_fixes WHERE vehicle_id = ANY($1::int
 
 @dataclass(frozen=True, slots=True)
 class Plant:
-    """What happens to vehicle `vehicle`'s route on the school day `back` school days before today."""
+    """What happens to vehicle `vehicle`'s route on school day `day` (0: the registry's first school day)."""
 
     kind: str  # partial | not_made | substitution
-    back: int
+    day: int
     vehicle: int
 
 
+# Over the 21–22 school days of the 30 days before the first start, the last weeks (the closed month's end and the
+# current month's start, which the first screen shows) get them all.
 PLAN = (
-    Plant("partial", 2, 0), Plant("not_made", 3, 1), Plant("substitution", 4, 2),
-    Plant("not_made", 6, 3), Plant("partial", 8, 4), Plant("not_made", 9, 0), Plant("substitution", 11, 1),
+    Plant("partial", 19, 0), Plant("not_made", 18, 1), Plant("substitution", 17, 2),
+    Plant("not_made", 15, 3), Plant("partial", 13, 4), Plant("not_made", 12, 0), Plant("substitution", 10, 1),
 )  # fmt: skip
 JUSTIFIED = PLAN[1]  # the not-made run the Secretaria justifies ("the vehicle broke down")
 
@@ -74,7 +77,8 @@ class DemoIds:
 
     contract_id: int
     route_ids: Sequence[int]  # by fleet index
-    first_day: date  # the registry's first day (route assignments, school year)
+    first_day: date  # the registry's first day (its route assignments')
+    until: date  # the first start's day: the backfill's days are before it (after it, the live demo drove)
 
 
 @dataclass
@@ -100,8 +104,8 @@ def closed_month(today: date) -> date:
 
 
 def plan_of(days: Sequence[date]) -> dict[tuple[date, int], Plant]:
-    """PLAN by (day, vehicle), `back` counted from the last of `days`; plants before the first day are dropped."""
-    return {(days[-1 - p.back], p.vehicle): p for p in PLAN if p.back < len(days)}
+    """PLAN by (day, vehicle); plants past the last of `days` are dropped."""
+    return {(days[p.day], p.vehicle): p for p in PLAN if p.day < len(days)}
 
 
 def parked(route: Route, t0: datetime, rng: np.random.Generator) -> list[Fix]:
@@ -277,9 +281,10 @@ async def backfill(url: str, conn: Any, *, seed: int, creds: Sequence[tuple[str,
     creds: the trackers' (unique id, token), the route vehicles' in fleet order then the reserve's; vehicle_ids
     in the same order."""
     today = today or datetime.now(LOCAL_TZ).date()
-    month = closed_month(today)
+    until = min(today, ids.until)
+    month = closed_month(until)
     steps: list[str] = []
-    days = school_days(ids.first_day, today)
+    days = school_days(ids.first_day, until)
     if not days:
         return steps
     plan = plan_of(days)
@@ -293,7 +298,7 @@ async def backfill(url: str, conn: Any, *, seed: int, creds: Sequence[tuple[str,
             steps.append("the detector had not judged every day yet: the process steps may find fewer occurrences")
         sealed = await wait_sealed(conn, vehicle_ids, days)
         steps.append(f"{sealed} of {len(days)} school days sealed (a SHA-256 per vehicle and day)")
-        jday = days[-1 - JUSTIFIED.back] if JUSTIFIED.back < len(days) else None
+        jday = days[JUSTIFIED.day] if JUSTIFIED.day < len(days) else None
         if jday is not None:
             await justify(client, admin, ids.route_ids[JUSTIFIED.vehicle], jday, steps)
         await run_process(client, admin, contractor, days[0], days[-1], steps)

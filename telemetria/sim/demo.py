@@ -351,7 +351,8 @@ async def demo_ids(conn: Any, plates: Sequence[str]) -> tuple[DemoIds, list[int]
     """The demo registry's contract, routes and first day (sim/backfill.py's DemoIds), and the vehicles' ids."""
     vids = [await fleet.vehicle_id(conn, p) for p in plates]
     rows = [await conn.fetchrow(DEMO_ASSIGNMENT, v) for v in vids[:-1]]  # the last: the reserve, no route
-    ids = DemoIds(rows[0]["contract_id"], [r["route_id"] for r in rows], min(r["valid_from"] for r in rows))
+    first = min(r["valid_from"] for r in rows)
+    ids = DemoIds(rows[0]["contract_id"], [r["route_id"] for r in rows], first, first + timedelta(DEMO_SINCE_DAYS))
     return ids, vids
 
 
