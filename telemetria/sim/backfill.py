@@ -275,7 +275,7 @@ async def wait_sealed(conn: Any, vehicle_ids: Sequence[int], days: Sequence[date
 
 async def backfill(url: str, conn: Any, *, seed: int, creds: Sequence[tuple[str, str]], ids: DemoIds,
                    vehicle_ids: Sequence[int], admin: dict[str, str], contractor: dict[str, str],
-                   today: date | None = None) -> list[str]:  # fmt: skip
+                   today: date | None = None, wait_s: float = WAIT_S) -> list[str]:  # fmt: skip
     """Fill in the demo's past school days through the service at `url` (see the module's text); what it did.
 
     creds: the trackers' (unique id, token), the route vehicles' in fleet order then the reserve's; vehicle_ids
@@ -294,9 +294,9 @@ async def backfill(url: str, conn: Any, *, seed: int, creds: Sequence[tuple[str,
             fixes = await asyncio.to_thread(day_fixes, seed, len(creds) - 1, day, plan)
             await post_fixes(client, creds, fixes, done)
         steps.append(f"{len(days)} school days posted: {done.fixes} fixes stored ({done.duplicates} already there)")
-        if not await wait_judged(conn, vehicle_ids, today):
+        if not await wait_judged(conn, vehicle_ids, today, wait_s):
             steps.append("the detector had not judged every day yet: the process steps may find fewer occurrences")
-        sealed = await wait_sealed(conn, vehicle_ids, days)
+        sealed = await wait_sealed(conn, vehicle_ids, days, wait_s)
         steps.append(f"{sealed} of {len(days)} school days sealed (a SHA-256 per vehicle and day)")
         jday = days[JUSTIFIED.day] if JUSTIFIED.day < len(days) else None
         if jday is not None:

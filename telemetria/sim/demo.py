@@ -32,7 +32,7 @@ from telemetria.roads import store as roads_store
 from telemetria.roads.osmread import read_localities, read_ways
 from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
-from telemetria.sim.backfill import DemoIds, backfill
+from telemetria.sim.backfill import WAIT_S, DemoIds, backfill
 from telemetria.sim.motion import MotionParams
 from telemetria.sim.osm import write_osm
 from telemetria.sim.roadnet import grid_localities, grid_ways
@@ -404,9 +404,11 @@ async def _backfill(settings: Settings, url: str, seed: int, creds: list[tuple[s
         admin, company = await backfill_tokens(conn, settings, contractor)
         print(f"[demo] filling in the school days since {ids.first_day:%d/%m/%Y} in the background (runs made, "
               "partial and not made, occurrences, a closed month); the pages fill as it goes", flush=True)  # fmt: skip
+        judged = settings.detector_interval_s > 0 and settings.rollup_interval_s > 0  # else nobody to wait for
         steps = await backfill(url, conn, seed=seed, creds=creds, ids=ids, vehicle_ids=vids,
                                admin={"Authorization": f"Bearer {admin}"},
-                               contractor={"Authorization": f"Bearer {company}"})  # fmt: skip
+                               contractor={"Authorization": f"Bearer {company}"},
+                               wait_s=WAIT_S if judged else 0.0)  # fmt: skip
         for s in steps:
             print(f"[demo] {s}", flush=True)
         print(f"[demo] past weeks filled in ({clock_.perf_counter() - t0:.0f} s)", flush=True)
