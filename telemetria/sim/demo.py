@@ -32,6 +32,7 @@ from telemetria.roads import store as roads_store
 from telemetria.roads.osmread import read_localities, read_ways
 from telemetria.serve import uvicorn_config
 from telemetria.settings import Settings
+from telemetria.sim.backfill import WAIT_S, DemoIds, backfill
 from telemetria.sim.motion import MotionParams
 from telemetria.sim.osm import write_osm
 from telemetria.sim.roadnet import grid_localities, grid_ways
@@ -204,6 +205,18 @@ async def ensure_demo_registry(conn: Any, seed: int, plates: Sequence[str], *, n
                 await conn.fetchval(q.INSERT_ROUTE_ASSIGNMENT, rid, vid, since, None, weekdays)
 
 
+async def ensure_reserve(conn: Any, plate: str, like: str) -> None:
+    """The contractor's reserve bus `plate`: the same contractor as vehicle `like`, no route of its own."""
+    vid = await fleet.vehicle_id(conn, plate)
+    vehicle = await conn.fetchrow(q.GET_VEHICLE, None, vid, None, None, None)
+    if vehicle["contractor_id"] is None:
+        owner = await conn.fetchval("SELECT contractor_id FROM vehicles WHERE plate = $1", like)
+        patch = schemas.VehiclePatch(
+            contractor_id=owner, kind="onibus", capacity=44, speed_limit_kmh=DEFAULT_MOTION.speed_limit_kmh
+        )
+        await store.patch(conn, q.PATCH_VEHICLE, q.VEHICLE_COLUMNS, vid, schemas.changes(patch))
+
+
 async def ensure_demo_roads(conn: Any, seed: int, data_dir: Path) -> None:
     """Import the simulator's grid as the road network, as an installation imports its extract: the grid and its
     localities written as an OpenStreetMap file in the data dir (sim/osm.py), read back by the import's reader and
@@ -318,6 +331,94 @@ async def _report(pool: asyncpg.Pool, stop: asyncio.Event) -> None:
         print(status_line(row["n"], row["v"], row["last"]), flush=True)
 
 
+# The UPFM's value in R$ the demo decides its fines with when none is set for the year (setting upfm_brl,
+# TELEMETRIA_UPFM_BRL): an example value, said so on the console; a real installation sets the published one.
+DEMO_UPFM_BRL = Decimal("4.71")
+
+
+def with_demo_upfm(settings: Settings, year: int) -> tuple[Settings, str | None]:
+    """`settings` with the demo's UPFM value for `year` added unless one is set, and the console's note on it."""
+    values = settings.upfm_values
+    if year in values:
+        return settings, None
+    text = ",".join([*(f"{y}={v}" for y, v in sorted(values.items())), f"{year}={DEMO_UPFM_BRL}"])
+    note = (f"UPFM {year}: R$ {str(DEMO_UPFM_BRL).replace('.', ',')}, an example value for the demo's fines "
+            f"(TELEMETRIA_UPFM_BRL={year}=VALUE sets the municipality's)\n")  # fmt: skip
+    return settings.model_copy(update={"upfm_brl": text}), note
+
+
+async def demo_ids(conn: Any, plates: Sequence[str]) -> tuple[DemoIds, list[int]]:
+    """The demo registry's contract, routes and first day (sim/backfill.py's DemoIds), and the vehicles' ids."""
+    vids = [await fleet.vehicle_id(conn, p) for p in plates]
+    rows = [await conn.fetchrow(DEMO_ASSIGNMENT, v) for v in vids[:-1]]  # the last: the reserve, no route
+    first = min(r["valid_from"] for r in rows)
+    ids = DemoIds(rows[0]["contract_id"], [r["route_id"] for r in rows], first, first + timedelta(DEMO_SINCE_DAYS))
+    return ids, vids
+
+
+DEMO_ASSIGNMENT = """
+SELECT a.route_id, r.contract_id, a.valid_from FROM route_assignments a JOIN routes r ON r.id = a.route_id
+WHERE a.vehicle_id = $1 AND r.code LIKE 'DEMO-%' ORDER BY a.valid_from LIMIT 1"""
+DEMO_CONTRACTOR_USER = "empresa.demo"
+
+
+async def backfill_tokens(conn: Any, settings: Settings, contractor_id: int) -> tuple[str, str]:
+    """API tokens of an hour for the demo's admin and its contractor's user (created once, its password kept in
+    the data dir like the admin's), which the backfill acts as."""
+    import secrets
+
+    from telemetria.auth import store as auth
+    from telemetria.auth.roles import Role
+
+    user = await conn.fetchrow("SELECT id FROM users WHERE username = $1", DEMO_CONTRACTOR_USER)
+    if user is None:
+        password = secrets.token_urlsafe(12)
+        user = await auth.add_user(conn, DEMO_CONTRACTOR_USER, password, Role.CONTRACTOR, contractor_id,
+                                   full_name=DEMO_CONTRACTOR)  # fmt: skip
+        path = settings.data_dir / "demo-contractor.txt"
+        path.write_text(
+            f"# Telemetria demo: the contractor's user\nuser: {DEMO_CONTRACTOR_USER}\npassword: {password}\n"
+        )
+        os.chmod(path, 0o600)
+    admin = await conn.fetchval("SELECT id FROM users WHERE username = 'admin' AND active")
+    until = datetime.now(UTC) + timedelta(hours=1)
+    tokens = [(await auth.create_token(conn, uid, "demo backfill", until))["token"] for uid in (admin, user["id"])]
+    return tokens[0], tokens[1]
+
+
+async def _backfill(settings: Settings, url: str, seed: int, creds: list[tuple[str, str]],
+                    plates: Sequence[str]) -> None:  # fmt: skip
+    """The demo's past school days, in the background once the service is up (sim/backfill.py); said on the
+    console when it starts and when it is done."""
+    import time as clock_
+
+    t0 = clock_.perf_counter()
+    conn = await asyncpg.connect(settings.dsn())
+    try:
+        await init_connection(conn)
+        ids, vids = await demo_ids(conn, plates)
+        if await conn.fetchval("SELECT 1 FROM users WHERE username = 'admin' AND active") is None:
+            print("[demo] no active 'admin' user: the past weeks are not filled in", flush=True)
+            return
+        contractor = await conn.fetchval("SELECT contractor_id FROM vehicles WHERE id = $1", vids[0])
+        admin, company = await backfill_tokens(conn, settings, contractor)
+        print(f"[demo] filling in the school days since {ids.first_day:%d/%m/%Y} in the background (runs made, "
+              "partial and not made, occurrences, a closed month); the pages fill as it goes", flush=True)  # fmt: skip
+        judged = settings.detector_interval_s > 0 and settings.rollup_interval_s > 0  # else nobody to wait for
+        steps = await backfill(url, conn, seed=seed, creds=creds, ids=ids, vehicle_ids=vids,
+                               admin={"Authorization": f"Bearer {admin}"},
+                               contractor={"Authorization": f"Bearer {company}"},
+                               wait_s=WAIT_S if judged else 0.0)  # fmt: skip
+        for s in steps:
+            print(f"[demo] {s}", flush=True)
+        print(f"[demo] past weeks filled in ({clock_.perf_counter() - t0:.0f} s)", flush=True)
+    except Exception as e:  # the live demo goes on without its past
+        log.exception("demo backfill failed")
+        print(f"[demo] filling in the past weeks failed: {e}", flush=True)
+    finally:
+        await conn.close()
+
+
 async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, speedup: float, seed: int) -> None:
     """Serve the app and drive the demo fleet against it until interrupted."""
     from telemetria.app import create_app
@@ -325,15 +426,18 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     conn = await asyncpg.connect(settings.dsn())
     try:
         await init_connection(conn)
-        creds = await ensure_fleet(conn, settings, vehicles, prefix=DEMO_PREFIX)
+        # The route vehicles and, last, the contractor's reserve (no route: it stands in for the past weeks' runs).
+        creds = await ensure_fleet(conn, settings, vehicles + 1, prefix=DEMO_PREFIX)
         # run_fleet drives creds[i] (the vehicle with plate i) along vehicle_route(seed, i): the same seed here.
         await ensure_demo_registry(conn, seed, demo_plates(vehicles))
+        await ensure_reserve(conn, demo_plates(vehicles + 1)[-1], demo_plates(1)[0])
         admin = await ensure_demo_admin(conn, settings)
     finally:
         await conn.close()
 
     if "public_enabled" not in settings.model_fields_set:  # the demo shows the public area unless told not to
         settings = settings.model_copy(update={"public_enabled": True})
+    settings, upfm_note = with_demo_upfm(settings, datetime.now(LOCAL_TZ).year)
     config = uvicorn_config(create_app(settings), settings, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
@@ -352,11 +456,14 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
     print(text, flush=True)
     if settings.public_enabled:
         print(f"Public area (no login; TELEMETRIA_PUBLIC_ENABLED=false turns it off): {url}/publico\n", flush=True)
+    if upfm_note:
+        print(upfm_note, flush=True)
     stop = asyncio.Event()
     pool = await create_pool(settings, min_size=1, max_size=1)
     tasks = [
+        asyncio.create_task(_backfill(settings, url, seed, creds, demo_plates(vehicles + 1))),
         asyncio.create_task(
-            run_simulator(url, creds, interval_s=30.0, seed=seed, speedup=speedup, stop=stop, plan=demo_run)
+            run_simulator(url, creds[:vehicles], interval_s=30.0, seed=seed, speedup=speedup, stop=stop, plan=demo_run)
         ),
         asyncio.create_task(_report(pool, stop)),
     ]
@@ -364,5 +471,6 @@ async def run_demo(settings: Settings, *, host: str, port: int, vehicles: int, s
         await serving
     finally:
         stop.set()
+        tasks[0].cancel()  # the backfill, if still under way: each step is idempotent, the next start goes on
         await asyncio.gather(*tasks, return_exceptions=True)
         await pool.close()
