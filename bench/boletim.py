@@ -262,7 +262,7 @@ async def worsen(db: BenchDb, fleet: list[Vehicle], days: list[date]) -> str:
     finally:
         await conn.close()
     return (f"worst case: {len(subst)} routes on a spare vehicle that never drove, {len(partial)} vehicles without "
-            f"the last hour of the morning run and the afternoon ({cut.split()[-1]} fixes deleted), no rollups")  # fmt: skip
+            f"the morning run's last hour and the afternoon ({cut.split()[-1]} fixes cut), no rollups")  # fmt: skip
 
 
 def _summary(report: dict[str, Any], km: dict[str, Any]) -> str:
