@@ -58,7 +58,11 @@ async def test_the_decision_waits_for_the_defence_term_or_a_final_defence(
     until = d["deadlines"]["defense_until"]
     assert until == datetime.fromisoformat(d["defense_due"]).astimezone(LOCAL_TZ).date().isoformat()
     r = await decide(api, world, oid, "warning")
-    assert r.status_code == 409 and r.json()["defense_until"] == until and "defense_until" in r.json()["detail"]
+    assert r.status_code == 409 and r.json()["defense_until"] == until and r.json()["field"] == "defense_until"
+    # In Portuguese for the person, opening with what is wrong and the term's end in local time (issue 36).
+    due_local = datetime.fromisoformat(d["defense_due"]).astimezone(LOCAL_TZ)
+    assert r.json()["detail"].startswith(f"Ainda no prazo de defesa até {due_local:%d/%m/%Y %H:%M}:"), r.text
+    assert r.json()["message"] == r.json()["detail"] and "T03:59" not in r.json()["detail"]
     # A first, short defence does not end the term: the contractor may still replace or complete it.
     r = await post(api, world, "contractor", oid, "defense", json={"text": "Defesa preliminar."})
     assert r.status_code == 201 and r.json()["defense"]["final"] is False
@@ -165,7 +169,7 @@ async def test_an_appeal_suspends_the_fine_and_is_decided(
     assert (await post(api, world, "monitor", oid, "close")).status_code == 409
     body = {"outcome": "reformed", "penalty": "warning", "motivation": "Socorro comprovado."}
     r = await post(api, world, "contractor", oid, "appeal-decision", json=body)
-    assert r.status_code == 409 and "'contractor'" in r.json()["detail"]  # the module's rule: 409 naming the role
+    assert r.status_code == 409 and "(contratada)" in r.json()["detail"]  # the module's rule: 409 naming the role
     r = await post(api, world, "admin", oid, "appeal-decision", json=body)
     assert r.status_code == 409 and r.json()["field"] == "penalty"  # Art. 38: warning and fine, or none
     body = {"outcome": "annulled", "motivation": "Socorro comprovado (Art. 26, parágrafo único)."}
