@@ -21,11 +21,11 @@ SEED = """
 INSERT INTO upfm_values (year, brl) SELECT * FROM unnest($1::integer[], $2::numeric[])
 ON CONFLICT (year) DO NOTHING RETURNING year
 """
+OLD = "SELECT brl FROM upfm_values WHERE year = $1 FOR UPDATE"
 SET = """
-WITH old AS (SELECT brl FROM upfm_values WHERE year = $1 FOR UPDATE)
 INSERT INTO upfm_values AS u (year, brl, updated_by) VALUES ($1, $2, $3)
 ON CONFLICT (year) DO UPDATE SET brl = excluded.brl, updated_at = now(), updated_by = excluded.updated_by
-RETURNING (SELECT brl FROM old) AS old, u.brl AS new, u.updated_at
+RETURNING u.brl AS new, u.updated_at
 """
 
 
@@ -60,8 +60,9 @@ async def listing(conn: Conn, settings_values: Mapping[int, Decimal] | None = No
 async def put(conn: Conn, year: int, brl: Decimal, who: Principal, ip: str | None) -> dict[str, Any]:
     """Set the year's value; audited `upfm.update` with old → new (old null: the year had none)."""
     async with conn.transaction():
+        before = await conn.fetchval(OLD, year)
         row = await conn.fetchrow(SET, year, brl, who.username)
-        old = None if row["old"] is None else str(Decimal(row["old"]).normalize())
+        old = None if before is None else str(Decimal(before).normalize())
         new = str(Decimal(row["new"]).normalize())
         await record(conn, "upfm.update", who, ip, f"upfm:{year}", {"year": year, "old": old, "new": new})
     return {"year": year, "brl": new, "old": old, "updated_at": row["updated_at"], "updated_by": who.username}
