@@ -271,6 +271,11 @@ async def kinds_page(request: Request) -> Response:
     return await _open(request, PAGE["/fiscalizacao/classificacao"], "kinds.html")
 
 
+@router.get("/administracao/upfm")
+async def upfm_page(request: Request) -> Response:
+    return await _open(request, PAGE["/administracao/upfm"], "upfm.html")
+
+
 @router.get("/usuarios")
 async def users_page(request: Request) -> Response:
     return await _open(request, PAGE["/usuarios"], "registry.html", config={"entity": "usuarios"})
