@@ -29,7 +29,7 @@ from starlette.datastructures import UploadFile
 
 from telemetria.auth.guard import authenticate, client_ip, require
 from telemetria.auth.roles import Perm, Principal, Role
-from telemetria.auth.store import is_designated
+from telemetria.auth.store import is_designated, is_superior_authority
 from telemetria.contracts.money import numbers
 from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError, json_response, read_body
@@ -52,9 +52,10 @@ MONEY = {"fine_upfm": 2, "fine_brl": 2}
 SAFE_TYPES = frozenset({"application/pdf", "image/png", "image/jpeg", "text/plain"})  # served as themselves
 
 
-def process_guard(perm: Perm) -> Callable[[Request], Awaitable[Principal]]:
+def process_guard(perm: Perm, *, appeal: bool = False) -> Callable[[Request], Awaitable[Principal]]:
     """Like auth.guard.require, but a contractor passes (it then learns 404 or 409 naming the state and its role),
-    and for decisions so does a monitor flagged `designated` (Art. 42: the designated servidor decides)."""
+    and for decisions so does a monitor flagged `designated` (Art. 42: the designated servidor decides); for the
+    appeal's judgement (`appeal`), also a monitor flagged `superior_authority` (Lei 14.133/2021 Art. 166)."""
 
     async def dependency(request: Request) -> Principal:
         who = await authenticate(request)
@@ -64,6 +65,8 @@ def process_guard(perm: Perm) -> Callable[[Request], Awaitable[Principal]]:
             async with request.app.state.pool.acquire() as conn:
                 if await is_designated(conn, who.user_id):
                     return who
+                if appeal and await is_superior_authority(conn, who.user_id):
+                    return who
         raise HttpError(403, f"role {who.role.value!r} may not do this (needs {perm.value!r})")
 
     dependency.perm = perm  # type: ignore[attr-defined]  # read by the access-matrix test
@@ -72,6 +75,7 @@ def process_guard(perm: Perm) -> Callable[[Request], Awaitable[Principal]]:
 
 REVIEW = Depends(process_guard(Perm.REVIEW_OCCURRENCES))
 DECIDE = Depends(process_guard(Perm.DECIDE_OCCURRENCES))
+JUDGE_APPEAL = Depends(process_guard(Perm.DECIDE_OCCURRENCES, appeal=True))
 DEFEND = Depends(require(Perm.DEFEND_OCCURRENCES))
 CLASSIFY = Depends(require(Perm.CLASSIFY_OCCURRENCES))
 
@@ -396,10 +400,11 @@ async def appeal(
 
 @router.post("/occurrences/{occurrence_id}/appeal-decision")
 async def appeal_decision(
-    occurrence_id: IdPath, body: AppealDecisionIn, request: Request, who: Principal = DECIDE, *, conn: Conn
+    occurrence_id: IdPath, body: AppealDecisionIn, request: Request, who: Principal = JUDGE_APPEAL, *, conn: Conn
 ) -> Response:
-    """upheld, reformed (with `penalty`) or annulled, with the motivation: by the superior authority, or by the
-    servidor who decided, reconsidering within 5 business days (Art. 166, sole paragraph). Then final."""
+    """upheld, reformed (with `penalty`) or annulled, with the motivation: by the superior authority (an admin, or
+    a servidor flagged `superior_authority` in the users page), or by the servidor who decided, reconsidering
+    within 5 business days (Art. 166, sole paragraph). Then final."""
     result = await store.decide_appeal(
         conn, occurrence_id, who, client_ip(request), outcome=body.outcome, penalty=body.penalty,
         motivation=body.motivation, upfm_brl=await _upfm(conn, request), now=_now(),

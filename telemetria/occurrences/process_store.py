@@ -17,6 +17,7 @@ import orjson
 
 from telemetria.audit.log import record
 from telemetria.auth.roles import Principal, Role
+from telemetria.auth.store import is_superior_authority
 from telemetria.db import Conn
 from telemetria.http import FieldError, HttpError
 from telemetria.localtime import LOCAL_TZ
@@ -508,11 +509,17 @@ async def decide_appeal(
     now: datetime,
 ) -> dict[str, Any]:
     """The appeal decided, with its motivation (Art. 42): upheld, reformed (with the new penalty) or annulled.
-    By the superior authority (an admin), or by the servidor who decided, reconsidering (reformed or annulled)
-    within 5 business days of the appeal (Lei 14.133/2021 Art. 166, sole paragraph). The penalty is then final."""
+    By the superior authority (an admin, or a servidor flagged `superior_authority`), or by the servidor who
+    decided, reconsidering (reformed or annulled) within 5 business days of the appeal (Lei 14.133/2021 Art. 166,
+    sole paragraph). The penalty is then final."""
     async with conn.transaction():
         row = await _lock(conn, occurrence_id, who)
-        superior = who.role is Role.ADMIN
+        # The superior authority: an admin by default, or a servidor flagged in the users page (Art. 166), who
+        # is not superior to their own decision: on it they may only reconsider, as its decider.
+        superior = who.role is Role.ADMIN or (
+            who.role is Role.MONITOR and row["decided_by"] != who.user_id
+            and await is_superior_authority(conn, who.user_id)
+        )  # fmt: skip
         reconsidering = (
             not superior and who.role is not Role.CONTRACTOR and row["decided_by"] == who.user_id
             and row["reconsider_due"] is not None and not deadline.is_late(now, row["reconsider_due"])

@@ -301,3 +301,50 @@ async def test_opening_the_infraction_and_the_art_26_justification(
     last = r.json()["history"][-1]
     assert last["data"]["justification"]["basis"] == "Lei 3.588/2023, Art. 26, parágrafo único"
     assert "emergência" in last["text"]
+
+
+async def test_a_servidor_flagged_superior_authority_judges_appeals_but_not_on_its_own_decision(
+    api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
+) -> None:
+    """Lei 14.133/2021 Art. 166, sole paragraph: the superior authority judges the appeal; an admin by default, or a
+    servidor flagged `superior_authority` in the users page (audited old → new). Issue 36: before, only admins."""
+    admin, monitor = auth(world, "admin"), world.people.ids["monitor"]
+    oid = await occurrence(conn, world, **GRAVE)
+    await to_notified(api, world, oid)
+    await past_defense_term(conn, oid)
+    assert (await decide(api, world, oid, "warning_and_fine")).status_code == 200
+    assert (await post(api, world, "contractor", oid, "appeal", json={"text": "Não houve parada."})).status_code == 201
+    upheld = {"outcome": "upheld", "motivation": "As posições mostram a parada."}
+    assert (await post(api, world, "monitor", oid, "appeal-decision", json=upheld)).status_code == 403
+
+    r = await api.patch(f"/api/v1/users/{monitor}", json={"superior_authority": True}, headers=admin)
+    assert r.status_code == 200 and r.json()["superior_authority"] is True and r.json()["designated"] is False
+    r = await post(api, world, "monitor", oid, "appeal-decision", json=upheld)
+    assert r.status_code == 200, r.text
+    assert r.json()["history"][-1]["data"]["by"] == "superior" and r.json()["final"] is True
+    logged = await conn.fetch("SELECT detail FROM audit_log WHERE action = 'user.update' AND target = $1",
+                              f"user:{monitor}")  # fmt: skip
+    assert [x["detail"]["changes"] for x in logged] == [{"superior_authority": [False, True]}]
+
+    # Not superior to its own decision: as its decider it may only reconsider (Art. 166).
+    r = await api.patch(f"/api/v1/users/{monitor}", json={"designated": True}, headers=admin)
+    assert r.status_code == 200
+    own = await occurrence(conn, world, start=T0 + timedelta(hours=3), **GRAVE)
+    await to_notified(api, world, own)
+    await past_defense_term(conn, own)
+    assert (await decide(api, world, own, "warning_and_fine", role="monitor")).status_code == 200
+    assert (await post(api, world, "contractor", own, "appeal", json={"text": "Recurso."})).status_code == 201
+    r = await post(api, world, "monitor", own, "appeal-decision", json=upheld)
+    assert r.status_code == 409 and r.json()["field"] == "outcome", r.text
+
+    # Only a servidor may hold it; a role change drops it; revoking is audited too.
+    r = await api.patch(f"/api/v1/users/{world.people.ids['contractor']}", json={"superior_authority": True},
+                        headers=admin)  # fmt: skip
+    assert r.status_code == 400 and r.json()["field"] == "superior_authority"
+    r = await api.patch(f"/api/v1/users/{monitor}", json={"superior_authority": False}, headers=admin)
+    assert r.status_code == 200 and r.json()["superior_authority"] is False
+    new = {"username": "autoridade", "password": "long enough pw", "role": "monitor", "superior_authority": True}
+    r = await api.post("/api/v1/users", headers=admin, json=new)
+    assert r.status_code == 201 and r.json()["superior_authority"] is True
+    r = await api.patch(f"/api/v1/users/{r.json()['id']}", json={"role": "auditor"}, headers=admin)
+    assert r.status_code == 200 and r.json()["superior_authority"] is False

@@ -7,3 +7,9 @@ CREATE TABLE upfm_values (
     updated_at timestamptz NOT NULL DEFAULT now(),
     updated_by text  -- NULL: seeded from the setting
 );
+
+-- The superior authority (Lei 14.133/2021 Art. 166, sole paragraph): who judges an appeal the decider did not
+-- reconsider. Admins are by default; a servidor (admin or monitor) may be flagged in the users page (audited).
+ALTER TABLE users ADD COLUMN superior_authority boolean NOT NULL DEFAULT false;
+ALTER TABLE users ADD CONSTRAINT users_superior_authority_servidor
+    CHECK (NOT superior_authority OR role IN ('admin', 'monitor'));
