@@ -15,6 +15,7 @@ from playwright.async_api import expect
 
 from telemetria.localtime import LOCAL_TZ
 from tests.browser.conftest import Tab
+from tests.db.conftest import PASSWORD
 
 PHASE = os.environ.get("PHASE", "after")
 
@@ -97,3 +98,37 @@ async def test_a_fine_without_the_years_upfm_is_refused_then_set_by_the_admin_an
         ("4.12", "4.15"), (None, "4.12")
     ]  # fmt: skip
     await expect(page.locator('nav a[href="/administracao/upfm"]')).to_have_count(1)  # in the admin's menu
+
+
+async def test_the_users_page_grants_and_revokes_the_superior_authority_audited(tab: Tab) -> None:
+    page = tab.page
+    username = f"autoridade.{os.getpid()}"
+    await tab.login("admin", then="/usuarios")
+    await page.get_by_role("button", name="Novo usuário").click()
+    form = page.get_by_role("dialog", name="Novo usuário")
+    await form.get_by_label("Nome de usuário").fill(username)
+    await form.get_by_label("Perfil").select_option("monitor")
+    await form.get_by_label("Senha", exact=True).fill(PASSWORD)
+    await form.get_by_label("Repita a senha").fill(PASSWORD)
+    await form.get_by_role("button", name="Criar usuário").click()
+    await expect(form).to_have_count(0)
+    row = page.locator("table.reg-table tbody tr", has_text=username)
+    await row.get_by_role("button", name="Tornar autoridade superior").click()
+    ask = page.get_by_role("alertdialog")
+    await expect(ask).to_contain_text("Art. 166")
+    await ask.get_by_role("button", name="Tornar autoridade superior").click()
+    await expect(row).to_contain_text("Autoridade superior: julga recursos")
+    await tab.shot(f"issue36-users-superior-{PHASE}")
+    async with httpx.AsyncClient(base_url=tab.site.url, timeout=30) as client:
+        users = (await client.get("/api/v1/users", params={"limit": 500}, headers=tab.site.token("admin"))).json()
+    me = next(u for u in users["items"] if u["username"] == username)
+    assert me["superior_authority"] is True and me["designated"] is False
+
+    await row.get_by_role("button", name="Revogar autoridade superior").click()
+    await page.get_by_role("alertdialog").get_by_role("button", name="Revogar autoridade superior").click()
+    await expect(row.get_by_role("button", name="Tornar autoridade superior")).to_be_visible()
+    async with httpx.AsyncClient(base_url=tab.site.url, timeout=30) as client:
+        log = (await client.get("/api/v1/audit", params={"action": "user.update", "limit": 50},
+                                headers=tab.site.token("admin"))).json()["items"]  # fmt: skip
+    mine = [e["detail"]["changes"] for e in log if e["target"] == f"user:{me['id']}"]
+    assert mine == [{"superior_authority": [True, False]}, {"superior_authority": [False, True]}]
