@@ -124,6 +124,8 @@ SUMMARIES: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/occurrences/{occurrence_id}/close"): "Encerrar o processo da ocorrência decidida",
     ("GET", "/api/v1/occurrence-kinds"): "Classificação de cada tipo de ocorrência (artigo e gravidade)",
     ("PUT", "/api/v1/occurrence-kinds/{kind}"): "Alterar o artigo e a gravidade de um tipo de ocorrência",
+    ("GET", "/api/v1/upfm-values"): "Valor da UPFM em reais, por ano (conversão das multas)",
+    ("PUT", "/api/v1/upfm-values/{year}"): "Definir o valor da UPFM de um ano (auditado: valor anterior e novo)",
     ("POST", "/api/v1/seals/verify"): "Verificar um arquivo de trajetória exportado (CSV ou XLSX) contra os selos",
     ("GET", "/api/v1/roads/status"): "Malha viária em uso (OpenStreetMap importado): origem, data, km",
     ("GET", "/api/v1/roads"): "Vias da malha importada numa área (GeoJSON): o mapa de fundo sem internet",

@@ -99,7 +99,7 @@ async def clean(pool: asyncpg.Pool) -> None:
         " drivers, driver_assignments, routes, route_stops, route_assignments, speed_zones, users, sessions,"
         " api_tokens, audit_log, retention_runs, school_years, school_calendar_days, contracts, contract_terms,"
         " registry_versions, day_seals, seal_roots, seal_lines, road_networks, road_ways, road_localities,"
-        " detector_run_days, municipal_holidays"
+        " detector_run_days, municipal_holidays, upfm_values"
         " RESTART IDENTITY CASCADE;"
         " UPDATE rollup_horizon SET closed_through = NULL, swept_through = NULL"
     )

@@ -59,7 +59,9 @@ FIELDS: Mapping[str, str] = {
     "contract_number": "contrato", "cpf": "CPF", "cnh_category": "categoria da CNH", "card_id": "cartão",
     "code": "código", "shift": "turno", "declared_km": "km declarado", "deviation_tolerance_m": "tolerância de desvio",
     "limit_kmh": "limite", "full_name": "nome completo", "role": "perfil", "password": "senha",
-    "designated": "designação (decide ocorrências, Art. 42)", "price_per_km": "preço por km",
+    "designated": "designação (decide ocorrências, Art. 42)",
+    "superior_authority": "autoridade superior (julga recursos, Lei 14.133/2021 Art. 166)",
+    "price_per_km": "preço por km",
     "contracted_km": "km contratado", "valid_from": "início da vigência", "valid_to": "fim da vigência",
     "article": "artigo", "severity": "gravidade", "weekdays": "dias da semana",
 }  # fmt: skip
@@ -168,6 +170,8 @@ def value_text(field: str, value: Any) -> str:
             return "ativo" if value else "inativo"
         if field == "designated":
             return "designado" if value else "não designado"
+        if field == "superior_authority":
+            return "autoridade superior" if value else "sem autoridade superior"
         return "sim" if value else "não"
     if field == "role":
         return ROLES.get(str(value), str(value))

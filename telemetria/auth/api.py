@@ -45,6 +45,9 @@ class NewUser(BaseModel):
     contractor_id: IdQuery = None
     full_name: str | None = Field(default=None, max_length=200)
     designated: bool = Field(default=False, description="the designated servidor: decides occurrences (Art. 42)")
+    superior_authority: bool = Field(
+        default=False, description="the superior authority: judges appeals (Lei 14.133/2021 Art. 166, sole paragraph)"
+    )
 
 
 class UserChange(BaseModel):
@@ -54,11 +57,12 @@ class UserChange(BaseModel):
     active: bool | None = None
     password: str | None = None
     designated: bool | None = None
+    superior_authority: bool | None = None
 
 
 # A user's fields whose old and new values the audit log keeps: access and powers (Art. 42's designation among
 # them), never personal data (the full name) nor the password, which are logged by name only (LGPD, Art. 6 III).
-AUDITED_FIELDS = ("role", "contractor_id", "active", "designated")
+AUDITED_FIELDS = ("role", "contractor_id", "active", "designated", "superior_authority")
 
 
 def _secure(request: Request) -> bool:
@@ -216,9 +220,19 @@ async def add_user(
 ) -> Response:
     async with conn.transaction():
         user = await store.add_user(
-            conn, body.username, body.password, body.role, body.contractor_id, body.full_name, body.designated
+            conn,
+            body.username,
+            body.password,
+            body.role,
+            body.contractor_id,
+            body.full_name,
+            body.designated,
+            body.superior_authority,
         )
-        await record(conn, "user.create", who, client_ip(request), f"user:{user['id']}", {"role": body.role.value})
+        flags = {f: True for f in ("designated", "superior_authority") if user.get(f)}  # powers granted at creation
+        await record(
+            conn, "user.create", who, client_ip(request), f"user:{user['id']}", {"role": body.role.value, **flags}
+        )
     return json_response(user, 201)
 
 
@@ -234,7 +248,9 @@ async def change_user(
     changed = sorted(body.model_fields_set)
     if not changed:
         raise HttpError(
-            400, "nothing to change: send one of full_name, role, contractor_id, active, password, designated"
+            400,
+            "nothing to change: send one of full_name, role, contractor_id, active, password, designated, "
+            "superior_authority",
         )
     async with conn.transaction():
         before = await conn.fetchrow(auth_q.USER_BY_ID, user_id)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 USER_COLUMNS = (
-    "u.id, u.username, u.full_name, u.role, u.contractor_id, u.designated, u.active, u.locked_until, u.last_login_at,"
-    " u.created_at"
+    "u.id, u.username, u.full_name, u.role, u.contractor_id, u.designated, u.superior_authority, u.active,"
+    " u.locked_until, u.last_login_at, u.created_at"
 )
 
 INSERT_USER = f"""
-INSERT INTO users AS u (username, full_name, password_hash, role, contractor_id, designated)
-VALUES ($1, $2, $3, $4, $5, $6) RETURNING {USER_COLUMNS}"""
+INSERT INTO users AS u (username, full_name, password_hash, role, contractor_id, designated, superior_authority)
+VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {USER_COLUMNS}"""
 
 USER_FOR_LOGIN = """
 SELECT id, username, password_hash, role, contractor_id, active FROM users WHERE username = $1"""
@@ -33,7 +33,8 @@ UPDATE users AS u SET
     password_hash = CASE WHEN 'password' = ANY($2) THEN $7 ELSE u.password_hash END,
     failed_logins = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN 0 ELSE u.failed_logins END,
     locked_until  = CASE WHEN 'password' = ANY($2) OR 'active' = ANY($2) THEN NULL ELSE u.locked_until END,
-    designated    = CASE WHEN 'designated' = ANY($2) THEN $8 ELSE u.designated END
+    designated    = CASE WHEN 'designated' = ANY($2) THEN $8 ELSE u.designated END,
+    superior_authority = CASE WHEN 'superior_authority' = ANY($2) THEN $9 ELSE u.superior_authority END
 WHERE u.id = $1 RETURNING {USER_COLUMNS}"""
 
 # What auth/limits.py decides from, in one pass over the audit log's last minutes (every process
@@ -113,6 +114,8 @@ FROM api_tokens WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3"""
 # A user revokes their own tokens; an admin may revoke anyone's ($3).
 # Whether an active user carries the "designated servidor" flag (decides occurrences besides the admins).
 USER_DESIGNATED = "SELECT coalesce((SELECT designated FROM users WHERE id = $1 AND active), false)"
+# Whether an active user is flagged as the superior authority (judges appeals besides the admins, Lei 14.133 Art. 166).
+USER_SUPERIOR = "SELECT coalesce((SELECT superior_authority FROM users WHERE id = $1 AND active), false)"
 
 REVOKE_TOKEN = """
 UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())

@@ -43,9 +43,11 @@ async def add_user(
     contractor_id: int | None = None,
     full_name: str | None = None,
     designated: bool = False,
+    superior_authority: bool = False,
 ) -> dict[str, Any]:
     username = normalize_username(username)
     _check_designated(role, designated)
+    _check_superior(role, superior_authority)
     if role is Role.CONTRACTOR and contractor_id is None:
         raise AuthError("contractor_id: a contractor user must name its contractor", "contractor_id")
     if role is not Role.CONTRACTOR and contractor_id is not None:
@@ -56,7 +58,14 @@ async def add_user(
         raise AuthError(str(e), "password") from None
     try:
         row = await conn.fetchrow(
-            q.INSERT_USER, username, full_name, await _hash(password), role.value, contractor_id, designated
+            q.INSERT_USER,
+            username,
+            full_name,
+            await _hash(password),
+            role.value,
+            contractor_id,
+            designated,
+            superior_authority,
         )
     except asyncpg.UniqueViolationError:
         raise AuthError(f"username: {username!r} is taken", "username", 409) from None
@@ -78,6 +87,19 @@ def _check_designated(role: Role, designated: bool | None) -> None:
         raise AuthError("designated: only a servidor (admin or monitor) may be the designated servidor", "designated")
 
 
+def _check_superior(role: Role, superior: bool | None) -> None:
+    if superior and role not in DESIGNABLE:
+        raise AuthError(
+            "superior_authority: only a servidor (admin or monitor) may be the superior authority", "superior_authority"
+        )
+
+
+async def is_superior_authority(conn: Conn, user_id: int) -> bool:
+    """Whether the (active) user is flagged as the superior authority, who judges appeals (Lei 14.133/2021 Art.
+    166, sole paragraph) besides the admins."""
+    return bool(await conn.fetchval(q.USER_SUPERIOR, user_id))
+
+
 async def is_designated(conn: Conn, user_id: int) -> bool:
     """Whether the (active) user is flagged as the designated servidor, who decides occurrences (Art. 42)."""
     return bool(await conn.fetchval(q.USER_DESIGNATED, user_id))
@@ -88,8 +110,9 @@ async def _hash(password: str) -> str:
 
 
 async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict[str, Any]:
-    """Apply the given fields (full_name, role, contractor_id, active, password, designated); ends the user's
-    sessions when the password, role or active flag changes. A role that may not be designated drops the flag."""
+    """Apply the given fields (full_name, role, contractor_id, active, password, designated, superior_authority);
+    ends the user's sessions when the password, role or active flag changes. A role that may not be designated
+    drops both flags."""
     current = await conn.fetchrow(q.USER_BY_ID, user_id)
     if current is None:
         raise AuthError(f"no user {user_id}", None, 404)
@@ -117,6 +140,13 @@ async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict
     if role not in DESIGNABLE and designated:
         changes = {**changes, "designated": False}
         designated = False
+    if "superior_authority" in changes and changes["superior_authority"] is None:
+        raise AuthError("superior_authority: may not be null", "superior_authority")
+    _check_superior(role, changes.get("superior_authority"))
+    superior = bool(changes["superior_authority"]) if "superior_authority" in changes else current["superior_authority"]
+    if role not in DESIGNABLE and superior:
+        changes = {**changes, "superior_authority": False}
+        superior = False
     if current["role"] == Role.ADMIN and (role is not Role.ADMIN or changes.get("active") is False):
         others = await conn.fetchval(q.OTHER_ACTIVE_ADMINS, user_id)
         if not others:
@@ -133,6 +163,7 @@ async def change_user(conn: Conn, user_id: int, changes: dict[str, Any]) -> dict
             changes.get("active"),
             password_hash,
             designated,
+            superior,
         )
     except asyncpg.ForeignKeyViolationError:
         raise AuthError(f"contractor_id: no contractor {contractor_id}", "contractor_id", 404) from None

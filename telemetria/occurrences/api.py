@@ -15,11 +15,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,14 +29,14 @@ from starlette.datastructures import UploadFile
 
 from telemetria.auth.guard import authenticate, client_ip, require
 from telemetria.auth.roles import Perm, Principal, Role
-from telemetria.auth.store import is_designated
+from telemetria.auth.store import is_designated, is_superior_authority
 from telemetria.contracts.money import numbers
 from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
 from telemetria.jobs import jobs_of, streamed, user_key
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline, pdfmap, termo, wording
+from telemetria.occurrences import deadline, pdfmap, termo, upfm, wording
 from telemetria.occurrences import process_store as store
 from telemetria.occurrences.listing import CSV_COLUMNS, filters
 from telemetria.occurrences.model import KIND_NAMES, Kind, Severity
@@ -51,9 +53,10 @@ MONEY = {"fine_upfm": 2, "fine_brl": 2}
 SAFE_TYPES = frozenset({"application/pdf", "image/png", "image/jpeg", "text/plain"})  # served as themselves
 
 
-def process_guard(perm: Perm) -> Callable[[Request], Awaitable[Principal]]:
+def process_guard(perm: Perm, *, appeal: bool = False) -> Callable[[Request], Awaitable[Principal]]:
     """Like auth.guard.require, but a contractor passes (it then learns 404 or 409 naming the state and its role),
-    and for decisions so does a monitor flagged `designated` (Art. 42: the designated servidor decides)."""
+    and for decisions so does a monitor flagged `designated` (Art. 42: the designated servidor decides); for the
+    appeal's judgement (`appeal`), also a monitor flagged `superior_authority` (Lei 14.133/2021 Art. 166)."""
 
     async def dependency(request: Request) -> Principal:
         who = await authenticate(request)
@@ -63,6 +66,8 @@ def process_guard(perm: Perm) -> Callable[[Request], Awaitable[Principal]]:
             async with request.app.state.pool.acquire() as conn:
                 if await is_designated(conn, who.user_id):
                     return who
+                if appeal and await is_superior_authority(conn, who.user_id):
+                    return who
         raise HttpError(403, f"role {who.role.value!r} may not do this (needs {perm.value!r})")
 
     dependency.perm = perm  # type: ignore[attr-defined]  # read by the access-matrix test
@@ -71,6 +76,7 @@ def process_guard(perm: Perm) -> Callable[[Request], Awaitable[Principal]]:
 
 REVIEW = Depends(process_guard(Perm.REVIEW_OCCURRENCES))
 DECIDE = Depends(process_guard(Perm.DECIDE_OCCURRENCES))
+JUDGE_APPEAL = Depends(process_guard(Perm.DECIDE_OCCURRENCES, appeal=True))
 DEFEND = Depends(require(Perm.DEFEND_OCCURRENCES))
 CLASSIFY = Depends(require(Perm.CLASSIFY_OCCURRENCES))
 
@@ -110,6 +116,10 @@ class AppealIn(Strict):
     text: Text
 
 
+class UpfmIn(Strict):
+    brl: Decimal = Field(gt=0, lt=100000, max_digits=16, decimal_places=4, description="R$ of one UPFM that year")
+
+
 class AppealDecisionIn(Strict):
     outcome: Literal["upheld", "reformed", "annulled"]
     penalty: Literal["none", "warning", "fine", "warning_and_fine"] | None = Field(
@@ -138,13 +148,13 @@ def _answer(row: dict[str, Any], status: int = 200) -> Response:
     return json_response(numbers(row, MONEY), status)
 
 
-def _upfm(request: Request) -> dict[int, Any]:
-    values: dict[int, Any] = request.app.state.settings.upfm_values
-    return values
+async def _upfm(conn: Any, request: Request) -> dict[int, Decimal]:
+    """The UPFM's R$ per year as the registry holds them (the setting only seeds missing years: upfm.py)."""
+    return await upfm.values(conn, request.app.state.settings.upfm_values)
 
 
 async def _detail(conn: Any, occurrence_id: int, who: Principal, request: Request) -> Response:
-    return _answer(await store.detail(conn, occurrence_id, who, _upfm(request)))
+    return _answer(await store.detail(conn, occurrence_id, who, await _upfm(conn, request)))
 
 
 def list_document(f: store.Filters, items: list[dict[str, Any]], who: Principal) -> Document:
@@ -349,7 +359,7 @@ async def defense(occurrence_id: IdPath, request: Request, who: Principal = DEFE
         result = await store.defend(
             conn, occurrence_id, who, client_ip(request), text=body.text, files=files, now=_now(), final=body.final
         )
-        row = await store.detail(conn, occurrence_id, who, _upfm(request))
+        row = await store.detail(conn, occurrence_id, who, await _upfm(conn, request))
     return _answer({**row, "defense": result}, 201)
 
 
@@ -373,10 +383,10 @@ async def decision(
     defence term runs without a final defence, or naming article when the occurrence is no infraction."""
     result = await store.decide(
         conn, occurrence_id, who, client_ip(request), allowed=who.role is not Role.CONTRACTOR,
-        penalty=body.penalty, motivation=body.motivation, upfm_brl=request.app.state.settings.upfm_values,
+        penalty=body.penalty, motivation=body.motivation, upfm_brl=await _upfm(conn, request),
         now=_now(),
     )  # fmt: skip
-    row = await store.detail(conn, occurrence_id, who, _upfm(request))
+    row = await store.detail(conn, occurrence_id, who, await _upfm(conn, request))
     return _answer({**row, **result})
 
 
@@ -387,21 +397,22 @@ async def appeal(
     """The contractor's appeal within appeal_until (15 business days, Lei 14.133/2021 Art. 166): under_appeal, the
     penalty suspended (Art. 168)."""
     result = await store.appeal(conn, occurrence_id, who, client_ip(request), text=body.text, now=_now())
-    row = await store.detail(conn, occurrence_id, who, _upfm(request))
+    row = await store.detail(conn, occurrence_id, who, await _upfm(conn, request))
     return _answer({**row, "appeal": result}, 201)
 
 
 @router.post("/occurrences/{occurrence_id}/appeal-decision")
 async def appeal_decision(
-    occurrence_id: IdPath, body: AppealDecisionIn, request: Request, who: Principal = DECIDE, *, conn: Conn
+    occurrence_id: IdPath, body: AppealDecisionIn, request: Request, who: Principal = JUDGE_APPEAL, *, conn: Conn
 ) -> Response:
-    """upheld, reformed (with `penalty`) or annulled, with the motivation: by the superior authority, or by the
-    servidor who decided, reconsidering within 5 business days (Art. 166, sole paragraph). Then final."""
+    """upheld, reformed (with `penalty`) or annulled, with the motivation: by the superior authority (an admin, or
+    a servidor flagged `superior_authority` in the users page), or by the servidor who decided, reconsidering
+    within 5 business days (Art. 166, sole paragraph). Then final."""
     result = await store.decide_appeal(
         conn, occurrence_id, who, client_ip(request), outcome=body.outcome, penalty=body.penalty,
-        motivation=body.motivation, upfm_brl=request.app.state.settings.upfm_values, now=_now(),
+        motivation=body.motivation, upfm_brl=await _upfm(conn, request), now=_now(),
     )  # fmt: skip
-    row = await store.detail(conn, occurrence_id, who, _upfm(request))
+    row = await store.detail(conn, occurrence_id, who, await _upfm(conn, request))
     return _answer({**row, "appeal_decision": result})
 
 
@@ -420,6 +431,28 @@ async def list_kinds(who: Principal = READ, *, conn: Conn) -> Response:
     """Each kind: {kind, duty, article, severity, fine_allowed} and its Portuguese name. `article` is null (a
     finding for the Secretaria only) or an inciso of Art. 36–39; only then can a fine follow."""
     return json_response({"items": await store.kinds(conn)})
+
+
+@router.get("/upfm-values")
+async def list_upfm(request: Request, who: Principal = READ, *, conn: Conn) -> Response:
+    """The UPFM's value in R$ per year as the registry holds it (the setting TELEMETRIA_UPFM_BRL only seeds
+    years not held yet); a fine is converted by its infraction's year (Art. 36–39)."""
+    return json_response({"items": await upfm.listing(conn, request.app.state.settings.upfm_values)})
+
+
+@router.put("/upfm-values/{year}")
+async def put_upfm(
+    year: Annotated[int, PathParam(ge=2000, le=2100)],
+    body: UpfmIn,
+    request: Request,
+    who: Principal = CLASSIFY,
+    *,
+    conn: Conn,
+) -> Response:
+    """Set a year's UPFM value (admin; audited `upfm.update` with old and new). Fines already decided keep their
+    R$; a fine recomputed later (recurrence) uses the value then held."""
+    await upfm.values(conn, request.app.state.settings.upfm_values)  # seed first: the setting never overwrites
+    return json_response(await upfm.put(conn, year, body.brl, who, client_ip(request)))
 
 
 @router.put("/occurrence-kinds/{kind}")

@@ -1,6 +1,6 @@
 """The fine of a decided occurrence (pure, Decimal): UPFM by severity (Art. 36–39), doubled when a grave or
 gravíssima one recurs within 12 months (Art. 38 and 39, sole paragraphs), in R$ by the UPFM value of its year
-(setting `upfm_brl`, parsed by settings.parse_upfm_values).
+(kept in the registry, upfm.py; the setting `upfm_brl` only seeds it).
 
 Recurrence (`is_recurrence`): the same contractor had an earlier occurrence of the same severity, decided with a
 fine, that started within the 12 months before this one's start (local dates: 12 calendar months, 29 February
@@ -21,10 +21,13 @@ CENT = Decimal("0.01")
 
 
 class MissingUpfmValue(LookupError):
-    """No UPFM value in R$ is set for the year (setting `upfm_brl`)."""
+    """No UPFM value in R$ is kept for the year (the registry's upfm_values: Administração › Valor da UPFM)."""
 
     def __init__(self, year: int):
-        super().__init__(f"não há valor da UPFM para {year}: configure TELEMETRIA_UPFM_BRL (ex.: {year}=4.71)")
+        super().__init__(
+            f"Não há valor da UPFM cadastrado para {year}: um administrador deve informá-lo em Administração › "
+            f"Valor da UPFM (valor de 1 UPFM em R$ para {year}) antes de aplicar a multa."
+        )
         self.year = year
 
 

@@ -14,8 +14,9 @@ ampla defesa and a motivated decision "em qualquer fase de defesa ou recurso".
 - appeal-decision: the decider reconsiders within 5 business days, or the superior authority decides (Art. 166,
   sole paragraph). Only then, or once the appeal term ran out unused, is the penalty final.
 
-A wrong action is a `WrongState` (served as 409) whose text names the current state (and the role, or the
-deadline, when that is what is wrong), so the client learns where the occurrence stands.
+A wrong action is a `WrongState` (served as 409) whose text, in Portuguese for the person reading it, opens with
+what is wrong ("Ainda no prazo de defesa até 11/12/2026 23:59", local time) and names the current state; the
+machine-readable parts stay beside it (`state`, and `defense_until` / `appeal_until` as local dates).
 """
 
 from __future__ import annotations
@@ -28,6 +29,25 @@ from typing import Any
 from telemetria.auth.roles import Perm, Role
 from telemetria.localtime import LOCAL_TZ
 from telemetria.occurrences.model import Status
+
+# How a refusal names the state and the caller's profile to a person (pages show the API's text as it is).
+STATUS_NAMES: dict[Status, str] = {
+    Status.DETECTED: "detectada (aguarda revisão)",
+    Status.WITHDRAWN: "retirada",
+    Status.CONFIRMED: "confirmada",
+    Status.DISMISSED: "descartada",
+    Status.NOTIFIED: "notificada",
+    Status.DEFENSE: "em defesa",
+    Status.DECIDED: "decidida",
+    Status.UNDER_APPEAL: "em recurso",
+    Status.CLOSED: "encerrada",
+}
+ROLE_NAMES: dict[Role, str] = {
+    Role.ADMIN: "administrador",
+    Role.MONITOR: "servidor",
+    Role.AUDITOR: "auditor",
+    Role.CONTRACTOR: "contratada",
+}
 
 
 class Action(StrEnum):
@@ -120,48 +140,56 @@ def check(
     """
     t = TRANSITIONS[action]
     terms = terms or Terms(defense_due=defense_due)
+    now_s = f"situação atual: {status_name(status)}"
     if not allowed:
-        raise WrongState(
-            f"o papel {role.value!r} não pode {t.verb} uma ocorrência (estado atual: {status.value})", status
-        )
+        who = ROLE_NAMES.get(role, role.value)
+        if action in (Action.DECIDE, Action.APPEAL_DECIDE) and role is not Role.CONTRACTOR:
+            raise WrongState(
+                f"Seu perfil ({who}) não pode {t.verb}: só um administrador ou um servidor designado (Art. 42) "
+                f"decide; a designação é dada em Administração › Usuários ({now_s})", status,
+            )  # fmt: skip
+        raise WrongState(f"Seu perfil ({who}) não pode {t.verb} ({now_s})", status)
     if status not in t.froms:
-        expected = " ou ".join(sorted(s.value for s in t.froms))
-        raise WrongState(
-            f"não é possível {t.verb}: estado atual: {status.value} (é preciso estar em {expected})", status
-        )
+        expected = " ou ".join(sorted(status_name(s) for s in t.froms))
+        raise WrongState(f"Não é possível {t.verb}: a ocorrência está {status_name(status)} (é preciso estar "
+                         f"{expected}; {now_s})", status)  # fmt: skip
     due = terms.defense_due
     if action is Action.DECIDE and not terms.defense_final and due is not None and now is not None:
         if now.replace(microsecond=0) <= due:  # ampla defesa: the whole term, unless the defence is final
             raise WrongState(
-                f"não é possível decidir: estado atual: {status.value}; o prazo de defesa (defense_until) vai até "
-                f"{due.isoformat()} e a defesa não foi declarada final",
-                status, defense_until=due.astimezone(LOCAL_TZ).date().isoformat(),
+                f"Ainda no prazo de defesa até {local_minute(due)}: a decisão espera o fim do prazo ou uma defesa "
+                f"declarada final pela contratada (Lei 14.133/2021 Art. 157; {now_s})",
+                status, defense_until=due.astimezone(LOCAL_TZ).date().isoformat(), field="defense_until",
             )  # fmt: skip
     if action is Action.DEFENSE and terms.defense_final:
-        raise WrongState(
-            f"não é possível {t.verb}: a defesa já foi declarada final (estado atual: {status.value})", status
-        )
+        raise WrongState(f"A defesa já foi declarada final e não pode mais ser substituída ({now_s})", status)
     if action is Action.APPEAL:
         if not terms.sanctioned:
-            raise WrongState(
-                f"não é possível {t.verb}: a decisão não aplicou penalidade (estado atual: {status.value})", status
-            )
+            raise WrongState(f"Não cabe recurso: a decisão não aplicou penalidade ({now_s})", status)
         if terms.appealed:
-            raise WrongState(
-                f"não é possível {t.verb}: o recurso já foi julgado (estado atual: {status.value})", status
-            )
+            raise WrongState(f"Não cabe novo recurso: o recurso já foi julgado ({now_s})", status)
         if terms.appeal_due is not None and now is not None and now.replace(microsecond=0) > terms.appeal_due:
             raise WrongState(
-                f"não é possível {t.verb}: estado atual: {status.value}; o prazo de recurso (appeal_until) terminou "
-                f"em {terms.appeal_due.isoformat()}",
-                status, appeal_until=terms.appeal_due.astimezone(LOCAL_TZ).date().isoformat(),
+                f"Prazo de recurso encerrado em {local_minute(terms.appeal_due)} (Lei 14.133/2021 Art. 166; "
+                f"{now_s})", status, appeal_until=terms.appeal_due.astimezone(LOCAL_TZ).date().isoformat(),
+                field="appeal_until",
             )  # fmt: skip
     if action is Action.CLOSE and now is not None and not is_final(status, terms, now):
+        until = local_minute(terms.appeal_due) if terms.appeal_due else "—"
         raise WrongState(
-            f"não é possível {t.verb}: estado atual: {status.value}, a decisão ainda não é definitiva (prazo de "
-            f"recurso até {terms.appeal_due.isoformat() if terms.appeal_due else '—'})", status,
+            f"Ainda no prazo de recurso até {until}: a decisão ainda não é definitiva e não pode ser encerrada "
+            f"({now_s})", status,
         )  # fmt: skip
     return t.to
+
+
+def local_minute(t: datetime) -> str:
+    """dd/mm/aaaa HH:MM in the municipality's zone: how a deadline is told to a person."""
+    return t.astimezone(LOCAL_TZ).strftime("%d/%m/%Y %H:%M")
+
+
+def status_name(status: Status) -> str:
+    return STATUS_NAMES.get(status, status.value)
 
 
 def visible(status: Status, role: Role) -> bool:

@@ -17,6 +17,7 @@ import orjson
 
 from telemetria.audit.log import record
 from telemetria.auth.roles import Principal, Role
+from telemetria.auth.store import is_superior_authority
 from telemetria.db import Conn
 from telemetria.http import FieldError, HttpError
 from telemetria.localtime import LOCAL_TZ
@@ -74,10 +75,24 @@ def not_found(occurrence_id: int) -> HttpError:
     return HttpError(404, f"no occurrence {occurrence_id}")
 
 
+PENALTY_NAMES: dict[Penalty, str] = {
+    Penalty.NONE: "sem penalidade",
+    Penalty.WARNING: "advertência escrita",
+    Penalty.FINE: "multa",
+    Penalty.WARNING_AND_FINE: "advertência escrita e multa",
+}
+
+
+def refusal(detail: str, **extra: Any) -> HttpError:
+    """A 409 of the process: `detail` is a whole Portuguese sentence for the person; `message` repeats it to tell
+    pages to show it as it is, without the generic opening of a 409 (web/static/js/api.js)."""
+    return HttpError(409, detail, message=detail, **extra)
+
+
 def conflict(e: process.WrongState | fines.MissingUpfmValue) -> HttpError:
     if isinstance(e, process.WrongState):
-        return HttpError(409, e.detail, state=e.status.value, **e.extra)
-    return HttpError(409, str(e), year=e.year)
+        return refusal(e.detail, state=e.status.value, **e.extra)
+    return refusal(str(e), year=e.year, field="year")
 
 
 async def business_calendar(conn: Conn) -> deadline.Calendar:
@@ -158,9 +173,10 @@ async def evidence_of(conn: Conn, occurrence_id: int, who: Principal) -> tuple[d
     row = await detail(conn, occurrence_id, who)
     ev = await conn.fetchrow(q.EVIDENCE, occurrence_id)
     if ev is None:
-        raise HttpError(
-            409, f"o Termo só existe depois da confirmação (estado atual: {row['status']})", state=row["status"]
-        )
+        raise refusal(
+            "O Termo de Comunicação só existe depois da confirmação (situação atual: "
+            f"{process.status_name(Status(row['status']))})", state=row["status"],
+        )  # fmt: skip
     frozen = orjson.loads(ev["content"])
     # Who, what, where and when as frozen at confirmation (a Termo issued again after a registry edit says the same);
     # only the process's own state is today's.
@@ -242,9 +258,9 @@ async def review(
         row = await _lock(conn, occurrence_id, who)
         to = _check(action, row, who, who.can(process.TRANSITIONS[action].perm), now)
         if confirm and row["end_ts"] is None:  # its evidence is not complete yet: frozen now, it would stay partial
-            raise HttpError(
-                409, "a ocorrência ainda está em andamento (sem fim); confirme-a quando terminar; estado atual: "
-                f"{row['status']}", state=row["status"],
+            raise refusal(
+                "Ocorrência ainda em andamento (sem fim registrado): confirme-a quando terminar (situação atual: "
+                f"{process.status_name(Status(row['status']))})", state=row["status"],
             )  # fmt: skip
         data: dict[str, Any] = {}
         if confirm:
@@ -356,15 +372,16 @@ def _penalty_allowed(row: Mapping[str, Any], penalty: Penalty) -> None:
     (Art. 36–39), and for Art. 38–39 the warning and the fine together."""
     inf = infraction.maybe(row["article"])
     if penalty in SANCTIONS and inf is None:
-        raise HttpError(
-            409, f"não é possível aplicar {penalty.value}: a ocorrência não tem artigo de infração (article: "
-            f"{row['article']!r}); só os incisos dos Art. 36 a 39 preveem advertência e multa. Reclassifique-a "
-            "ao confirmar, ou decida sem penalidade", state=row["status"], field="article",
+        raise refusal(
+            f"Sem artigo de infração: não é possível aplicar {PENALTY_NAMES[penalty]}. Só os incisos dos Art. 36 a "
+            "39 preveem advertência e multa; esta ocorrência é uma constatação para a Secretaria (article: "
+            f"{row['article'] or 'nenhum'}). Reclassifique-a ao confirmar, ou decida sem penalidade",
+            state=row["status"], field="article",
         )  # fmt: skip
     if inf is not None and penalty not in inf.penalties:
-        allowed = ", ".join(sorted(p.value for p in inf.penalties))
-        raise HttpError(
-            409, f"penalty: {inf.article} pune com advertência escrita e multa; aplique {allowed}",
+        allowed = " ou ".join(sorted(PENALTY_NAMES[p] for p in inf.penalties))
+        raise refusal(
+            f"O {inf.article} pune com advertência escrita e multa juntas: aplique {allowed}",
             state=row["status"], field="penalty",
         )  # fmt: skip
 
@@ -431,7 +448,7 @@ async def decide(
         to = _check(Action.DECIDE, row, who, allowed, now)
         _penalty_allowed(row, p)
         if p in WITH_FINE and row["contractor_id"] is None:
-            raise HttpError(409, "não é possível multar: a ocorrência não tem contratada", state=row["status"])
+            raise refusal("Não é possível multar: a ocorrência não tem contratada", state=row["status"])
         appeal_due = None
         if p in SANCTIONS:
             appeal_due = (await business_calendar(conn)).term_end(now, deadline.APPEAL_DAYS)
@@ -492,20 +509,26 @@ async def decide_appeal(
     now: datetime,
 ) -> dict[str, Any]:
     """The appeal decided, with its motivation (Art. 42): upheld, reformed (with the new penalty) or annulled.
-    By the superior authority (an admin), or by the servidor who decided, reconsidering (reformed or annulled)
-    within 5 business days of the appeal (Lei 14.133/2021 Art. 166, sole paragraph). The penalty is then final."""
+    By the superior authority (an admin, or a servidor flagged `superior_authority`), or by the servidor who
+    decided, reconsidering (reformed or annulled) within 5 business days of the appeal (Lei 14.133/2021 Art. 166,
+    sole paragraph). The penalty is then final."""
     async with conn.transaction():
         row = await _lock(conn, occurrence_id, who)
-        superior = who.role is Role.ADMIN
+        # The superior authority: an admin by default, or a servidor flagged in the users page (Art. 166), who
+        # is not superior to their own decision: on it they may only reconsider, as its decider.
+        superior = who.role is Role.ADMIN or (
+            who.role is Role.MONITOR and row["decided_by"] != who.user_id
+            and await is_superior_authority(conn, who.user_id)
+        )  # fmt: skip
         reconsidering = (
             not superior and who.role is not Role.CONTRACTOR and row["decided_by"] == who.user_id
             and row["reconsider_due"] is not None and not deadline.is_late(now, row["reconsider_due"])
         )  # fmt: skip
         to = _check(Action.APPEAL_DECIDE, row, who, superior or reconsidering, now)
         if reconsidering and outcome == "upheld":
-            raise HttpError(
-                409, "quem decidiu só pode reconsiderar (reformed ou annulled); para manter a decisão, o recurso "
-                "sobe à autoridade superior", state=row["status"], field="outcome",
+            raise refusal(
+                "Quem decidiu só pode reconsiderar (reformar ou anular); para manter a decisão, o recurso sobe à "
+                "autoridade superior (Lei 14.133/2021 Art. 166, parágrafo único)", state=row["status"], field="outcome",
             )  # fmt: skip
         current = Penalty(row["penalty"])
         if outcome == "upheld":

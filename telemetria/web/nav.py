@@ -68,6 +68,8 @@ PAGES: tuple[Page, ...] = (
     # Traccar servers forwarding positions (issue 35): a gateway token is a credential of the installation.
     Page("/gateways-traccar", "Servidores Traccar", Perm.MANAGE_USERS, "Administração"),
     Page("/auditoria", "Registro de auditoria", Perm.READ_AUDIT, "Administração"),
+    # Issue 36: the UPFM's R$ per year, kept in the registry (a fine's R$ = its UPFM × the year's value).
+    Page("/administracao/upfm", "Valor da UPFM", Perm.CLASSIFY_OCCURRENCES, "Administração"),
 )
 
 ROLE_NAMES = {"admin": "Administrador", "monitor": "Servidor", "auditor": "Controle externo",

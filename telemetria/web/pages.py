@@ -20,7 +20,7 @@ from fastapi.templating import Jinja2Templates
 from telemetria import __version__
 from telemetria.auth.guard import authenticate
 from telemetria.auth.roles import Perm, Principal, Role
-from telemetria.auth.store import is_designated
+from telemetria.auth.store import is_designated, is_superior_authority
 from telemetria.db import DB_ERRORS
 from telemetria.http import HttpError
 from telemetria.registry import queries as registry_q
@@ -122,6 +122,7 @@ def render(request: Request, template: str, who: Principal | None, status: int =
     if who is not None:
         context["config"]["user"] = {"username": who.username, "role": who.role.value,
                                      "contractor_id": who.scope, "designated": bool(ctx.get("designated")),
+                                     "superior_authority": bool(ctx.get("superior_authority")),
                                      "permissions": sorted(p.value for p in Perm if who.can(p))}  # fmt: skip
     resp = templates.TemplateResponse(request, template, context, status_code=status)
     resp.headers.update(security_headers(settings))
@@ -166,12 +167,14 @@ async def _open(request: Request, page: nav.Page, template: str, **ctx: Any) -> 
 
 
 async def _designated(request: Request, who: Principal) -> dict[str, bool]:
-    """A monitor flagged as the designated servidor decides occurrences: the pages offer it the decision."""
+    """A monitor flagged as the designated servidor decides occurrences, one flagged as the superior authority
+    judges appeals: the pages offer it the decision, or the appeal's judgement."""
     if who.role is not Role.MONITOR:
         return {}
     try:
         async with request.app.state.pool.acquire(timeout=5) as conn:
-            return {"designated": await is_designated(conn, who.user_id)}
+            return {"designated": await is_designated(conn, who.user_id),
+                    "superior_authority": await is_superior_authority(conn, who.user_id)}  # fmt: skip
     except DB_ERRORS:  # the page still opens; the API decides in the end
         return {}
 
@@ -269,6 +272,11 @@ async def occurrence_page(occurrence_id: str, request: Request) -> Response:
 @router.get("/fiscalizacao/classificacao")
 async def kinds_page(request: Request) -> Response:
     return await _open(request, PAGE["/fiscalizacao/classificacao"], "kinds.html")
+
+
+@router.get("/administracao/upfm")
+async def upfm_page(request: Request) -> Response:
+    return await _open(request, PAGE["/administracao/upfm"], "upfm.html")
 
 
 @router.get("/usuarios")

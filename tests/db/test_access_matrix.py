@@ -444,6 +444,14 @@ CASES = [
         {"kind": same_kind},
         lambda w: {"article": "Art. 37, X", "severity": "media"},
     ),
+    Case("GET", "/api/v1/upfm-values", R),
+    Case(
+        "PUT",
+        "/api/v1/upfm-values/{year}",
+        Perm.CLASSIFY_OCCURRENCES,
+        {"year": next_school_year},
+        lambda w: {"brl": "4.71"},
+    ),
     Case("GET", "/api/v1/seals", R, query={"from": "2026-03-02", "to": "2026-03-02"}),
     *(
         Case("GET", f"/api/v1/reports/{kind}", R, query={"from": "2026-03-02", "to": "2026-03-02"})

@@ -58,7 +58,11 @@ async def test_the_decision_waits_for_the_defence_term_or_a_final_defence(
     until = d["deadlines"]["defense_until"]
     assert until == datetime.fromisoformat(d["defense_due"]).astimezone(LOCAL_TZ).date().isoformat()
     r = await decide(api, world, oid, "warning")
-    assert r.status_code == 409 and r.json()["defense_until"] == until and "defense_until" in r.json()["detail"]
+    assert r.status_code == 409 and r.json()["defense_until"] == until and r.json()["field"] == "defense_until"
+    # In Portuguese for the person, opening with what is wrong and the term's end in local time (issue 36).
+    due_local = datetime.fromisoformat(d["defense_due"]).astimezone(LOCAL_TZ)
+    assert r.json()["detail"].startswith(f"Ainda no prazo de defesa até {due_local:%d/%m/%Y %H:%M}:"), r.text
+    assert r.json()["message"] == r.json()["detail"] and "T03:59" not in r.json()["detail"]
     # A first, short defence does not end the term: the contractor may still replace or complete it.
     r = await post(api, world, "contractor", oid, "defense", json={"text": "Defesa preliminar."})
     assert r.status_code == 201 and r.json()["defense"]["final"] is False
@@ -165,7 +169,7 @@ async def test_an_appeal_suspends_the_fine_and_is_decided(
     assert (await post(api, world, "monitor", oid, "close")).status_code == 409
     body = {"outcome": "reformed", "penalty": "warning", "motivation": "Socorro comprovado."}
     r = await post(api, world, "contractor", oid, "appeal-decision", json=body)
-    assert r.status_code == 409 and "'contractor'" in r.json()["detail"]  # the module's rule: 409 naming the role
+    assert r.status_code == 409 and "(contratada)" in r.json()["detail"]  # the module's rule: 409 naming the role
     r = await post(api, world, "admin", oid, "appeal-decision", json=body)
     assert r.status_code == 409 and r.json()["field"] == "penalty"  # Art. 38: warning and fine, or none
     body = {"outcome": "annulled", "motivation": "Socorro comprovado (Art. 26, parágrafo único)."}
@@ -297,3 +301,50 @@ async def test_opening_the_infraction_and_the_art_26_justification(
     last = r.json()["history"][-1]
     assert last["data"]["justification"]["basis"] == "Lei 3.588/2023, Art. 26, parágrafo único"
     assert "emergência" in last["text"]
+
+
+async def test_a_servidor_flagged_superior_authority_judges_appeals_but_not_on_its_own_decision(
+    api: httpx.AsyncClient, conn: asyncpg.Connection, world: World
+) -> None:
+    """Lei 14.133/2021 Art. 166, sole paragraph: the superior authority judges the appeal; an admin by default, or a
+    servidor flagged `superior_authority` in the users page (audited old → new). Issue 36: before, only admins."""
+    admin, monitor = auth(world, "admin"), world.people.ids["monitor"]
+    oid = await occurrence(conn, world, **GRAVE)
+    await to_notified(api, world, oid)
+    await past_defense_term(conn, oid)
+    assert (await decide(api, world, oid, "warning_and_fine")).status_code == 200
+    assert (await post(api, world, "contractor", oid, "appeal", json={"text": "Não houve parada."})).status_code == 201
+    upheld = {"outcome": "upheld", "motivation": "As posições mostram a parada."}
+    assert (await post(api, world, "monitor", oid, "appeal-decision", json=upheld)).status_code == 403
+
+    r = await api.patch(f"/api/v1/users/{monitor}", json={"superior_authority": True}, headers=admin)
+    assert r.status_code == 200 and r.json()["superior_authority"] is True and r.json()["designated"] is False
+    r = await post(api, world, "monitor", oid, "appeal-decision", json=upheld)
+    assert r.status_code == 200, r.text
+    assert r.json()["history"][-1]["data"]["by"] == "superior" and r.json()["final"] is True
+    logged = await conn.fetch("SELECT detail FROM audit_log WHERE action = 'user.update' AND target = $1",
+                              f"user:{monitor}")  # fmt: skip
+    assert [x["detail"]["changes"] for x in logged] == [{"superior_authority": [False, True]}]
+
+    # Not superior to its own decision: as its decider it may only reconsider (Art. 166).
+    r = await api.patch(f"/api/v1/users/{monitor}", json={"designated": True}, headers=admin)
+    assert r.status_code == 200
+    own = await occurrence(conn, world, start=T0 + timedelta(hours=3), **GRAVE)
+    await to_notified(api, world, own)
+    await past_defense_term(conn, own)
+    assert (await decide(api, world, own, "warning_and_fine", role="monitor")).status_code == 200
+    assert (await post(api, world, "contractor", own, "appeal", json={"text": "Recurso."})).status_code == 201
+    r = await post(api, world, "monitor", own, "appeal-decision", json=upheld)
+    assert r.status_code == 409 and r.json()["field"] == "outcome", r.text
+
+    # Only a servidor may hold it; a role change drops it; revoking is audited too.
+    r = await api.patch(f"/api/v1/users/{world.people.ids['contractor']}", json={"superior_authority": True},
+                        headers=admin)  # fmt: skip
+    assert r.status_code == 400 and r.json()["field"] == "superior_authority"
+    r = await api.patch(f"/api/v1/users/{monitor}", json={"superior_authority": False}, headers=admin)
+    assert r.status_code == 200 and r.json()["superior_authority"] is False
+    new = {"username": "autoridade", "password": "long enough pw", "role": "monitor", "superior_authority": True}
+    r = await api.post("/api/v1/users", headers=admin, json=new)
+    assert r.status_code == 201 and r.json()["superior_authority"] is True
+    r = await api.patch(f"/api/v1/users/{r.json()['id']}", json={"role": "auditor"}, headers=admin)
+    assert r.status_code == 200 and r.json()["superior_authority"] is False

@@ -328,7 +328,7 @@ async def test_dismiss_needs_a_reason(api: httpx.AsyncClient, conn: asyncpg.Conn
     assert r.status_code == 200 and r.json()["status"] == "dismissed" and r.json()["evidence_sha256"] is None
     assert r.json()["history"][-1]["text"] == "sinal ruim"
     r = await post(api, world, "monitor", oid, "review", json={"decision": "confirm"})
-    assert r.status_code == 409 and "estado atual: dismissed" in r.json()["detail"]
+    assert r.status_code == 409 and "situação atual: descartada" in r.json()["detail"]
 
 
 async def test_confirm_with_another_kinds_classification(
@@ -343,22 +343,23 @@ async def test_confirm_with_another_kinds_classification(
 async def test_wrong_transitions_name_the_state(api: httpx.AsyncClient, conn: asyncpg.Connection, world: World) -> None:
     oid = await occurrence(conn, world)
     r = await post(api, world, "admin", oid, "decision", json={"penalty": "warning", "motivation": "cedo"})
-    assert r.status_code == 409 and "estado atual: detected" in r.json()["detail"] and r.json()["state"] == "detected"
-    assert (await post(api, world, "monitor", oid, "notify")).json()["detail"].count("estado atual: detected") == 1
+    detected = "situação atual: detectada (aguarda revisão)"
+    assert r.status_code == 409 and detected in r.json()["detail"] and r.json()["state"] == "detected"
+    assert (await post(api, world, "monitor", oid, "notify")).json()["detail"].count(detected) == 1
     assert (await post(api, world, "monitor", oid, "close")).status_code == 409
     await post(api, world, "monitor", oid, "review", json={"decision": "confirm"})
     r = await post(api, world, "admin", oid, "decision", json={"penalty": "none", "motivation": "cedo"})
-    assert r.status_code == 409 and "estado atual: confirmed" in r.json()["detail"]
+    assert r.status_code == 409 and "situação atual: confirmada" in r.json()["detail"]
     await post(api, world, "monitor", oid, "notify")
     # Notified, no defence yet, deadline running: the decision waits.
     r = await post(api, world, "admin", oid, "decision", json={"penalty": "none", "motivation": "cedo"})
-    assert r.status_code == 409 and "estado atual: notified" in r.json()["detail"] and "prazo" in r.json()["detail"]
+    assert r.status_code == 409 and "situação atual: notificada" in r.json()["detail"] and "prazo" in r.json()["detail"]
     # The contractor trying a servidor's action on its own notified occurrence: 409 naming state and role.
     for action, body in (("review", {"decision": "dismiss", "reason": "não"}), ("notify", None),
                          ("decision", {"penalty": "none", "motivation": "eu decido"}), ("close", None)):  # fmt: skip
         r = await post(api, world, "contractor", oid, action, json=body)
         assert r.status_code == 409, (action, r.text)
-        assert "estado atual: notified" in r.json()["detail"] and "contractor" in r.json()["detail"]
+        assert "situação atual: notificada" in r.json()["detail"] and "(contratada)" in r.json()["detail"]
     # ... and on another contractor's: 404.
     other = await occurrence(conn, world, 2, start=T0 + timedelta(hours=2))
     await to_notified(api, world, other)
@@ -372,7 +373,7 @@ async def test_wrong_transitions_name_the_state(api: httpx.AsyncClient, conn: as
     r = await post(api, world, "admin", oid, "decision", json={"penalty": "warning", "motivation": "sem defesa"})
     assert r.status_code == 200 and r.json()["penalty"] == "warning" and r.json()["fine_brl"] is None
     r = await post(api, world, "contractor", oid, "defense", json={"text": "tarde demais"})
-    assert r.status_code == 409 and "estado atual: decided" in r.json()["detail"]
+    assert r.status_code == 409 and "situação atual: decidida" in r.json()["detail"]
     # Roles that may not act at all: 403.
     assert (await post(api, world, "auditor", oid, "close")).status_code == 403
     assert (await post(api, world, "admin", other, "defense", json={"text": "pela empresa"})).status_code == 403
@@ -507,7 +508,7 @@ async def test_kinds_name_a_duty_and_only_art_36_to_39_as_infractions(
 async def test_the_termo(api: httpx.AsyncClient, conn: asyncpg.Connection, world: World) -> None:
     oid = await occurrence(conn, world)
     r = await api.get(f"/api/v1/occurrences/{oid}/termo.pdf", headers=auth(world, "monitor"))
-    assert r.status_code == 409 and "estado atual: detected" in r.json()["detail"]
+    assert r.status_code == 409 and "situação atual: detectada (aguarda revisão)" in r.json()["detail"]
     await to_notified(api, world, oid)
     r = await api.get(f"/api/v1/occurrences/{oid}/notificacao.pdf", headers=auth(world, "contractor"))
     assert r.status_code == 200 and r.headers["content-type"] == "application/pdf" and r.content.startswith(b"%PDF")

@@ -10,6 +10,7 @@ from telemetria.auth.roles import PERMISSIONS, Perm, Role
 from telemetria.occurrences.model import Status
 from telemetria.occurrences.process import (
     CONTRACTOR_VISIBLE,
+    STATUS_NAMES,
     TRANSITIONS,
     Action,
     Terms,
@@ -42,7 +43,7 @@ def test_every_action_from_every_state(action: Action, status: Status) -> None:
     if expected is None:
         with pytest.raises(WrongState) as e:
             check(action, status, role=Role.ADMIN, allowed=True, terms=SANCTIONED)
-        assert f"estado atual: {status.value}" in e.value.detail
+        assert f"situação atual: {STATUS_NAMES[status]}" in e.value.detail
         assert e.value.status is status
     else:
         assert check(action, status, role=Role.ADMIN, allowed=True, terms=SANCTIONED) is expected
@@ -58,14 +59,17 @@ def test_final_states_accept_nothing() -> None:
 def test_a_role_without_the_permission_is_told_the_state_and_its_role() -> None:
     with pytest.raises(WrongState) as e:
         check(Action.CONFIRM, Status.NOTIFIED, role=Role.CONTRACTOR, allowed=False)
-    assert "estado atual: notified" in e.value.detail and "'contractor'" in e.value.detail
+    assert "situação atual: notificada" in e.value.detail and "(contratada)" in e.value.detail
 
 
 def test_deciding_without_a_defence_waits_for_the_deadline() -> None:
     due = datetime(2026, 3, 9, 3, 59, 59, tzinfo=UTC)
     with pytest.raises(WrongState) as e:
         check(Action.DECIDE, Status.NOTIFIED, role=Role.ADMIN, allowed=True, now=due, defense_due=due)
-    assert "estado atual: notified" in e.value.detail and "prazo" in e.value.detail
+    assert "situação atual: notificada" in e.value.detail
+    # The opening a person reads: the term's end in local time (UTC-4), dd/mm/aaaa HH:MM; no ISO, no UTC.
+    assert e.value.detail.startswith("Ainda no prazo de defesa até 08/03/2026 23:59:"), e.value.detail
+    assert "2026-03-09" not in e.value.detail and "+00:00" not in e.value.detail
     after = due + timedelta(seconds=1)
     assert check(Action.DECIDE, Status.NOTIFIED, role=Role.ADMIN, allowed=True, now=after, defense_due=due) is (
         Status.DECIDED
@@ -73,7 +77,7 @@ def test_deciding_without_a_defence_waits_for_the_deadline() -> None:
     # A first (short) defence does not end the contractor's term: the decision still waits (ampla defesa) ...
     with pytest.raises(WrongState) as e:
         check(Action.DECIDE, Status.DEFENSE, role=Role.ADMIN, allowed=True, now=due, defense_due=due)
-    assert e.value.extra == {"defense_until": "2026-03-08"}  # the local date
+    assert e.value.extra == {"defense_until": "2026-03-08", "field": "defense_until"}  # the local date
     # ... unless the contractor declared its defence final; and once final, it cannot be replaced.
     final = Terms(defense_due=due, defense_final=True)
     assert check(Action.DECIDE, Status.DEFENSE, role=Role.ADMIN, allowed=True, now=due, terms=final) is (Status.DECIDED)
@@ -92,7 +96,8 @@ def test_the_appeal_term_and_finality() -> None:
     with pytest.raises(WrongState) as e:
         check(Action.APPEAL, Status.DECIDED, role=Role.CONTRACTOR, allowed=True, now=due + timedelta(seconds=1),
               terms=running)  # fmt: skip
-    assert e.value.extra == {"appeal_until": "2026-03-23"}
+    assert e.value.extra == {"appeal_until": "2026-03-23", "field": "appeal_until"}
+    assert e.value.detail.startswith("Prazo de recurso encerrado em 23/03/2026 23:59")
     assert not is_final(Status.DECIDED, running, decided)  # the appeal term still runs
     assert is_final(Status.DECIDED, running, due + timedelta(seconds=1))  # ran out unused
     appealed = Terms(appeal_due=due, sanctioned=True, appealed=True)

@@ -44,6 +44,12 @@ export function explain(err, labels = {}) {
   if (!(err instanceof ApiError)) {
     return "Não foi possível falar com o servidor. Verifique a conexão e tente de novo.";
   }
+  // A refusal the server already wrote for a person (the process's 409s: "Ainda no prazo de defesa até …")
+  // is shown as it is: the generic opening of its status would contradict it ("Já existe um registro…").
+  if (typeof err.body.message === "string" && err.body.message) {
+    const m = err.body.message.trim();
+    return /[.!?]$/.test(m) ? m : `${m}.`;
+  }
   const base = STATUS_PT[err.status] || (err.status >= 500 ? "Erro no servidor" : `Erro ${err.status}`);
   const name = fieldName(err.field);
   const where = name ? ` em «${labels[name] || name}»` : "";

@@ -33,7 +33,7 @@ export function allowed(o, user) {
   if (OPEN.includes(o.status) && decides) out.add("decision");
   const sanctioned = o.penalty && o.penalty !== "none";
   if (o.status === "decided" && sanctioned && !o.appealed_at && !o.final && defends) out.add("appeal");
-  if (o.status === "under_appeal" && decides) out.add("appealDecision");
+  if (o.status === "under_appeal" && (decides || user.superior_authority)) out.add("appealDecision"); // Art. 166
   if (o.status === "decided" && servidor && o.final !== false) out.add("close");
   return out;
 }

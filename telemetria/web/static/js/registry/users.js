@@ -1,6 +1,6 @@
 // Users (admins only): list, create with a role, change role or name, activate/deactivate, reset password, and
 // grant or revoke the designation of a servidor (Lei 3.588/2023 Art. 42: the designated servidor decides the
-// occurrences; administrators decide as well). Every change is in the audit log with its old and new value.
+// occurrences; administrators decide as well) and the superior authority (Lei 14.133/2021 Art. 166: judges appeals). Every change is in the audit log with its old and new value.
 import { api, config, el, toast } from "../api.js";
 import { ROLES, badge, editWith, lookups, name, when } from "./common.js";
 import { refusal, sentence } from "./errors.js";
@@ -31,6 +31,8 @@ function roleFields() {
       empty: "Escolha…", showIf: (v) => v.role === "contractor" },
     { name: "designated", label: "Servidor designado: decide as ocorrências (Art. 42)", type: "checkbox",
       showIf: (v) => v.role === "monitor" },
+    { name: "superior_authority", label: "Autoridade superior: julga os recursos (Lei 14.133/2021, Art. 166)",
+      type: "checkbox", showIf: (v) => v.role === "monitor" },
   ];
 }
 
@@ -50,6 +52,32 @@ async function setDesignated(u) {
     toast(sentence(err, { designated: "Designação" }), "error");
     return false;
   }
+}
+
+// Grant or revoke the superior authority (Lei 14.133/2021 Art. 166, sole paragraph): who judges an appeal the
+// decider did not reconsider. Administrators are by default; a servidor may be flagged here (audited, old → new).
+async function setSuperior(u) {
+  const grant = !u.superior_authority;
+  const question = grant
+    ? `Tornar ${u.username} autoridade superior? Ele passa a julgar os recursos das contratadas (manter, reformar `
+      + "ou anular a decisão, Lei 14.133/2021 Art. 166), exceto das decisões que ele mesmo tomou. Fica registrado na "
+      + "auditoria."
+    : `Revogar a autoridade superior de ${u.username}? Ele deixa de julgar recursos; o que já julgou continua valendo.`;
+  if (!(await confirmBox(question, grant ? "Tornar autoridade superior" : "Revogar autoridade superior"))) return false;
+  try {
+    await api(`${U}/${u.id}`, { method: "PATCH", body: { superior_authority: grant } });
+    toast(grant ? `${u.username} agora é autoridade superior.` : `Autoridade superior de ${u.username} revogada.`);
+    return true;
+  } catch (err) {
+    toast(sentence(err, { superior_authority: "Autoridade superior" }), "error");
+    return false;
+  }
+}
+
+function superior(u) {
+  if (u.role === "admin") return "julga como administrador";
+  if (u.role !== "monitor") return "—";
+  return u.superior_authority ? badge("Autoridade superior: julga recursos", "ok") : "não";
 }
 
 function designation(u) {
@@ -73,7 +101,8 @@ function newUser() {
       samePasswords(vals);
       const body = { username: vals.username, password: vals.password, role: vals.role,
         full_name: vals.full_name, ...(vals.role === "contractor" ? { contractor_id: vals.contractor_id } : {}),
-        ...(vals.role === "monitor" ? { designated: Boolean(vals.designated) } : {}) };
+        ...(vals.role === "monitor" ? { designated: Boolean(vals.designated),
+          superior_authority: Boolean(vals.superior_authority) } : {}) };
       const row = await api(U, { method: "POST", body });
       toast(`Usuário ${row.username} criado.`);
       return row;
@@ -129,6 +158,7 @@ export async function users(root) {
       { label: "Empresa", value: (u) => (u.contractor_id ? companies.get(u.contractor_id) || `nº ${u.contractor_id}` : null) },
       { label: "Situação", value: situation },
       { label: "Designação (Art. 42)", value: designation },
+      { label: "Recursos (Art. 166)", value: superior },
       { label: "Último acesso", value: (u) => (u.last_login_at ? when(u.last_login_at) : "nunca") },
     ],
     empty: "Nenhum usuário.",
@@ -142,6 +172,8 @@ export async function users(root) {
       { label: "Redefinir senha", name: u.username, run: () => resetPassword(u) },
       ...(u.role === "monitor" && u.active ? [
         { label: u.designated ? "Revogar designação" : "Designar", name: u.username, run: () => setDesignated(u) },
+        { label: u.superior_authority ? "Revogar autoridade superior" : "Tornar autoridade superior", name: u.username,
+          run: () => setSuperior(u) },
       ] : []),
       ...(u.username === config.user.username ? [] : [
         { label: u.active ? "Desativar" : "Ativar", name: u.username, cls: u.active ? "danger" : "", run: () => setActive(u) },
