@@ -64,7 +64,10 @@ EARLY_TOLERANCE_S = 900.0  # a boarding stop left this long before its time is a
 SILENT_S = 300.0
 SILENT_MOVED_M = 500.0
 
-NORMAL = MotionParams(cruise_kmh=(40.0, 50.0), speeding=False, halt_s=(15.0, 35.0), boarding_s=(40.0, 120.0))
+# A normal halt (traffic) stays under the unauthorised stop's minimum less one fix interval: a stop's ends are
+# estimated at the midpoints with the fixes around them (reports/analysis/stops.py), so each may read up to half an
+# interval (15 s at 30 s) longer than it was.
+NORMAL = MotionParams(cruise_kmh=(40.0, 50.0), speeding=False, halt_s=(10.0, 25.0), boarding_s=(40.0, 120.0))
 TRACKER = TrackerParams(loss_per_hour=0.0)  # signal losses only where planted
 
 

@@ -85,7 +85,7 @@ def test_normal_driving_keeps_clear_of_every_threshold() -> None:
     assert m.normal_max_kmh < 60 - 5, m
     assert m.shortest_speeding_s >= 20 + 20, m  # planted episodes are far longer than speeding_min_s
     assert m.normal_max_off_m < 100 / 4, m
-    assert m.longest_unplanned_halt_s < 60 - 20, m
+    assert m.longest_unplanned_halt_s < 60 - 30, m  # each end of a stop may read half a 30 s interval long
     assert m.normal_max_late_s < 600 - 240, m
     assert m.min_planted_late_s > 600 + 300, m
     assert m.normal_longest_leg_s < 7200 / 2, m
