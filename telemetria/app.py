@@ -20,8 +20,8 @@ from fastapi.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from telemetria import __version__, apidocs, metrics
+from telemetria.auditread import api as audit_api
 from telemetria.auth import api as auth_api
-from telemetria.auth import api_audit as audit_api
 from telemetria.auth.throttle import KeyedLocks, LoginThrottle
 from telemetria.bodylimit import BodyLimitMiddleware
 from telemetria.contracts import api as contracts_api
@@ -42,6 +42,7 @@ from telemetria.nulguard import NulGuardMiddleware
 from telemetria.occurrences import api as occurrences_api
 from telemetria.occurrences import day as day_api
 from telemetria.occurrences import detector, notify
+from telemetria.occurrences.duewindows import DueWindows
 from telemetria.ops import retention
 from telemetria.publication import api as publication_api
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
@@ -109,6 +110,8 @@ def create_app(settings: Settings) -> Telemetria:
     _add_openapi(app)
     _add_error_handlers(app)
     _add_ops_endpoints(app, settings)
+    # the runs due on a day, as the boletim counts them, for the reporting and schedule reports (reports/due.py)
+    app.state.due_windows = DueWindows
     return app
 
 

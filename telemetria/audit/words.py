@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences.wording import severity_name, status_name
+from telemetria.words import kind_name, severity_name, status_name
 
 ACTIONS: Mapping[str, str] = {
     "auth.login": "Entrada no sistema",
@@ -154,8 +154,6 @@ def target_text(target: str | None, plates: Mapping[int, str] | None = None) -> 
     if kind == "school_year":
         return f"Ano letivo de {ident}"
     if kind == "occurrence_kind":
-        from telemetria.occurrences.wording import kind_name
-
         return f"Tipo de ocorrência: {kind_name(ident)}"
     name = KINDS.get(kind)
     return f"{name} nº {ident}" if name and ident else target
@@ -229,8 +227,6 @@ def _occurrence(d: Mapping[str, Any]) -> list[str]:
     if d.get("fine_brl") is not None:
         parts.append(f"R$ {_money(d['fine_brl'])}")
     if d.get("kind"):
-        from telemetria.occurrences.wording import kind_name
-
         parts.append(f"tipo: {kind_name(d['kind'])}")
     if d.get("severity"):
         parts.append(f"gravidade: {severity_name(d['severity'])}")

@@ -27,6 +27,7 @@ from telemetria.measurement import plans, store
 from telemetria.measurement.boletim import Line
 from telemetria.measurement.due import DueRun
 from telemetria.occurrences import day_queries as q
+from telemetria.occurrences.duewindows import DueWindows
 from telemetria.occurrences.model import KIND_NAMES, Kind
 from telemetria.reports.analysis.engine import line as route_line
 from telemetria.reports.kinds.reporting import Day, due_windows
@@ -34,7 +35,6 @@ from telemetria.reports.knobs import DEFAULT as REPORT_DEFAULT
 from telemetria.reports.model import Selection, Window
 from telemetria.reports.store import asof
 from telemetria.reports.store.context import load
-from telemetria.reports.store.duewindows import DueWindows
 from telemetria.reports.store.fetch import analyses
 
 router = APIRouter(prefix="/api/v1", tags=["fiscalização"])

@@ -18,6 +18,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from telemetria import words
+
 
 class Kind(StrEnum):
     # Each kind: the duty its finding breaches, then the infraction (Art. 36–39) a servidor may open from it.
@@ -66,16 +68,8 @@ DEFAULT_CLASSIFICATION: Mapping[Kind, Classification] = {
 }
 
 # Portuguese names, for pages, CSV and the Termo.
-KIND_NAMES: Mapping[Kind, str] = {
-    Kind.SPEEDING: "Excesso de velocidade",
-    Kind.ROUTE_DEVIATION: "Desvio de rota",
-    Kind.UNAUTHORIZED_STOP: "Parada não autorizada",
-    Kind.SCHEDULE_DELAY: "Atraso no horário",
-    Kind.RUN_NOT_MADE: "Viagem não realizada",
-    Kind.UNAUTHORIZED_VEHICLE: "Veículo não autorizado",
-    Kind.OVER_2H_ON_BOARD: "Mais de 2 h a bordo",
-    Kind.TRACKER_SILENT: "Rastreador sem transmitir",
-}
+# Each kind's Portuguese name (telemetria/words.py: the audit log, below this package, names kinds too).
+KIND_NAMES: Mapping[Kind, str] = {k: words.KIND_NAMES[k.value] for k in Kind}
 
 
 class Status(StrEnum):

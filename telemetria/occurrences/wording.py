@@ -13,13 +13,11 @@ from typing import Any
 from telemetria.formats import fmt
 from telemetria.localtime import LOCAL_TZ
 from telemetria.occurrences.model import KIND_NAMES, Kind, Severity
+from telemetria.words import SEVERITY_NAMES as SEVERITY_NAMES  # re-exported: the names live below both packages
+from telemetria.words import STATUS_NAMES as STATUS_NAMES
+from telemetria.words import severity_name as severity_name
+from telemetria.words import status_name as status_name
 
-SEVERITY_NAMES: Mapping[str, str] = {
-    Severity.LEVE: "leve",
-    Severity.MEDIA: "média",
-    Severity.GRAVE: "grave",
-    Severity.GRAVISSIMA: "gravíssima",
-}
 # Where the law sets each severity's fine (Lei 3.588/2023).
 SEVERITY_ARTICLES: Mapping[str, str] = {
     Severity.LEVE: "Art. 36",
@@ -151,26 +149,6 @@ def kind_name(kind: Any) -> str:
         return KIND_NAMES[Kind(kind)]
     except ValueError:
         return str(kind or "—")
-
-
-STATUS_NAMES: Mapping[str, str] = {
-    "detected": "detectada (aguarda revisão)",
-    "withdrawn": "retirada",
-    "confirmed": "confirmada",
-    "dismissed": "descartada",
-    "notified": "notificada",
-    "defense": "em defesa",
-    "decided": "decidida",
-    "closed": "encerrada",
-}
-
-
-def status_name(status: Any) -> str:
-    return STATUS_NAMES.get(str(status), str(status or "—"))
-
-
-def severity_name(severity: Any) -> str:
-    return SEVERITY_NAMES.get(str(severity), str(severity or "—"))
 
 
 def route_text(route: Any) -> str:

@@ -193,7 +193,13 @@ async def reporting_report_(
 ) -> Response:  # fmt: skip
     """Per vehicle and day: fixes, coverage at ≤30 s, gaps while moving, late uploads (Art. 15 §§1–3)."""
     return await serve(
-        request, conn, who, "reporting", format, scope, lambda c, x, w: reporting.report(c, x, w, params)
+        request,
+        conn,
+        who,
+        "reporting",
+        format,
+        scope,
+        lambda c, x, w: reporting.report(c, x, w, params, request.app.state.due_windows),
     )
 
 
@@ -203,4 +209,12 @@ async def schedule_report(
     format: TableFormat = Query("json"), who: Principal = READ, *, conn: BuiltReportsConn,
 ) -> Response:  # fmt: skip
     """Each scheduled route run: departures and arrivals against the schedule, points skipped, runs not made."""
-    return await serve(request, conn, who, "schedule", format, scope, lambda c, x, w: schedule.report(c, x, w, params))
+    return await serve(
+        request,
+        conn,
+        who,
+        "schedule",
+        format,
+        scope,
+        lambda c, x, w: schedule.report(c, x, w, params, request.app.state.due_windows),
+    )

@@ -11,6 +11,7 @@ import asyncpg
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement.plans import plan_runs
 from telemetria.occurrences.day import compliance
+from telemetria.occurrences.duewindows import DueWindows
 from telemetria.reports.analysis import engine
 from telemetria.reports.kinds import reporting
 from telemetria.reports.knobs import DEFAULT
@@ -36,7 +37,7 @@ async def test_a_tracker_silent_during_its_due_runs_reads_zero(conn: asyncpg.Con
         LOCAL_TZ,
     )  # fmt: skip
     ctx = await context.load(conn, None, Selection([vid], None, None), win)
-    doc = await reporting.report(conn, ctx, win, DEFAULT, now=datetime.now(UTC))
+    doc = await reporting.report(conn, ctx, win, DEFAULT, DueWindows, now=datetime.now(UTC))
     assert isinstance(doc.rows, list)
     rows = {r["date"]: r for r in doc.rows}
     assert rows[day]["coverage"] == 0.0 and rows[day]["in_service_s"] == round(due_s)  # silent while due

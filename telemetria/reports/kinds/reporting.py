@@ -1,8 +1,8 @@
 """`reporting`: did each tracker report every 30 s while in service (Art. 15 §1 XII, §§2–3)? Per vehicle and day.
 
 In service: the stretches between consecutive usable fixes where the vehicle moved or its ignition
-was on, and the windows of the runs it was due to make (reports/store/duewindows.py, as the boletim counts
-them), up to now: a tracker silent during its due runs is in service and reads 0 %, not "no time in service"
+was on, and the windows of the runs it was due to make (reports/due.py: as the boletim counts them), up to
+now: a tracker silent during its due runs is in service and reads 0 %, not "no time in service"
 (issue 36; Art. 15 §2: silence is what the rule is about). Coverage is the share of that time within one
 reporting interval (plus 1 s of clock slack) of a fix: a 90 s gap while driving covers 31 of its 90 s. Late
 fixes are those that reached us more than LATE_S after they were taken: the store-and-forward evidence of §3.
@@ -22,11 +22,11 @@ from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports.analysis.engine import Analysis
 from telemetria.reports.analysis.track import IGN_ON
+from telemetria.reports.due import DueFactory, DueSource
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Window
 from telemetria.reports.output.csv import DATE, INT, SHARE, Column
 from telemetria.reports.output.report import VEHICLE, Report
-from telemetria.reports.store.duewindows import DueWindows
 from telemetria.reports.store.fetch import analyses
 
 LATE_S = 60.0
@@ -125,7 +125,7 @@ def _max(current: float | None, values: np.ndarray) -> float | None:
     return top if current is None else max(current, top)
 
 
-async def due_windows(conn: Conn, due: DueWindows, a: Analysis) -> list[tuple[float, float]]:
+async def due_windows(conn: Conn, due: DueSource, a: Analysis) -> list[tuple[float, float]]:
     """The windows of the runs due, on the local day of analysis `a`, of the routes the vehicle was assigned."""
     day = datetime.fromtimestamp(a.start, LOCAL_TZ).date()
     return [w for r in a.routes for w in await due.windows(conn, r, day)]
@@ -145,11 +145,14 @@ COLUMNS = [
 ]
 
 
-async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
-    """One row per vehicle and day of the window (days of the report's zone) that has begun by `now`."""
+async def report(
+    conn: Conn, ctx: Context, win: Window, params: ReportParams, due_source: DueFactory, now: datetime | None = None
+) -> Report:
+    """One row per vehicle and day of the window (days of the report's zone) that has begun by `now`; `due_source`
+    gives the runs due (reports/due.py)."""
     now = now or datetime.now(UTC)
     rows = []
-    due = DueWindows()
+    due = due_source()
     for v in ctx.vehicles:
         days: dict[date, Day] = {}
         async for a in analyses(conn, ctx, v, win, params):

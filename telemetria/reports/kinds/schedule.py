@@ -1,7 +1,7 @@
 """`schedule`: each route run a vehicle was assigned on the local days the window touches, up to today, when
 it was due: the runs due are the boletim's (issue 36): a school day of the calendar (without a school year
 registered: a weekday), inside the route's contract validity, and not every run of the route in a shift that
-had no school that day (reports/store/duewindows.py). A Saturday lists no run.
+had no school that day (occurrences/duewindows.py). A Saturday lists no run.
 
 A run's points served, passed, skipped or pending and its delays come from reports/analysis/schedule.py
 (the decisions are written there); this module makes its row, CSV columns and footer.
@@ -17,12 +17,12 @@ from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
 from telemetria.reports.analysis.days import day_bounds
 from telemetria.reports.analysis.schedule import PASSED, PENDING, SERVED, SKIPPED, Run, Visit, runs_of, still_open
+from telemetria.reports.due import DueFactory
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, Route, Vehicle, Window
 from telemetria.reports.output.csv import DATE, DATETIME, INT, MIN, TEXT, Column
 from telemetria.reports.output.document import Table
 from telemetria.reports.output.report import VEHICLE, Report, local, words
-from telemetria.reports.store.duewindows import DueWindows
 from telemetria.reports.store.fetch import analyze_piece
 
 
@@ -127,13 +127,16 @@ def points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**{k: r[k] for k in keep}, **p} for r in rows for p in r["points"]]
 
 
-async def report(conn: Conn, ctx: Context, win: Window, params: ReportParams, now: datetime | None = None) -> Report:
-    """Every run assigned to the context's vehicles on the local days the window touches, up to today."""
+async def report(
+    conn: Conn, ctx: Context, win: Window, params: ReportParams, due_source: DueFactory, now: datetime | None = None
+) -> Report:
+    """Every run assigned to the context's vehicles on the local days the window touches, up to today; `due_source`
+    gives the runs due (reports/due.py)."""
     now = now or datetime.now(LOCAL_TZ)
     today = now.astimezone(LOCAL_TZ).date()
     zones = ctx.zones
     rows: list[dict[str, Any]] = []
-    due = DueWindows()  # the runs due as the boletim counts them (store/duewindows.py)
+    due = due_source()  # the runs due as the boletim counts them (occurrences/duewindows.py)
     for v in ctx.vehicles:
         for day in win.local_days():
             if day > today or not v.in_scope(day) or not v.routes_on(day):
