@@ -29,9 +29,13 @@ async def test_the_imported_roads_are_a_base_layer_with_their_names(tab: Tab) ->
         await page.locator(".leaflet-control-layers").hover()
         await page.get_by_label(LAYER).check()
         await expect(page.locator("path.road-line").first).to_be_attached()
-        for _ in range(3):  # close enough for the names (zoom 14 and on)
+        # Close enough for the names (zoom 14 and on). The map first fits every vehicle of the shared site, and how
+        # far out that is depends on the vehicles other browser tests registered before: zoom in until names show.
+        for _ in range(8):
             await page.get_by_role("button", name="Zoom in").click()
             await page.wait_for_timeout(400)
+            if await page.locator(".leaflet-tooltip.road-name").count():
+                break
         await expect(page.locator(".leaflet-tooltip.road-name").first).to_be_visible()
         names = await page.locator(".leaflet-tooltip.road-name").all_inner_texts()
         assert any(n.startswith(("Linha ", "Travessão ", "Rua ", "Avenida ", "BR-", "RO-")) for n in names), names
