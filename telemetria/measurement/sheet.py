@@ -22,6 +22,9 @@ WORDS = {
     "justified": "justificada",
     "pending": "prevista",
 }
+# A run made outside its window on its own day (schoolday.py), and the kind of a justification (measurement/api.py).
+OFF_SCHEDULE = {"early": "antes da janela", "late": "depois da janela"}
+JUSTIFICATION_KINDS = {"nao_realizada": "corrida não realizada", "feito_fora_do_horario": "realizada fora do horário"}
 KM3, MONEY, PCT2 = decimal(3), decimal(2), decimal(2)
 
 COLUMNS = [
@@ -38,6 +41,7 @@ COLUMNS = [
     Column("Parciais", "runs_partial", INT), Column("Não feitas", "runs_not_made", INT),
     Column("Justificadas", "runs_justified", INT), Column("Previstas (fora dos totais)", "runs_pending", INT),
     Column("Justificativa", "justification", TEXT),
+    Column("Fora do horário", "off_schedule", TEXT), Column("Tipo de justificativa", "justification_kind", TEXT),
 ]  # fmt: skip
 _KEYS = [c.get for c in COLUMNS]
 
@@ -54,6 +58,8 @@ def _run(c: Computed, ln: Line) -> dict[str, Any]:
         contracted_km=ln.contracted_km, realized_km=ln.realized_km, off_route_km=ln.off_route_km,
         payable_km=ln.payable_km, unpaved_km=ln.unpaved_km, price_per_km=ln.price_per_km,
         price_per_km_unpaved=ln.price_per_km_unpaved, amount=ln.amount, justification=ln.justification,
+        off_schedule=OFF_SCHEDULE.get(ln.off_schedule or ""),
+        justification_kind=JUSTIFICATION_KINDS.get(ln.justification_kind or ""),
     )  # fmt: skip
 
 

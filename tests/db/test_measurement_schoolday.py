@@ -13,6 +13,8 @@ The morning run is driven every day.
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -234,6 +236,14 @@ async def test_a_run_made_out_of_its_window_where_the_data_cannot_place_it_is_ju
     )
     assert after["justification"] == "Saída antecipada sem aviso"
     assert after["payable_km"] == after["contracted_km"] > 0
+    # the boletim's CSV says it too, in words: made outside its window, and the kind of the justification
+    r = await client.get("/api/v1/reports/measurement", headers=aud, params={**params, "format": "csv"})
+    lines = list(csv.DictReader(io.StringIO(r.content.decode("utf-8")[1:]), delimiter=";"))
+    second = next(x for x in lines if x["Execução"] == "2" and x["Data"] == "16/03/2026")
+    assert (second["Fora do horário"], second["Tipo de justificativa"]) == (
+        "antes da janela",
+        "realizada fora do horário",
+    )
     # the same status from the single-route question: a run made needs no other justification
     body = {"route_id": world["route"], "date": "2026-03-16", "run_no": 2, "reason": "x"}
     r = await client.post("/api/v1/run-justifications", headers=mon, json=body)
