@@ -143,9 +143,36 @@ async def contracts(conn: Conn, scope: int | None, contractor_id: int | None, to
     return pg.answer([_shape(r) for r in items], total)
 
 
+# Dates in a plausible range (issue 33): a typo such as 2062 or 9999 would otherwise make a contract that locks
+# months no one will close. A continuous service is contracted for up to 5 years and extended up to 10 in all
+# (Lei 14.133/2021, Arts. 106 and 107); nothing before this century is a school-transport contract of ours.
+EARLIEST_CONTRACT_DAY = date(2000, 1, 1)
+MAX_CONTRACT_YEARS = 10
+
+
 def _window(valid_from: date, valid_to: date) -> None:
     if valid_to < valid_from:
         raise RegistryError(f"valid_to: {valid_to} is before valid_from {valid_from}", "valid_to")
+    if valid_from < EARLIEST_CONTRACT_DAY:
+        raise RegistryError(
+            f"valid_from: {valid_from:%d/%m/%Y} é anterior a {EARLIEST_CONTRACT_DAY:%d/%m/%Y}: confira o ano",
+            "valid_from",
+        )
+    last = _years_after(valid_from, MAX_CONTRACT_YEARS)
+    if valid_to > last:
+        raise RegistryError(
+            f"valid_to: {valid_to:%d/%m/%Y} passa de {MAX_CONTRACT_YEARS} anos de vigência (até {last:%d/%m/%Y}, "
+            "Lei 14.133/2021, Art. 107): confira o ano",
+            "valid_to",
+        )
+
+
+def _years_after(day: date, years: int) -> date:
+    """The same day `years` later (28 February for a 29 February in a common year)."""
+    try:
+        return day.replace(year=day.year + years)
+    except ValueError:
+        return day.replace(year=day.year + years, day=28)
 
 
 async def create_contract(conn: Conn, body: ContractIn, username: str) -> int:

@@ -70,6 +70,9 @@ async def test_a_rule_of_its_own(client: httpx.AsyncClient, people: People) -> N
         ({"price_per_km": 1e30}, 422, "body.price_per_km"),
         ({"price_per_km_unpaved": 0}, 422, "body.price_per_km_unpaved"),
         ({"valid_to": "2026-01-31"}, 400, "valid_to"),
+        ({"valid_to": "9999-12-31"}, 400, "valid_to"),  # a typo would lock months no one closes (issue 33)
+        ({"valid_to": "2036-02-02"}, 400, "valid_to"),  # over 10 years (Lei 14.133/2021, Art. 107)
+        ({"valid_from": "1999-12-31"}, 400, "valid_from"),
         ({"contractor_id": 999999}, 404, "contractor_id"),
         ({"number": " "}, 400, "number"),
         ({"number": None}, 422, "body.number"),
