@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.road_accuracy            # full: 30 paths of 5-40 km per extract, 30 s and 60 s
     .venv/bin/python -m bench.road_accuracy --quick    # what tests/unit/test_road_accuracy.py runs in CI
+    .venv/bin/python -m bench.road_accuracy --losses   # where the km are lost (the quick drives)
 
 For each extract of tests/data/osm and each sampling interval, the error of the day's km against the truth for
 - *road*: the service (reports' distance.segments with the network, no registered route): the matcher of
@@ -16,6 +17,7 @@ as mean error, mean |error|, worst |error| and the share of paths within 1 %. No
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -131,6 +133,45 @@ def table(extracts: list[str], intervals: list[float], count: int, lo_m: float, 
     return [r for name in extracts for dt in intervals for r in rows(name, dt, count, lo_m, hi_m)]
 
 
+def losses(name: str, interval_s: float, count: int, lo_m: float, hi_m: float) -> tuple[float, float, float]:
+    """Where the km go, in percent of the metres driven: (the matcher's error, the part of it the shortest road
+    path between the true places of each pair of kept fixes already has, the part on segments whose two fixes
+    move with no stop between them). The second is what no matcher over shortest paths gets back: the bus drove
+    a longer path between two fixes (round a block, across a median and back) than the shortest one."""
+    net = network(name)
+    driven = error = shortest = moving = 0.0
+    for k, path in enumerate(paths(name, count, lo_m, hi_m)):
+        d = drives.drive(net, path, 1000 * k + int(interval_s), interval_s)
+        track = Track.of(d.fixes)
+        keep = keep_mask(track, DEFAULT)
+        seg = segments(track, keep, [], [], DEFAULT, roads=net)
+        idx = np.flatnonzero(keep)
+        s_at = np.interp(track.t, d.t, d.s_m)
+        cum = np.concatenate([[0.0], np.cumsum([net.edges[e].length_m for e, _ in path])])
+        for a, b in zip(idx[:-1].tolist(), idx[1:].tolist(), strict=True):
+            true = float(s_at[b] - s_at[a])
+            err = float(seg.length_m[b]) - true
+            error += err
+            stopped = any(track.t[a] < st.start_s < track.t[b] for st in d.stops)
+            if track.speed_kmh[a] > 3 and track.speed_kmh[b] > 3 and not stopped:
+                moving += err
+            if true < 1.0:
+                continue
+            ends = []
+            for s in (float(s_at[a]), float(s_at[b])):
+                j = min(max(int(np.searchsorted(cum, s, side="right")) - 1, 0), len(path) - 1)
+                lon, lat = net.to_lonlat([np.interp(s, d.s_m, d.x)], [np.interp(s, d.s_m, d.y)])
+                ends.append((path[j], float(lat[0]), float(lon[0])))
+            (ea, lat0, lon0), (eb, lat1, lon1) = ends
+            links = net.links(lat0, lon0, lat1, lon1, true + 500.0)
+            best = [float(links.length_m[i, j]) for i, p in enumerate(links.froms) for j, q in enumerate(links.tos)
+                    if (p.edge, p.forward) == ea and (q.edge, q.forward) == eb]  # fmt: skip
+            if best and math.isfinite(best[0]):
+                shortest += best[0] - true
+        driven += d.length_m
+    return error / driven * 100, shortest / driven * 100, moving / driven * 100
+
+
 def markdown(found: list[Row]) -> str:
     out = ["| extract | fixes every | method | mean error | mean abs error | worst | within 1 % | ms a path |",
            "|---|---:|---|---:|---:|---:|---:|---:|"]  # fmt: skip
@@ -146,9 +187,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--extract", action="append")
+    ap.add_argument("--losses", action="store_true")
     args = ap.parse_args()
     names = args.extract or sorted(p.name.removesuffix(".osm.pbf") for p in EXTRACTS.glob("*.osm.pbf"))
-    if args.quick:
+    if args.losses:
+        print("| extract | fixes every | road error | of it, shortest path between the true places | "
+              "of it, on moving segments with no stop between |\n|---|---:|---:|---:|---:|")  # fmt: skip
+        for name in names:
+            for dt in (30.0, 60.0):
+                err, short, moving = losses(name, dt, 8, 3000.0, 8000.0)
+                print(f"| {NAMES.get(name, name)} | {dt:.0f} s | {err:+.2f} % | {short:+.2f} % | {moving:+.2f} % |")
+    elif args.quick:
         print(markdown(table(names, [30.0, 60.0], 6, 3000.0, 8000.0)))
     else:
         print(markdown(table(names, [30.0, 60.0], 30, 5000.0, 40000.0)))

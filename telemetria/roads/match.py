@@ -39,15 +39,25 @@ from telemetria.roads.steps import CANDIDATES, RADIUS_M
 
 SIGMA_M = 10.0  # GPS noise and the road's half-width: emission σ
 BETA_M = 30.0  # transition scale: metres of |road path − chord| (and of soft evidence) per unit of log-likelihood
-HEADING_M = 150.0  # a path leaving or reaching a moving fix against its heading
-HEADING_WRONG_DEG = 100.0  # beyond this from the road's direction, a heading points against it
+HEADING_M = 150.0  # a moving fix's heading against the direction of travel: × (1 - cos angle) / 2, graded
 MIN_DECEL, MIN_ACCEL = 2.5, 2.0  # m/s²: stronger than a bus brakes or pulls away, so the bound stays a bound
 SPEED_ROOM_KMH = 25.0  # a vehicle may run this much faster between two fixes than the faster of the two reports
 REACH = 3  # kept fixes of context on each side of a segment
 IMPLAUSIBLE = -15.0  # log-likelihood of a transition the bounds exclude: a break in the chain, at a price
 # (450 m of BETA_M: a detour costing more than that is less likely than a fix whose true road is not a candidate)
-BREAK_M = -IMPLAUSIBLE * BETA_M  # metres beyond the chord at which a path costs as much as a break
+BREAK_M = -IMPLAUSIBLE * BETA_M  # at 30 s, metres beyond the chord at which a path costs as much as a break (× _beta)
 ABSENT = -1.0e9  # ... of a state a fix does not have (fewer candidates than CANDIDATES)
+# Newson & Krumm estimate β for each sampling interval, and it grows with it: at 60 s a bus's path departs from the
+# chord by 100-160 m at the median on our extracts (30-40 m at 30 s), so β = BETA_M × dt / 30 s (dt ≤ 60 s).
+BETA_REF_S, BETA_MAX_S = 30.0, 60.0
+# Speed as soft evidence: a path's length over (mean of the two speeds × time) is, for a bus that did not stop
+# between two moving fixes, about 1 (log-normal, GO_SPREAD: 5-95 % of 0.8-1.5 on our extracts); for one that
+# stopped, anything up to 1 (uniform). A bus stops about every STOP_EVERY_S of driving (a stop every 1.2 km at
+# ~25 km/h): the mixture's weight of a stop between two fixes. SPEED_FLOOR keeps a path past both from costing infinity.
+GO_SPREAD = 0.25
+STOP_EVERY_S = 180.0
+SPEED_FLOOR = 1e-3
+MOVING_KMH = 3.0  # both ends faster than this for the speeds to say how far the vehicle went
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -108,10 +118,11 @@ def match(
     for k in np.flatnonzero(todo).tolist():
         ends = (float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]))
         reach = float(high_m[k]) + 2 * RADIUS_M
-        # Between fixes with no gap, a path longer than the chord by BREAK_M costs more than a break: the search
-        # need not go that far (it was most of a day's cost), unless it then finds no plausible path at all (the
+        # Between fixes with no gap, a path longer than the chord by -IMPLAUSIBLE × β costs more than a break: the
+        # search need not go that far (it was most of a day's cost), unless it then finds no plausible path at all (the
         # only one may be that long). Across a gap the shortest plausible path counts, however long: searched whole.
-        near = min(reach, float(chord_m[k]) + BREAK_M) if speeds[k] else reach
+        beta = _beta(float(dt_s[k]))
+        near = min(reach, float(chord_m[k]) - IMPLAUSIBLE * beta) if speeds[k] else reach
         links = roads.links(*ends, near)
         if near < reach and not _plausible(links, low_m[k], high_m[k]).any():
             links = roads.links(*ends, reach)
@@ -130,10 +141,11 @@ def match(
         L = links.length_m
         ok = _plausible(links, low_m[k], high_m[k])
         L = np.where(np.isfinite(L), L, 0.0)  # (excluded by ok)
-        cost = np.abs(L - chord_m[k])
+        ll = -np.abs(L - chord_m[k]) / beta
         if speeds[k]:
-            cost = cost + np.maximum(0.0, least[k] - slack - L) + np.maximum(0.0, L - most[k] - slack)
-        trans[k, :a, :b] = np.where(ok, -cost / BETA_M, IMPLAUSIBLE)
+            ll = ll - (np.maximum(0.0, least[k] - slack - L) + np.maximum(0.0, L - most[k] - slack)) / BETA_M
+            ll = ll + _speed_ll(L, float(speed_kmh[k]), float(speed_kmh[k + 1]), float(dt_s[k]))
+        trans[k, :a, :b] = np.where(ok, ll, IMPLAUSIBLE)
         trans[k, :a, b:] = trans[k, a:, :] = IMPLAUSIBLE
         length[k, :a, :b] = np.where(ok, L, np.inf)
         paved[k, :a, :b] = links.paved_m
@@ -147,6 +159,28 @@ def match(
     out.length_m[good] = chosen[good]
     out.paved_m[good] = paved[rows, pick_a, pick_b][good]
     out.way_to[good] = way[rows + 1, pick_b][good]
+    return out
+
+
+def _beta(dt_s: float) -> float:
+    """The transition's scale for fixes dt_s apart (Newson & Krumm's β, growing with the sampling interval)."""
+    return BETA_M * max(1.0, min(dt_s, BETA_MAX_S) / BETA_REF_S)
+
+
+def _speed_ll(L: FloatArray, v0_kmh: float, v1_kmh: float, dt: float) -> FloatArray:
+    """Log-likelihood (0 at best) of road paths of L metres between two moving fixes reporting v0 and v1 km/h dt
+    seconds apart: a mixture of driving on (L about the speeds × time) and stopping in between (anything up to
+    it). Zero where a fix stands: then only the bounds of min_path_m and max_path_m speak."""
+    if not (v0_kmh > MOVING_KMH and v1_kmh > MOVING_KMH):
+        return np.zeros_like(L)
+    expect = (v0_kmh + v1_kmh) / 2 / 3.6 * dt
+    r = np.maximum(L / expect, 1e-6)
+    s = GO_SPREAD
+    pi = 1 - math.exp(-dt / STOP_EVERY_S)
+    go = np.exp(-0.5 * (np.log(r) / s) ** 2) / (r * s * math.sqrt(2 * math.pi))
+    p = (1 - pi) * go + pi * (r <= 1.0) + SPEED_FLOOR
+    top = (1 - pi) / (s * math.sqrt(2 * math.pi)) + pi + SPEED_FLOOR
+    out: FloatArray = np.log(p / top)
     return out
 
 
@@ -171,7 +205,8 @@ def _heading_m(places: tuple[Place, ...], heading: float, moving: bool) -> Float
     if not moving or not math.isfinite(heading):
         return np.zeros(len(places))
     travel = np.array([p.travel_deg for p in places])
-    return np.where(_angle(travel, np.full(len(places), heading)) > HEADING_WRONG_DEG, HEADING_M, 0.0)
+    out: FloatArray = HEADING_M * (1 - np.cos(np.radians(_angle(travel, np.full(len(places), heading))))) / 2
+    return out
 
 
 def _viterbi_windows(emis: FloatArray, trans: FloatArray, reach: int) -> tuple[IntArray, IntArray]:

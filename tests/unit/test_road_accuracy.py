@@ -151,3 +151,30 @@ def test_at_sixty_seconds_the_brazilian_cities_are_measured_better_than_before(
 ) -> None:
     road, before = quick_table[(extract, 60.0, "road")], quick_table[(extract, 60.0, "road, before")]
     assert road[0] < before[0] and road[0] <= 2.5, (road, before)
+
+
+def test_a_heading_across_the_road_counts_against_the_place() -> None:
+    # The rule before: a moving fix's heading counted only beyond 100° from the direction of travel, so a fix
+    # heading 88° off (a bus already turning round a block at 60 s fixes) sat on the cross street at no cost.
+    from telemetria.roads.match import HEADING_M, _heading_m
+    from telemetria.roads.model import Place
+
+    places = tuple(Place(0, 0.0, 0.0, bearing, True) for bearing in (0.0, 88.0, 180.0))
+    cost = _heading_m(places, 0.0, True)
+    assert cost[0] == 0.0
+    assert 0.4 * HEADING_M < cost[1] < 0.6 * HEADING_M
+    assert cost[2] == pytest.approx(HEADING_M)
+    assert not _heading_m(places, 0.0, False).any()  # a standing fix's heading says nothing
+
+
+def test_speeds_weigh_a_path_as_driving_on_or_stopping_between() -> None:
+    # Two fixes a minute apart, both at 36 km/h: a path of about speed × time (600 m) is what a bus that drove on
+    # covers; a bus that stopped between covers anything less, so a 150 m path is less likely but never ruled out
+    # (the rule before: any length between the braking bound and the top speed weighed the same).
+    from telemetria.roads.match import _speed_ll
+
+    ll = _speed_ll(np.array([150.0, 300.0, 600.0, 700.0, 1500.0]), 36.0, 36.0, 60.0)
+    assert ll[2] == pytest.approx(0.0, abs=0.05)
+    assert ll[0] < ll[2] and ll[1] < ll[2] and ll[4] < ll[3] < ll[2]
+    assert ll[0] > -3.0  # a stop between the fixes stays plausible: not a pull towards speed × time
+    assert not _speed_ll(np.array([150.0, 600.0]), 0.0, 36.0, 60.0).any()  # one end stands: the bounds only
