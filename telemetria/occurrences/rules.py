@@ -58,12 +58,24 @@ def _ongoing(a: Analysis, last: int, now: float, params: DetectParams) -> bool:
     return last == _last_kept(a) and now - float(a.track.t[last]) <= params.silent_s
 
 
-def _qualifying(t: FloatArray, members: np.ndarray, min_fixes: int, min_s: float) -> float:
-    """The fix time at which a run of `members` first had min_fixes fixes spanning min_s seconds."""
+def _qualifying(
+    t: FloatArray, members: np.ndarray, min_fixes: int, min_s: float, start: float, after: float | None
+) -> float:
+    """The fix time at which a run of `members` estimated to start at `start` (epoch s: episodes.py's midpoint) first
+    had min_fixes fixes and lasted min_s seconds: a member lasting that long since `start`, else the fix after the
+    run (`after`: it gave the estimated end), else its last member."""
     for j in range(len(members)):
-        if j + 1 >= min_fixes and t[members[j]] - t[members[0]] >= min_s:
+        if j + 1 >= min_fixes and t[members[j]] - start >= min_s:
             return float(t[members[j]])
-    return float(t[members[-1]])
+    return float(t[members[-1]]) if after is None else after
+
+
+def bounds(x: Any) -> dict[str, str]:
+    """The bounds of an episode's start and end (start_min ≤ start ≤ start_max, end_min ≤ end ≤ end_max: the fixes
+    around it and its first and last fixes, reports/analysis/episodes.py and stops.py) as facts, ISO 8601 UTC; a
+    side no fix bounds (a silence, the track's ends) is left out."""
+    names = ("start_min", "start_max", "end_min", "end_max")
+    return {k: iso(v) for k in names if (v := getattr(x, k)) is not None}
 
 
 def _place(a: Analysis, i: int) -> str | None:
@@ -91,8 +103,8 @@ def speeding(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
                 place=_place(a, e.i_max),
                 facts={"max_kmh": round(e.max_kmh, 1), "limit_kmh": round(e.limit_kmh, 1),
                        "over_kmh": round(e.max_kmh - e.limit_kmh, 1), "duration_s": round(e.duration_s),
-                       "km": round(a.km_between(e.first, e.last), 3)},
-                completed_ts=utc(_qualifying(t, m, rp.speeding_min_fixes, rp.speeding_min_s)),
+                       "km": round(a.km_between(e.first, e.last), 3), **bounds(e)},
+                completed_ts=utc(_qualifying(t, m, rp.speeding_min_fixes, rp.speeding_min_s, e.start, e.end_max)),
             )
         )  # fmt: skip
     return out
@@ -120,9 +132,10 @@ def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]
                 None if _ongoing(a, e.last, now, params) else utc(e.end), route_id=r.id,
                 lat=float(a.track.lat[e.i_max]), lon=float(a.track.lon[e.i_max]), place=_place(a, at),
                 facts={"max_off_m": round(e.max_distance_m, 1), "tolerance_m": round(r.tolerance_m, 1),
-                       "duration_s": round(e.duration_s), "km": round(a.km_between(e.first, e.last), 3)},
+                       "duration_s": round(e.duration_s), "km": round(a.km_between(e.first, e.last), 3),
+                       **bounds(e)},
                 completed_ts=utc(_qualifying(t, m if len(m) else np.array([e.first, e.last]),
-                                             rp.deviation_min_fixes, rp.deviation_min_s)),
+                                             rp.deviation_min_fixes, rp.deviation_min_s, e.start, e.end_max)),
             )
         )  # fmt: skip
     return out
@@ -154,7 +167,8 @@ def unauthorized_stops(a: Analysis, now: float, params: DetectParams) -> list[Ca
                 route_id=c.point.route_id if near and c.point else None, lat=s.lat, lon=s.lon,
                 place=_place(a, s.first),
                 facts={"duration_s": round(s.duration_s), "nearest_stop": c.point.name if near and c.point else None,
-                       "nearest_m": round(c.distance_m, 1) if near else None, "ignition_off": s.ignition_off},
+                       "nearest_m": round(c.distance_m, 1) if near else None, "ignition_off": s.ignition_off,
+                       **bounds(s)},
                 completed_ts=utc(completing(a.track.t, s.start + params.unauthorized_stop_min_s) or s.end),
             )
         )  # fmt: skip

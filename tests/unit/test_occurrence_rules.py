@@ -130,7 +130,14 @@ def test_speeding_is_the_engines_episode_with_its_facts() -> None:
     assert (f["max_kmh"], f["limit_kmh"], f["over_kmh"]) == (80.0, 60.0, 20.0)
     assert f["duration_s"] == pytest.approx(3000.0 / (80.0 / 3.6), abs=30.0)
     assert f["km"] == pytest.approx(3.0, abs=0.7) and c.route_id == 1
-    assert c.end is not None and c.start < c.end and c.completed_ts == c.start + timedelta(seconds=30)
+    # It began between the last fix under the limit and the first above (issue 34: the midpoint, with both as
+    # bounds), and was an episode at its second fix above (speeding_min_fixes), 30 s after the first.
+    first = datetime.fromisoformat(f["start_max"])
+    assert c.start == first - timedelta(seconds=15) and datetime.fromisoformat(f["start_min"]) == first - timedelta(
+        seconds=30
+    )
+    assert c.end is not None and c.end == datetime.fromisoformat(f["end_min"]) + timedelta(seconds=15)
+    assert c.completed_ts == first + timedelta(seconds=30)
     assert c.place is not None and "rota L1, km" in c.place
 
 
