@@ -177,7 +177,8 @@ def unauthorized_stops(a: Analysis, now: float, params: DetectParams) -> list[Ca
 
 def on_board(a: Analysis, params: DetectParams) -> list[Candidate]:
     """Each on-board leg of the engine (first boarding stop → school, school → last drop-off) of onboard_max_s or
-    more (Art. 9 §1 wants it under 2 h)."""
+    more (Art. 9 §1 wants it under 2 h), measured between the stops' estimated instants (issue 34), with their
+    bounds."""
     legs = [leg for leg in a.legs if leg.over]
     if not legs:
         return []
@@ -193,7 +194,7 @@ def on_board(a: Analysis, params: DetectParams) -> list[Candidate]:
                 route_id=a0.point.route_id if a0.point else None, lat=a0.stop.lat, lon=a0.stop.lon,
                 place=_place(a, where),
                 facts={"minutes": round(leg.duration_s / 60.0, 1), "from": a0.point.name if a0.point else None,
-                       "to": b0.point.name if b0.point else None, "leg": leg.kind},
+                       "to": b0.point.name if b0.point else None, "leg": leg.kind, **bounds(leg)},
                 completed_ts=utc(completing(a.track.t, leg.start + params.report.onboard_max_s) or leg.end),
             )
         )  # fmt: skip
