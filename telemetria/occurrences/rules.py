@@ -54,8 +54,9 @@ def _last_kept(a: Analysis) -> int | None:
 
 def _ongoing(a: Analysis, last: int, now: float, params: DetectParams) -> bool:
     """Whether an episode ending at fix `last` may still be going on: no kept fix after it, and the tracker has not
-    been silent since (a silence ends every episode at its last fix)."""
-    return last == _last_kept(a) and now - float(a.track.t[last]) <= params.silent_s
+    been silent since (a silence, estimated as `silences` does, ends every episode at its last fix)."""
+    quiet = now - float(a.track.t[last]) - fix_interval(a.track.t, params.report.gap_s) / 2
+    return last == _last_kept(a) and quiet <= params.silent_s
 
 
 def _qualifying(
@@ -437,6 +438,17 @@ def _where(a: Analysis, f: Fixed, step: int) -> tuple[float, float]:
     return (at.lat, at.lon) if isinstance(at, Edge) else _position(a, at, step)
 
 
+LEGAL_INTERVAL_S = 30.0  # Art. 15 § 1º XII: a fix at least every 30 s
+
+
+def fix_interval(times: FloatArray, gap_s: float) -> float:
+    """The tracker's own interval between fixes (s): the median of its consecutive fixes' intervals that are no gap
+    (0 < dt ≤ gap_s); the law's 30 s when there are none."""
+    d = np.diff(times)
+    d = d[(d > 0) & (d <= gap_s)]
+    return float(np.median(d)) if len(d) else LEGAL_INTERVAL_S
+
+
 def silences(
     a: Analysis, before: Edge | None, after: Edge | None, spans: Sequence[DueSpan], now: float, params: DetectParams
 ) -> list[Candidate]:
@@ -447,48 +459,63 @@ def silences(
     `before`/`after`: the vehicle's fixes just outside
     its track (None: there is none, or the track reaches past the day on that side).
 
-    A silence starts at the last fix before it; one that began before the day (the vehicle had not reported since
-    yesterday) counts for the day only by its due spans, from the first span it silences. With no fix after it yet
-    a due silence is live: end=None, up to `now`.
+    Without the one-interval bias (issue 34): the tracker, sending every `step` seconds (fix_interval), stopped
+    somewhere between the last fix before the gap and the next one it would have sent, and resumed between the
+    send before the first fix after it and that fix. So a silence starts at the midpoint `ta + step/2` (bounds:
+    the last fix `ta` and `ta + step`) and ends at `hi - step/2` (bounds: `hi - step` and the first fix after it,
+    `hi`), and it is that estimate (the gap less one interval) which must exceed silent_s, inside a due span: the
+    gap between the fixes, `gap_s` in its facts, reads one interval long on average. One that began before the day
+    (the vehicle had not reported since yesterday) counts for the day only by its due spans, from the first span
+    it silences (that instant is exact: no bounds). With no fix after it yet a due silence is live: end=None, up to
+    `now`.
     """
     fixes = _Edges(a, before, after)
     times = fixes.t
+    step = fix_interval(times, params.report.gap_s)
     # Gap k lies between fixes k-1 and k: (None, first) is the time before the vehicle's first fix ever (as far as
-    # we looked), (last, None) the time since its last one, up to now. Only gaps longer than silent_s are looked
-    # at, and of them those ending before the day or starting after it (the context's, and those beyond
-    # `before`/`after`) are left out below.
+    # we looked), (last, None) the time since its last one, up to now. Only gaps whose estimate is longer than
+    # silent_s are looked at (half an interval off each side a fix bounds: the end `now` is no fix), and of them
+    # those ending before the day or starting after it (the context's, and those beyond `before`/`after`) are left
+    # out below.
     bounds = np.concatenate([[-math.inf], times, [now]])
+    less = np.full(len(bounds) - 1, step)
+    less[-1] = step / 2
     out = []
-    for g in np.flatnonzero(np.diff(bounds) > params.silent_s).tolist():
+    for g in np.flatnonzero(np.diff(bounds) - less > params.silent_s).tolist():
         f0 = fixes.at(g - 1) if g > 0 else None
         f1 = fixes.at(g) if g < len(times) else None
         ta = f0[0] if f0 is not None else -math.inf
         hi = f1[0] if f1 is not None else now
         if ta >= a.end or hi <= a.start:
             continue
-        due = _due(spans, ta, hi, params.silent_s)
+        lo_est = ta + step / 2  # -inf with no fix before
+        hi_est = hi - step / 2 if f1 is not None else now
+        due = _due(spans, lo_est, hi_est, params.silent_s)
         p0 = _where(a, f0, -1) if f0 is not None else None
         p1 = _where(a, f1, 1) if f1 is not None else None
         moved = float(distance_m(p0[1], p0[0], p1[1], p1[0])) if p0 is not None and p1 is not None else None
         if ta >= a.start:
             if due is None:  # never while no run is due (issue 32): a parked or off-duty tracker owes nothing
                 continue
-            start = ta
+            start = lo_est
         elif due is not None:
-            start = max(ta, due.start)
+            start = max(lo_est, due.start)
         else:
             continue
         if f1 is None:
             facts: dict[str, Any] = {"since": iso(ta) if f0 is not None else None}
         else:
             facts = {"gap_s": round(hi - ta) if f0 is not None else None,
-                     "moved_m": round(moved, 1) if moved is not None else None}  # fmt: skip
+                     "moved_m": round(moved, 1) if moved is not None else None,
+                     "end_min": iso(hi - step), "end_max": iso(hi)}  # fmt: skip
+        if start == lo_est:  # from the fixes, not from a run's start
+            facts |= {"start_min": iso(ta), "start_max": iso(ta + step)}
         # Where: the last fix before it, or for one that began before the day, where the vehicle reappeared.
         pos, f = (p0, f0) if f0 is not None and ta >= a.start else (p1, f1)
         k = f[1] if f is not None and not isinstance(f[1], Edge) else None
         out.append(
             Candidate(
-                Kind.TRACKER_SILENT, a.vehicle.id, utc(start), utc(hi) if f1 is not None else None,
+                Kind.TRACKER_SILENT, a.vehicle.id, utc(start), utc(hi_est) if f1 is not None else None,
                 route_id=due.route_id if due else None, run_no=due.run_no if due else None,
                 lat=pos[0] if pos else None, lon=pos[1] if pos else None,
                 place=_place(a, k) if k is not None else None, facts=facts,
