@@ -54,16 +54,29 @@ def _last_kept(a: Analysis) -> int | None:
 
 def _ongoing(a: Analysis, last: int, now: float, params: DetectParams) -> bool:
     """Whether an episode ending at fix `last` may still be going on: no kept fix after it, and the tracker has not
-    been silent since (a silence ends every episode at its last fix)."""
-    return last == _last_kept(a) and now - float(a.track.t[last]) <= params.silent_s
+    been silent since (a silence, estimated as `silences` does, ends every episode at its last fix)."""
+    quiet = now - float(a.track.t[last]) - fix_interval(a.track.t, params.report.gap_s) / 2
+    return last == _last_kept(a) and quiet <= params.silent_s
 
 
-def _qualifying(t: FloatArray, members: np.ndarray, min_fixes: int, min_s: float) -> float:
-    """The fix time at which a run of `members` first had min_fixes fixes spanning min_s seconds."""
+def _qualifying(
+    t: FloatArray, members: np.ndarray, min_fixes: int, min_s: float, start: float, after: float | None
+) -> float:
+    """The fix time at which a run of `members` estimated to start at `start` (epoch s: episodes.py's midpoint) first
+    had min_fixes fixes and lasted min_s seconds: a member lasting that long since `start`, else the fix after the
+    run (`after`: it gave the estimated end), else its last member."""
     for j in range(len(members)):
-        if j + 1 >= min_fixes and t[members[j]] - t[members[0]] >= min_s:
+        if j + 1 >= min_fixes and t[members[j]] - start >= min_s:
             return float(t[members[j]])
-    return float(t[members[-1]])
+    return float(t[members[-1]]) if after is None else after
+
+
+def bounds(x: Any) -> dict[str, str]:
+    """The bounds of an episode's start and end (start_min ≤ start ≤ start_max, end_min ≤ end ≤ end_max: the fixes
+    around it and its first and last fixes, reports/analysis/episodes.py and stops.py) as facts, ISO 8601 UTC; a
+    side no fix bounds (a silence, the track's ends) is left out."""
+    names = ("start_min", "start_max", "end_min", "end_max")
+    return {k: iso(v) for k in names if (v := getattr(x, k)) is not None}
 
 
 def _place(a: Analysis, i: int) -> str | None:
@@ -91,8 +104,8 @@ def speeding(a: Analysis, now: float, params: DetectParams) -> list[Candidate]:
                 place=_place(a, e.i_max),
                 facts={"max_kmh": round(e.max_kmh, 1), "limit_kmh": round(e.limit_kmh, 1),
                        "over_kmh": round(e.max_kmh - e.limit_kmh, 1), "duration_s": round(e.duration_s),
-                       "km": round(a.km_between(e.first, e.last), 3)},
-                completed_ts=utc(_qualifying(t, m, rp.speeding_min_fixes, rp.speeding_min_s)),
+                       "km": round(a.km_between(e.first, e.last), 3), **bounds(e)},
+                completed_ts=utc(_qualifying(t, m, rp.speeding_min_fixes, rp.speeding_min_s, e.start, e.end_max)),
             )
         )  # fmt: skip
     return out
@@ -120,9 +133,10 @@ def deviations(a: Analysis, now: float, params: DetectParams) -> list[Candidate]
                 None if _ongoing(a, e.last, now, params) else utc(e.end), route_id=r.id,
                 lat=float(a.track.lat[e.i_max]), lon=float(a.track.lon[e.i_max]), place=_place(a, at),
                 facts={"max_off_m": round(e.max_distance_m, 1), "tolerance_m": round(r.tolerance_m, 1),
-                       "duration_s": round(e.duration_s), "km": round(a.km_between(e.first, e.last), 3)},
+                       "duration_s": round(e.duration_s), "km": round(a.km_between(e.first, e.last), 3),
+                       **bounds(e)},
                 completed_ts=utc(_qualifying(t, m if len(m) else np.array([e.first, e.last]),
-                                             rp.deviation_min_fixes, rp.deviation_min_s)),
+                                             rp.deviation_min_fixes, rp.deviation_min_s, e.start, e.end_max)),
             )
         )  # fmt: skip
     return out
@@ -154,7 +168,8 @@ def unauthorized_stops(a: Analysis, now: float, params: DetectParams) -> list[Ca
                 route_id=c.point.route_id if near and c.point else None, lat=s.lat, lon=s.lon,
                 place=_place(a, s.first),
                 facts={"duration_s": round(s.duration_s), "nearest_stop": c.point.name if near and c.point else None,
-                       "nearest_m": round(c.distance_m, 1) if near else None, "ignition_off": s.ignition_off},
+                       "nearest_m": round(c.distance_m, 1) if near else None, "ignition_off": s.ignition_off,
+                       **bounds(s)},
                 completed_ts=utc(completing(a.track.t, s.start + params.unauthorized_stop_min_s) or s.end),
             )
         )  # fmt: skip
@@ -163,7 +178,8 @@ def unauthorized_stops(a: Analysis, now: float, params: DetectParams) -> list[Ca
 
 def on_board(a: Analysis, params: DetectParams) -> list[Candidate]:
     """Each on-board leg of the engine (first boarding stop → school, school → last drop-off) of onboard_max_s or
-    more (Art. 9 §1 wants it under 2 h)."""
+    more (Art. 9 §1 wants it under 2 h), measured between the stops' estimated instants (issue 34), with their
+    bounds."""
     legs = [leg for leg in a.legs if leg.over]
     if not legs:
         return []
@@ -179,7 +195,7 @@ def on_board(a: Analysis, params: DetectParams) -> list[Candidate]:
                 route_id=a0.point.route_id if a0.point else None, lat=a0.stop.lat, lon=a0.stop.lon,
                 place=_place(a, where),
                 facts={"minutes": round(leg.duration_s / 60.0, 1), "from": a0.point.name if a0.point else None,
-                       "to": b0.point.name if b0.point else None, "leg": leg.kind},
+                       "to": b0.point.name if b0.point else None, "leg": leg.kind, **bounds(leg)},
                 completed_ts=utc(completing(a.track.t, leg.start + params.report.onboard_max_s) or leg.end),
             )
         )  # fmt: skip
@@ -422,6 +438,17 @@ def _where(a: Analysis, f: Fixed, step: int) -> tuple[float, float]:
     return (at.lat, at.lon) if isinstance(at, Edge) else _position(a, at, step)
 
 
+LEGAL_INTERVAL_S = 30.0  # Art. 15 § 1º XII: a fix at least every 30 s
+
+
+def fix_interval(times: FloatArray, gap_s: float) -> float:
+    """The tracker's own interval between fixes (s): the median of its consecutive fixes' intervals that are no gap
+    (0 < dt ≤ gap_s); the law's 30 s when there are none."""
+    d = np.diff(times)
+    d = d[(d > 0) & (d <= gap_s)]
+    return float(np.median(d)) if len(d) else LEGAL_INTERVAL_S
+
+
 def silences(
     a: Analysis, before: Edge | None, after: Edge | None, spans: Sequence[DueSpan], now: float, params: DetectParams
 ) -> list[Candidate]:
@@ -432,48 +459,63 @@ def silences(
     `before`/`after`: the vehicle's fixes just outside
     its track (None: there is none, or the track reaches past the day on that side).
 
-    A silence starts at the last fix before it; one that began before the day (the vehicle had not reported since
-    yesterday) counts for the day only by its due spans, from the first span it silences. With no fix after it yet
-    a due silence is live: end=None, up to `now`.
+    Without the one-interval bias (issue 34): the tracker, sending every `step` seconds (fix_interval), stopped
+    somewhere between the last fix before the gap and the next one it would have sent, and resumed between the
+    send before the first fix after it and that fix. So a silence starts at the midpoint `ta + step/2` (bounds:
+    the last fix `ta` and `ta + step`) and ends at `hi - step/2` (bounds: `hi - step` and the first fix after it,
+    `hi`), and it is that estimate (the gap less one interval) which must exceed silent_s, inside a due span: the
+    gap between the fixes, `gap_s` in its facts, reads one interval long on average. One that began before the day
+    (the vehicle had not reported since yesterday) counts for the day only by its due spans, from the first span
+    it silences (that instant is exact: no bounds). With no fix after it yet a due silence is live: end=None, up to
+    `now`.
     """
     fixes = _Edges(a, before, after)
     times = fixes.t
+    step = fix_interval(times, params.report.gap_s)
     # Gap k lies between fixes k-1 and k: (None, first) is the time before the vehicle's first fix ever (as far as
-    # we looked), (last, None) the time since its last one, up to now. Only gaps longer than silent_s are looked
-    # at, and of them those ending before the day or starting after it (the context's, and those beyond
-    # `before`/`after`) are left out below.
+    # we looked), (last, None) the time since its last one, up to now. Only gaps whose estimate is longer than
+    # silent_s are looked at (half an interval off each side a fix bounds: the end `now` is no fix), and of them
+    # those ending before the day or starting after it (the context's, and those beyond `before`/`after`) are left
+    # out below.
     bounds = np.concatenate([[-math.inf], times, [now]])
+    less = np.full(len(bounds) - 1, step)
+    less[-1] = step / 2
     out = []
-    for g in np.flatnonzero(np.diff(bounds) > params.silent_s).tolist():
+    for g in np.flatnonzero(np.diff(bounds) - less > params.silent_s).tolist():
         f0 = fixes.at(g - 1) if g > 0 else None
         f1 = fixes.at(g) if g < len(times) else None
         ta = f0[0] if f0 is not None else -math.inf
         hi = f1[0] if f1 is not None else now
         if ta >= a.end or hi <= a.start:
             continue
-        due = _due(spans, ta, hi, params.silent_s)
+        lo_est = ta + step / 2  # -inf with no fix before
+        hi_est = hi - step / 2 if f1 is not None else now
+        due = _due(spans, lo_est, hi_est, params.silent_s)
         p0 = _where(a, f0, -1) if f0 is not None else None
         p1 = _where(a, f1, 1) if f1 is not None else None
         moved = float(distance_m(p0[1], p0[0], p1[1], p1[0])) if p0 is not None and p1 is not None else None
         if ta >= a.start:
             if due is None:  # never while no run is due (issue 32): a parked or off-duty tracker owes nothing
                 continue
-            start = ta
+            start = lo_est
         elif due is not None:
-            start = max(ta, due.start)
+            start = max(lo_est, due.start)
         else:
             continue
         if f1 is None:
             facts: dict[str, Any] = {"since": iso(ta) if f0 is not None else None}
         else:
             facts = {"gap_s": round(hi - ta) if f0 is not None else None,
-                     "moved_m": round(moved, 1) if moved is not None else None}  # fmt: skip
+                     "moved_m": round(moved, 1) if moved is not None else None,
+                     "end_min": iso(hi - step), "end_max": iso(hi)}  # fmt: skip
+        if start == lo_est:  # from the fixes, not from a run's start
+            facts |= {"start_min": iso(ta), "start_max": iso(ta + step)}
         # Where: the last fix before it, or for one that began before the day, where the vehicle reappeared.
         pos, f = (p0, f0) if f0 is not None and ta >= a.start else (p1, f1)
         k = f[1] if f is not None and not isinstance(f[1], Edge) else None
         out.append(
             Candidate(
-                Kind.TRACKER_SILENT, a.vehicle.id, utc(start), utc(hi) if f1 is not None else None,
+                Kind.TRACKER_SILENT, a.vehicle.id, utc(start), utc(hi_est) if f1 is not None else None,
                 route_id=due.route_id if due else None, run_no=due.run_no if due else None,
                 lat=pos[0] if pos else None, lon=pos[1] if pos else None,
                 place=_place(a, k) if k is not None else None, facts=facts,

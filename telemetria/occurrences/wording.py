@@ -79,6 +79,12 @@ FACTS: Mapping[str, tuple[str, str]] = {
     "gap_s": ("Tempo sem transmitir", "dur"),
     "moved_m": ("Deslocamento durante a falha", "m"),
     "since": ("Sem transmitir desde", "time"),
+    # The bounds of an estimated start and end (issue 34: start and end are the midpoints between the fixes around
+    # them; rules.bounds).
+    "start_min": ("Início, não antes de", "time"),
+    "start_max": ("Início, não depois de", "time"),
+    "end_min": ("Fim, não antes de", "time"),
+    "end_max": ("Fim, não depois de", "time"),
 }
 UNITS = {"kmh": " km/h", "km": " km", "m": " m", "min": " min", "pct": " %"}
 

@@ -301,8 +301,12 @@ async def test_a_silence_found_live_is_withdrawn_when_a_late_batch_fills_it(
     token, v, stats, live = await _silent_since_0710(client, conn, pool, world)
     assert stats.windows >= 1 and stats.failed == 0
     assert stats.lag_s is not None and 0 < stats.lag_s < 60 and stats.inserted == 1
-    assert (live["status"], live["start_ts"], live["end_ts"]) == ("detected", local(7, 10), None)
-    assert live["facts"] == {"since": local(7, 10).isoformat()} and live["route_id"] == world["r1"]
+    # Issue 34: silent from half an interval after the last fix (its fixes come every 30 s), bounded by that fix
+    # and the next it would have sent.
+    assert (live["status"], live["start_ts"], live["end_ts"]) == ("detected", local(7, 10, 15), None)
+    assert live["facts"] == {"since": local(7, 10).isoformat(), "start_min": local(7, 10).isoformat(),
+                             "start_max": local(7, 10, 30).isoformat()}  # fmt: skip
+    assert live["route_id"] == world["r1"]
     assert not live["late"]
     # Again at the same instant: nothing new (idempotent), the mark is cleared.
     again = await detector.run_round(pool, now=local(7, 20))
@@ -330,8 +334,8 @@ async def test_a_silence_still_there_when_data_resumes_is_the_same_row_with_its_
     assert (gap["id"], gap["status"], gap["start_ts"], gap["end_ts"]) == (
         live["id"],
         "detected",
-        local(7, 10),
-        local(7, 25),
+        local(7, 10, 15),
+        local(7, 24, 45),  # half an interval before the first fix after it (issue 34)
     )
     assert gap["facts"]["gap_s"] == 900
     assert [h[0] for h in await history(conn, gap["id"])] == ["detected", "updated"]
@@ -469,7 +473,7 @@ async def test_a_split_detector_works_each_part_s_vehicles_and_hands_run_days_to
     assert await conn.fetchval("SELECT count(*) FROM detector_run_days") == 0
     # Split or whole, the same occurrences: vehicle 1's live silence, found by whichever part holds it.
     [silent] = await occurrences(conn, v1, Kind.TRACKER_SILENT)
-    assert (silent["start_ts"], silent["end_ts"]) == (local(7, 10), None)
+    assert (silent["start_ts"], silent["end_ts"]) == (local(7, 10, 15), None)
     # A slice another process holds is left to it: its vehicle's mark waits, the other vehicle's is cleared.
     for token in tokens:
         await post(client, token, track(local(7, 10, 30), local(7, 15)))
@@ -513,7 +517,7 @@ async def test_a_chunk_whose_registry_cannot_be_read_at_once_has_each_window_rea
     assert stats.windows - stats.rescans == 2 and stats.failed == 0
     assert await store.dirty(conn, 10, ALL_SLICES) == []
     [silent] = await occurrences(conn, world["v1"], Kind.TRACKER_SILENT)
-    assert (silent["start_ts"], silent["end_ts"]) == (local(7, 10), None)
+    assert (silent["start_ts"], silent["end_ts"]) == (local(7, 10, 15), None)
 
 
 async def test_a_chunk_takes_what_arrived_after_the_round_read_its_marks(
@@ -540,7 +544,9 @@ async def test_a_chunk_takes_what_arrived_after_the_round_read_its_marks(
     assert stats.failed == 0
     assert await read(conn, 10, ALL_SLICES) == []  # nothing left waiting for the next round
     [speeding] = await occurrences(conn, v, Kind.SPEEDING)
-    assert (speeding["start_ts"], speeding["end_ts"]) == (real, real + timedelta(seconds=90))
+    # It starts at its first fix (the one before is 210 s away: no bound) and ends midway to the fix under the
+    # limit 30 s after its last (issue 34).
+    assert (speeding["start_ts"], speeding["end_ts"]) == (real, real + timedelta(seconds=105))
 
 
 async def test_a_round_gives_way_to_a_busy_service_and_still_does_its_windows(
@@ -603,7 +609,8 @@ async def test_a_round_reads_only_what_was_stored_since_unless_another_process_c
     now = real + timedelta(minutes=8)
     assert (await detector.run_round(pool, now=now)).failed == 0
     [speeding] = await occurrences(conn, v, Kind.SPEEDING)
-    assert (speeding["start_ts"], speeding["end_ts"]) == (real + timedelta(seconds=270), real + timedelta(seconds=360))
+    # Midway from the fixes under the limit around it to its first and last above (issue 34).
+    assert (speeding["start_ts"], speeding["end_ts"]) == (real + timedelta(seconds=255), real + timedelta(seconds=375))
     _, stamps = await store.dirty_of(conn, [v])
     kept = detector._KEPT.get(v, d0, stamps[v])
     assert kept is not None and len(kept) == 15

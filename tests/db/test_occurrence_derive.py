@@ -180,8 +180,12 @@ async def test_a_day_whole_in_hours_and_in_any_arrival_order(conn: asyncpg.Conne
     d0, d1 = day_bounds(day)
     live = [c for c in await window_candidates(conn, a, d0, d1, now=quiet + timedelta(minutes=6))
             if c.kind is Kind.TRACKER_SILENT]  # fmt: skip
-    assert len(live) == 1 and live[0].start == quiet and live[0].end is None and live[0].route_id == w["l9"]
-    assert live[0].facts == {"since": quiet.isoformat()}
+    # Issue 34: silent from half an interval (15 s at its 30 s fixes) after the last fix, bounded by it and the next
+    # fix it would have sent.
+    start = quiet + timedelta(seconds=15)
+    assert len(live) == 1 and live[0].start == start and live[0].end is None and live[0].route_id == w["l9"]
+    assert live[0].facts == {"since": quiet.isoformat(), "start_min": quiet.isoformat(),
+                             "start_max": (quiet + timedelta(seconds=30)).isoformat()}  # fmt: skip
 
     # Then the rest arrives, in time order for one vehicle and shuffled, one fix at a time, for the other.
     await store(conn, a, ta, [r for r in rows if r[0] > quiet])
@@ -194,7 +198,8 @@ async def test_a_day_whole_in_hours_and_in_any_arrival_order(conn: asyncpg.Conne
     found = {c.kind for c in whole}
     assert found == {Kind.SCHEDULE_DELAY, Kind.SPEEDING, Kind.UNAUTHORIZED_STOP, Kind.TRACKER_SILENT}, whole
     (silent,) = [c for c in whole if c.kind is Kind.TRACKER_SILENT]
-    assert silent.start == quiet and silent.end == quiet + timedelta(minutes=8, seconds=30)  # the same row, ended
+    # The same row, ended: half an interval after the last fix to half an interval before the first after it.
+    assert silent.start == start and silent.end == quiet + timedelta(minutes=8, seconds=15)
     (late,) = [c for c in whole if c.kind is Kind.SCHEDULE_DELAY]
     assert late.key == f"{w['l9']}:{day.isoformat()}:1" and late.facts["stop"] == "Ponto 1"
     assert late.facts["late_min"] == pytest.approx(14.0, abs=0.6)  # left Ponto 1, the run's first point, at 06:54

@@ -139,6 +139,10 @@ async def test_reports_are_right_and_the_same_whatever_order_fixes_arrive(
         t0 = truth.offset_s(datetime.fromisoformat(f["start"]))
         assert any(e.t_start_s - INTERVAL <= t0 <= e.t_end_s for e in truth.speeding), f
         assert f["limit_kmh"] == 60 and f["place"] and f["tier"] in ("media", "grave", "gravissima")
+        # The estimates lie between their bounds (issue 34); the inner bounds are fixes, always known.
+        assert f["start_max"] is not None and f["end_min"] is not None
+        assert (f["start_min"] or f["start"]) <= f["start"] <= f["start_max"] <= f["end_min"] <= f["end"]
+        assert f["end"] <= (f["end_max"] or f["end"])
 
     # The detour is the one route deviation.
     episodes = (await _get(client, people, "route-deviation", live.vehicle_id))["episodes"]
@@ -148,6 +152,21 @@ async def test_reports_are_right_and_the_same_whatever_order_fixes_arrive(
     assert abs(truth.offset_s(start) - off[0][0]) <= INTERVAL
     assert episodes[0]["max_distance_m"] == pytest.approx(truth.detour.reach_m, abs=60)
     assert episodes[0]["km_off_route"] == pytest.approx(2 * truth.detour.reach_m / 1000, rel=0.1)
+    # Issue 34: the deviation began between the last fix on the route and the first off it (its bounds, shown
+    # with the estimate between them), and so did the truth (give or take the GPS noise's few seconds).
+    dev = {
+        k: datetime.fromisoformat(episodes[0][k])
+        for k in ("start_min", "start", "start_max", "end_min", "end", "end_max")
+    }
+    assert dev["start_min"] < dev["start"] < dev["start_max"] and dev["end_min"] < dev["end"] < dev["end_max"]
+    assert dev["start_min"] - timedelta(seconds=5) <= truth.time(off[0][0]) <= dev["start_max"] + timedelta(seconds=5)
+    assert dev["end_min"] - timedelta(seconds=5) <= truth.time(off[0][1]) <= dev["end_max"] + timedelta(seconds=5)
+    r = await client.get(
+        "/api/v1/reports/route-deviation",
+        params={"vehicle_id": str(live.vehicle_id), "from": DAY, "to": DAY, "format": "csv"},
+        headers=people.auth("auditor"),
+    )
+    assert r.status_code == 200 and "Início entre" in r.text and "Fim entre" in r.text, r.text
 
     # Planned stops (boarding, school) authorized; unplanned halts and the turnaround not.
     stops = (await _get(client, people, "stops", live.vehicle_id))["stops"]

@@ -45,9 +45,10 @@ def test_runs_need_both_enough_fixes_and_enough_time() -> None:
     t = every(len(cond))
     assert spans(condition_runs(t, cond, min_fixes=2)) == [(1, 2), (5, 7)]
     assert spans(condition_runs(t, cond, min_fixes=3)) == [(5, 7)]
-    assert spans(condition_runs(t, cond, min_s=60.0)) == [(5, 7)]  # 30 s from first to last is not 60
-    assert spans(condition_runs(t, cond, min_s=30.0, min_fixes=2)) == [(1, 2), (5, 7)]
-    # At 1 s reporting a 2-fix blip lasts 1 s: the time rule rejects what the count alone would keep.
+    # Durations are estimated from midpoint to midpoint (module text): 2 fixes 30 s apart read 60 s, 3 read 90 s.
+    assert spans(condition_runs(t, cond, min_s=90.0)) == [(5, 7)]  # 60 s estimated is not 90
+    assert spans(condition_runs(t, cond, min_s=60.0, min_fixes=2)) == [(1, 2), (5, 7)]
+    # At 1 s reporting a 2-fix blip lasts 2 s: the time rule rejects what the count alone would keep.
     assert condition_runs(every(len(cond), 1.0), cond, min_s=20.0, min_fixes=2) == []
 
 
@@ -96,7 +97,11 @@ def test_a_single_fix_spike_is_no_episode_two_fixes_are() -> None:
     found = speeding(every(len(speed)), speed, np.full(len(speed), LIMIT))
     assert len(found) == 1
     e = found[0]
-    assert (e.first, e.last, e.n_fixes, e.duration_s) == (5, 6, 2, 30.0)
+    # Seen above 30 s; it began between fixes 4 and 5 and ended between 6 and 7: 60 s estimated, 30 to 90 s.
+    assert (e.first, e.last, e.n_fixes, e.duration_s) == (5, 6, 2, 60.0)
+    t = every(len(speed))
+    assert (e.start, e.end) == (t[4] + 15, t[6] + 15)
+    assert (e.start_min, e.start_max, e.end_min, e.end_max) == (t[4], t[5], t[6], t[7])
     assert (e.i_max, e.max_kmh, e.limit_kmh, e.tier) == (6, 62.0, 60.0, "media")
     assert e.excess_pct == pytest.approx(100 * 2 / 60, abs=1e-9)
 
@@ -107,7 +112,7 @@ def test_speeding_fields_merge_and_limit_at_the_max() -> None:
     found = speeding(every(len(speed)), speed, limit)
     assert [(e.first, e.last) for e in found] == [(1, 4), (7, 8)]  # 80 at a limit of 80 is not above it
     a, b = found
-    assert (a.n_fixes, a.duration_s, a.i_max, a.max_kmh, a.limit_kmh) == (3, 90.0, 4, 91.0, 60.0)
+    assert (a.n_fixes, a.duration_s, a.i_max, a.max_kmh, a.limit_kmh) == (3, 120.0, 4, 91.0, 60.0)
     assert a.excess_pct == pytest.approx(51.6667, abs=1e-3) and a.tier == "gravissima"
     assert b.excess_pct == pytest.approx(20.0, abs=1e-9) and b.tier == "media"  # exactly 20 %: still média
     assert b.i_max == 7  # ties: the first fix at the top speed
@@ -125,7 +130,7 @@ def test_speeding_skips_unknown_speed_and_unkept_fixes_and_respects_gaps() -> No
 
 def test_speeding_rule_at_dense_reporting() -> None:
     t = every(40, 1.0)
-    for above, expect in [(10, 0), (20, 0), (21, 1)]:  # 21 fixes at 1 s span 20 s
+    for above, expect in [(10, 0), (19, 0), (20, 1)]:  # 20 fixes at 1 s span 19 s: 20 s estimated
         speed = np.full(40, 50.0)
         speed[5 : 5 + above] = 70.0
         assert len(speeding(t, speed, np.full(40, LIMIT))) == expect, above
@@ -175,11 +180,20 @@ def test_speeding_against_the_simulators_truth(seed: int) -> None:
 
 def test_deviation_by_hand() -> None:
     off = np.array([0, 10, 150, 200, 180, 20, 0, 150, 160, 0], dtype=float)
-    strict = replace(DEFAULT, deviation_min_s=60.0)
+    strict = replace(DEFAULT, deviation_min_s=90.0)
     found = deviations(every(len(off)), off, 100.0, params=strict)
-    assert len(found) == 1  # 7..8 is 2 fixes over only 30 s: under 60 s
+    assert len(found) == 1  # 7..8 is 2 fixes over 30 s: 60 s estimated, under 90 s
     d = found[0]
-    assert (d.first, d.last, d.n_fixes, d.duration_s, d.i_max, d.max_distance_m) == (2, 4, 3, 60.0, 3, 200.0)
+    assert (d.first, d.last, d.n_fixes, d.duration_s, d.i_max, d.max_distance_m) == (2, 4, 3, 90.0, 3, 200.0)
+    t = every(len(off))
+    assert (d.start_min, d.start, d.start_max, d.end_min, d.end, d.end_max) == (
+        t[1],
+        t[1] + 15,
+        t[2],
+        t[4],
+        t[4] + 15,
+        t[5],
+    )
     assert (d.left, d.rejoined) == (1, 5)
     # The default: 2 consecutive fixes at 30 s reporting are an episode.
     assert [(x.first, x.last) for x in deviations(every(len(off)), off, 100.0)] == [(2, 4), (7, 8)]
@@ -232,3 +246,36 @@ def test_no_deviation_when_the_route_is_driven(seed: int) -> None:
     run = sim(seed)
     tr = sim_track(run)
     assert deviations(tr.t, route_offsets_m(run, tr), 100.0) == []
+
+
+# --- instants without the one-interval bias (issue 34) ------------------------------------------
+
+
+def test_the_fixes_around_an_episode_bound_it_only_when_near_and_known() -> None:
+    # A gap over gap_s before it, the track's end after it: both sides keep the observed instant, unbounded.
+    t = np.array([0.0, 600.0, 630.0, 660.0])
+    [e] = speeding(t, np.array([50, 70, 70, 70.0]), np.full(4, LIMIT))
+    assert (e.start_min, e.start, e.end, e.end_max, e.duration_s) == (None, 600.0, 660.0, None, 60.0)
+    # A deviation next to a fix with no route (offset unknown): that fix is no bound, the on-route one is.
+    off = np.array([np.nan, 300, 300, 0], dtype=float)
+    [d] = deviations(every(4), off, 100.0)
+    assert (d.start_min, d.start, d.end, d.end_max) == (None, every(4)[1], every(4)[2] + 15, every(4)[3])
+
+
+@pytest.mark.parametrize("interval", [30.0, 60.0])
+def test_episode_durations_are_unbiased_at_sparse_reporting(interval: float) -> None:
+    """A true 120 s speeding episode sampled every `interval` s at every phase: first to last fix above read one
+    interval short on average; the midpoints read it with a mean bias under 5 s, each within ± one interval."""
+    true_s, rng = 120.0, np.random.default_rng(34)
+    est, seen = [], []
+    for phase in rng.uniform(0, interval, 200):
+        t = 1.8e9 + phase + interval * np.arange(int(900 / interval))
+        begin = 1.8e9 + 300.0
+        speed = np.where((t >= begin) & (t < begin + true_s), 80.0, 40.0)
+        [e] = speeding(t, speed, np.full(len(t), LIMIT))
+        assert e.start_min is not None and e.end_max is not None
+        assert e.start_min <= begin <= e.start_max and e.end_min <= begin + true_s <= e.end_max  # type: ignore[operator]
+        est.append(e.duration_s - true_s)
+        seen.append(e.end_min - e.start_max - true_s)  # type: ignore[operator]
+    assert abs(np.mean(est)) < 5.0 and np.max(np.abs(est)) <= interval
+    assert np.mean(seen) < -interval + 5.0  # the old rule: one interval short

@@ -130,7 +130,14 @@ def test_speeding_is_the_engines_episode_with_its_facts() -> None:
     assert (f["max_kmh"], f["limit_kmh"], f["over_kmh"]) == (80.0, 60.0, 20.0)
     assert f["duration_s"] == pytest.approx(3000.0 / (80.0 / 3.6), abs=30.0)
     assert f["km"] == pytest.approx(3.0, abs=0.7) and c.route_id == 1
-    assert c.end is not None and c.start < c.end and c.completed_ts == c.start + timedelta(seconds=30)
+    # It began between the last fix under the limit and the first above (issue 34: the midpoint, with both as
+    # bounds), and was an episode at its second fix above (speeding_min_fixes), 30 s after the first.
+    first = datetime.fromisoformat(f["start_max"])
+    assert c.start == first - timedelta(seconds=15) and datetime.fromisoformat(f["start_min"]) == first - timedelta(
+        seconds=30
+    )
+    assert c.end is not None and c.end == datetime.fromisoformat(f["end_min"]) + timedelta(seconds=15)
+    assert c.completed_ts == first + timedelta(seconds=30)
     assert c.place is not None and "rota L1, km" in c.place
 
 
@@ -141,8 +148,10 @@ def test_speeding_still_going_on_at_the_newest_fix_has_no_end() -> None:
     assert live.kind is Kind.SPEEDING and live.end is None
     # Once the tracker has been quiet for longer than silent_s, the episode ends at its last fix (and the
     # tracker is silent, mid-run).
-    ended, silent = candidates(s.fixes, now=last + timedelta(seconds=DEFAULT.silent_s + 1))
-    assert silent.kind is Kind.TRACKER_SILENT and silent.start == last and silent.end is None
+    # (Issue 34: the silence is estimated from half an interval after the last fix, 15 s at these 30 s fixes.)
+    assert len(candidates(s.fixes, now=last + timedelta(seconds=DEFAULT.silent_s + 14))) == 1
+    ended, silent = candidates(s.fixes, now=last + timedelta(seconds=DEFAULT.silent_s + 16))
+    assert silent.kind is Kind.TRACKER_SILENT and silent.start == last + timedelta(seconds=15) and silent.end is None
     assert ended.end == last and ended.start == live.start
 
 
@@ -266,13 +275,23 @@ def test_silence_inside_a_due_run() -> None:
     s.silent(600).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
     found = [c for c in candidates(s.fixes) if c.kind is Kind.TRACKER_SILENT]
     (c,) = found
-    assert c.start == before and c.end == before + timedelta(seconds=630) and c.route_id == 1 and c.run_no == 1
+    # Issue 34: the tracker (every 30 s) stopped between its last fix and the next it would have sent, and
+    # resumed between the send before its first fix after and that fix: the midpoints, 600 s, with the bounds.
+    assert c.start == before + timedelta(seconds=15) and c.end == before + timedelta(seconds=615)
+    assert c.route_id == 1 and c.run_no == 1
     assert c.facts["gap_s"] == 630  # the silence and the first step after it
+    bounds = [before + timedelta(seconds=x) for x in (0, 30, 600, 630)]
+    assert [datetime.fromisoformat(c.facts[k]) for k in ("start_min", "start_max", "end_min", "end_max")] == bounds
     assert c.facts["moved_m"] == pytest.approx(1000.0 / 3, abs=5.0)  # one 30 s step's worth: under silent_moved_m
-    assert c.completed_ts == c.end
-    # Four minutes is not a silence.
+    assert c.completed_ts == c.end + timedelta(seconds=15)  # the first fix after it
+    # Four minutes is not a silence; nor 320 s between two fixes 30 s apart: the tracker was silent 290 s (the
+    # gap read it one interval long, and made it a silence).
     short = Script("05:50").until("06:00").drive(3000.0).silent(210).drive(SCHOOL_M).park(600)
     assert Kind.TRACKER_SILENT not in kinds(candidates(short.fixes))
+    short = Script("05:50").until("06:00").drive(3000.0).silent(290).drive(SCHOOL_M).park(600)
+    assert Kind.TRACKER_SILENT not in kinds(candidates(short.fixes))
+    longer = Script("05:50").until("06:00").drive(3000.0).silent(301).drive(SCHOOL_M).park(600)
+    assert Kind.TRACKER_SILENT in kinds(candidates(longer.fixes))
 
 
 def test_no_silence_while_no_run_is_due() -> None:
@@ -304,7 +323,9 @@ def test_a_tracker_quiet_since_the_day_before_is_silent_from_the_run_on() -> Non
     evening = rules.Edge((local("06:25") - timedelta(hours=12)).timestamp(), *at(0.0))
     for before in (None, evening):
         silent = [c for c in candidates(s.fixes, before=before) if c.kind is Kind.TRACKER_SILENT]
-        assert [(c.start, c.end) for c in silent] == [(local("06:00"), local("06:25"))], before
+        # It resumed between the send before its first fix and that fix (issue 34): 06:24:45 estimated.
+        assert [(c.start, c.end) for c in silent] == [(local("06:00"), local("06:25") - timedelta(seconds=15))], before
+        assert "start_min" not in silent[0].facts  # from the run's start: exact, no bounds
         assert silent[0].facts["gap_s"] == (None if before is None else 12 * 3600)
     # Awake at 06:03, when the bus leaves: 3 min is no silence.
     s = Script("06:03").drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
@@ -329,7 +350,9 @@ def test_live_silence_then_resumed_or_filled() -> None:
     # 4 min after the last fix: not yet; 6 min: a live silence, with no end.
     assert candidates(s.fixes, now=last + timedelta(minutes=4)) == []
     (live,) = candidates(s.fixes, now=last + timedelta(minutes=6))
-    assert live.kind is Kind.TRACKER_SILENT and live.end is None and live.facts == {"since": last.isoformat()}
+    assert live.kind is Kind.TRACKER_SILENT and live.end is None and live.start == last + timedelta(seconds=15)
+    assert live.facts == {"since": last.isoformat(), "start_min": last.isoformat(),
+                          "start_max": (last + timedelta(seconds=30)).isoformat()}  # fmt: skip
     assert live.completed_ts is None and live.route_id == 1
     # Still silent after the scheduled times have passed, the school not reached: still the same live silence.
     (later,) = candidates(s.fixes, now=local("09:00"))
@@ -338,11 +361,12 @@ def test_live_silence_then_resumed_or_filled() -> None:
     resumed = upto().silent(20 * 60 - 30).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
     silent = [c for c in candidates(resumed.fixes, now=local("09:00")) if c.kind is Kind.TRACKER_SILENT]
     (done,) = silent
-    assert done.start == live.start and done.end == last + timedelta(minutes=20) and done.facts["gap_s"] == 1200
+    assert done.start == live.start and done.end == last + timedelta(minutes=20, seconds=-15)
+    assert done.facts["gap_s"] == 1200
     # Not a fix more that day: where and when the vehicle reappears (the next morning) comes from `after`.
     edge = rules.Edge((last + timedelta(days=1)).timestamp(), *at(0.0))
     (ended,) = candidates(s.fixes, now=local("09:00") + timedelta(days=2), after=edge)
-    assert (ended.start, ended.end, ended.facts["gap_s"]) == (live.start, last + timedelta(days=1), 86400)
+    assert (ended.start, ended.end, ended.facts["gap_s"]) == (live.start, last + timedelta(days=1, seconds=-15), 86400)
     # A store-and-forward batch fills the gap: no silence at all.
     s.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
     assert candidates(s.fixes, now=local("09:00")) == []

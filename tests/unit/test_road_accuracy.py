@@ -125,6 +125,8 @@ def test_stop_durations_are_unbiased(interval: float, dwell: float) -> None:
     assert len(found) >= 0.95 * len(got), got  # the rest: GPS noise split the standstill in two
     assert abs(float(np.mean(found)) - dwell) < 5.0, found
     assert np.max(np.abs(found - dwell)) <= interval, found
+    if (interval, dwell) == (30.0, 180.0):  # issue 34's target: 180 ± 15 s (a few: one noisy fix moved an end)
+        assert float(np.mean(np.abs(found - dwell) <= 15.0)) >= 0.95, found
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,21 @@
 Every function takes plain arrays in fix-time order (a `Track`'s columns) and a `keep` mask of usable fixes;
 fixes outside `keep` are skipped as if never sent: they neither extend, break nor merge an episode.
 
+Instants without the one-interval bias (issue 34), as for stops (stops.py): an episode began somewhere between
+the last kept fix before it that is known outside the condition and its first fix in it, and ended between its
+last fix in it and the first such fix after it. Its `start` and `end` are the midpoints of those two intervals
+(the unbiased estimate: first-to-last fix in the condition reads one fix interval short on average), and
+`start_min`..`start_max`, `end_min`..`end_max` the bounds, the inner ones being what was observed (the first and
+last fixes in the condition, which an inspector checks against the raw fixes). A neighbouring fix further than
+gap_s away (a silence, the track's start or end, a fix not yet received) or whose condition is unknown (a
+deviation's fix with no route) bounds nothing: that side keeps the observed instant, never time nobody saw.
+
 One rule for "long enough", shared by speeding and deviation: a run qualifies when it has at least `min_fixes`
-fixes in the condition AND spans at least `min_s` seconds from its first to its last such fix. "Or" would make
-`min_s` inert: any run that spans more than 0 s already has 2 fixes, so with `min_fixes` = 2 only the count would
-ever decide. With both, the count decides at sparse reporting (30 s: 2 fixes above = 30 s ≥ 20 s) and the time
-at dense reporting (1 s: 21 fixes), so a single fix is never an episode at any rate.
+fixes in the condition AND its estimated duration (from `start` to `end`, the midpoints) is at least `min_s`
+seconds. "Or" would make `min_s` inert: any run that spans more than 0 s already has 2 fixes, so with
+`min_fixes` = 2 only the count would ever decide. With both, the count decides at sparse reporting (30 s: 2 fixes
+above = 30 s observed, 60 s estimated ≥ 20 s) and the time at dense reporting (1 s: 20 fixes, 19 s observed,
+20 s estimated), so a single fix is never an episode at any rate.
 """
 
 from __future__ import annotations
@@ -30,6 +40,10 @@ class Run:
     """Fixes (track indexes, ascending) of one episode of a condition; a merged dip fix is not among them."""
 
     members: IntArray
+    seen0: float = math.nan  # fix time of the first member (start_max)
+    seen1: float = math.nan  # fix time of the last member (end_min)
+    before: float | None = None  # fix time of the kept fix before it, known outside the condition, within max_gap_s
+    after: float | None = None  # likewise the fix after it
 
     @property
     def first(self) -> int:
@@ -38,6 +52,16 @@ class Run:
     @property
     def last(self) -> int:
         return int(self.members[-1])
+
+    @property
+    def start(self) -> float:
+        """The estimated start: midway between the fix before and the first member (module text)."""
+        return self.seen0 if self.before is None else (self.before + self.seen0) / 2
+
+    @property
+    def end(self) -> float:
+        """The estimated end: midway between the last member and the fix after."""
+        return self.seen1 if self.after is None else (self.seen1 + self.after) / 2
 
 
 def condition_runs(
@@ -54,7 +78,8 @@ def condition_runs(
 
     Two runs separated by exactly one kept fix where `cond` is False (a dip) become one, if that fix is `dip_ok`
     (default: any). Consecutive kept fixes more than max_gap_s seconds apart end a run and are never merged across:
-    what happened in a gap is unknown.
+    what happened in a gap is unknown. The kept fixes just outside a run bound its start and end (Run.before,
+    Run.after) when they are within max_gap_s and `dip_ok` (known outside the condition).
     """
     n = len(t)
     if len(cond) != n or (keep is not None and len(keep) != n) or (dip_ok is not None and len(dip_ok) != n):
@@ -77,11 +102,15 @@ def condition_runs(
                 spans[-1] = (pa, b)
                 continue
         spans.append((a, b))
+    tk = t[k]
     out: list[Run] = []
     for a, b in spans:
         members = k[a : b + 1][c[a : b + 1]]
-        if len(members) >= min_fixes and t[members[-1]] - t[members[0]] >= min_s:
-            out.append(Run(members))
+        before = float(tk[a - 1]) if a > 0 and linked[a - 1] and ok[a - 1] else None
+        after = float(tk[b + 1]) if b + 1 < len(k) and linked[b] and ok[b + 1] else None
+        run = Run(members, float(tk[a]), float(tk[b]), before, after)
+        if len(members) >= min_fixes and run.end - run.start >= min_s:
+            out.append(run)
     return out
 
 
@@ -99,18 +128,24 @@ class Speeding:
 
     first: int
     last: int
-    start: float
-    end: float
+    start: float  # estimated (module text: the midpoint with the fix before)
+    end: float  # estimated
     n_fixes: int  # fixes above the limit
     i_max: int
     max_kmh: float
     limit_kmh: float
     excess_pct: float
     tier: str
+    # Bounds (module text): the fix before (None: none within gap_s, or the track's start), the first and the last
+    # fix above the limit (observed), the fix after (None likewise).
+    start_min: float | None = None
+    start_max: float | None = None
+    end_min: float | None = None
+    end_max: float | None = None
 
     @property
     def duration_s(self) -> float:
-        """Seconds from the first to the last fix above the limit."""
+        """Seconds from the estimated start to the estimated end."""
         return self.end - self.start
 
 
@@ -149,14 +184,18 @@ def speeding(
             Speeding(
                 first=run.first,
                 last=run.last,
-                start=float(t[run.first]),
-                end=float(t[run.last]),
+                start=run.start,
+                end=run.end,
                 n_fixes=len(m),
                 i_max=i,
                 max_kmh=float(speed[i]),
                 limit_kmh=float(limit[i]),
                 excess_pct=excess,
                 tier=tier(excess),
+                start_min=run.before,
+                start_max=run.seen0,
+                end_min=run.seen1,
+                end_max=run.after,
             )
         )
     return out
@@ -172,17 +211,23 @@ class Deviation:
 
     first: int
     last: int
-    start: float
-    end: float
+    start: float  # estimated (module text: the midpoint with the fix before)
+    end: float  # estimated
     n_fixes: int
     i_max: int
     max_distance_m: float
     left: int | None
     rejoined: int | None
+    # Bounds, as Speeding's: the last fix known on a route before it (None: none within gap_s), its first and last
+    # fixes off the route, the first fix known on a route after it.
+    start_min: float | None = None
+    start_max: float | None = None
+    end_min: float | None = None
+    end_max: float | None = None
 
     @property
     def duration_s(self) -> float:
-        """Seconds from the first to the last fix off the route."""
+        """Seconds from the estimated start to the estimated end."""
         return self.end - self.start
 
 
@@ -231,13 +276,17 @@ def deviations(
             Deviation(
                 first=run.first,
                 last=run.last,
-                start=float(t[run.first]),
-                end=float(t[run.last]),
+                start=run.start,
+                end=run.end,
                 n_fixes=len(m),
                 i_max=i,
                 max_distance_m=float(off[i]),
                 left=on_route(int(pos[run.first]) - 1),
                 rejoined=on_route(int(pos[run.last]) + 1),
+                start_min=run.before,
+                start_max=run.seen0,
+                end_min=run.seen1,
+                end_max=run.after,
             )
         )
     return out

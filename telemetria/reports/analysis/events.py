@@ -25,6 +25,15 @@ def _span(start: float, end: float) -> Row:
     return {"start": start, "end": end, "duration_s": round(end - start)}
 
 
+BOUNDS = ("start_min", "start_max", "end_min", "end_max")
+
+
+def _estimated(x: Any) -> Row:
+    """An episode's or stop's span as estimated (start and end at the midpoints with the fixes around it, issue 34:
+    episodes.py, stops.py) and the bounds of each (None: no fix bounds that side within gap_s)."""
+    return _span(x.start, x.end) | {k: getattr(x, k) for k in BOUNDS}
+
+
 def _at(a: Analysis, i: int, prefix: str = "") -> dict[str, Any]:
     return {f"{prefix}lat": round(float(a.track.lat[i]), 6), f"{prefix}lon": round(float(a.track.lon[i]), 6)}
 
@@ -32,7 +41,7 @@ def _at(a: Analysis, i: int, prefix: str = "") -> dict[str, Any]:
 def speeding(a: Analysis) -> list[Row]:
     return [
         {
-            **_span(e.start, e.end),
+            **_estimated(e),
             "max_kmh": round(e.max_kmh, 1),
             "limit_kmh": round(e.limit_kmh, 1),
             "excess_pct": round(e.excess_pct, 1),
@@ -52,7 +61,7 @@ def stops(a: Analysis) -> list[Row]:
         point = c.point
         out.append(
             {
-                **_span(s.start, s.end),
+                **_estimated(s),
                 "lat": round(s.lat, 6),
                 "lon": round(s.lon, 6),
                 "authorized": c.authorized,
@@ -108,7 +117,7 @@ def deviations(a: Analysis) -> list[Row]:
         route = a.routes[int(a.near[d.i_max])]
         out.append(
             {
-                **_span(d.start, d.end),
+                **_estimated(d),
                 "route": route.code,
                 "max_distance_m": round(d.max_distance_m),
                 "km_off_route": round(a.km_between(left, back), 3),

@@ -87,11 +87,23 @@ class Trip:
     moving_s: float
     max_kmh: float
     over_2h: bool = False  # part of an on-board leg of 2 h or more, or itself that long (Art. 9 §1)
+    # The estimated departure and arrival (issue 34): the end of the stop it leaves and the start of the one it
+    # reaches, the midpoints with the fixes around them (None: no stop at that end; start/end are then the best).
+    departed: float | None = None
+    arrived: float | None = None
 
     @property
     def duration_s(self) -> float:
-        """Seconds from departure to arrival."""
+        """Seconds from departure to arrival, as observed: the stop's last stationary fix to the next one's first."""
         return self.end - self.start
+
+    @property
+    def estimated_s(self) -> float:
+        """Seconds from the estimated departure to the estimated arrival: what Art. 9 §1 measures (duration_s reads
+        one fix interval long on average between two stops)."""
+        return (self.end if self.arrived is None else self.arrived) - (
+            self.start if self.departed is None else self.departed
+        )
 
 
 def _kept(n: int, keep: BoolArray | None) -> IntArray:
@@ -228,6 +240,8 @@ def find_trips(
                     to_stop=s_to if q == b + 1 else None,
                     moving_s=float(dt[p : q - 1][moving].sum()),
                     max_kmh=float(np.nanmax(speeds)) if np.isfinite(speeds).any() else math.nan,
+                    departed=stops[s_from].end if n == 0 and s_from is not None else None,
+                    arrived=stops[s_to].start if q == b + 1 and s_to is not None else None,
                 )
             )
     return out
@@ -275,15 +289,22 @@ class Leg:
     """Pupils on board (Art. 9 §1): 'to_school' or 'from_school', between two stops (indexes into the stops).
 
     to_school runs from the arrival at the first boarding stop to the arrival at the school; from_school from the
-    departure from the school to the arrival at the last boarding stop before the garage (or at the garage).
+    departure from the school to the arrival at the last boarding stop before the garage (or at the garage). Each
+    instant is the stop's estimate (the midpoint with the fix around it, module text), so neither leg reads one fix
+    interval long: from the school's last stationary fix to the drop-off's first did, on average (issue 34).
     """
 
     kind: str
     from_stop: int
     to_stop: int
-    start: float
+    start: float  # estimated: the stops' own estimates (the midpoints with the fixes around them, issue 34)
     end: float
     over: bool  # duration ≥ onboard_max_s: the law wants it "inferior a 2 h"
+    # Bounds of start and end: the stops' (Stop.start_min...; None: no fix bounds that side within gap_s).
+    start_min: float | None = None
+    start_max: float | None = None
+    end_min: float | None = None
+    end_max: float | None = None
 
     @property
     def duration_s(self) -> float:
@@ -299,7 +320,7 @@ def onboard_legs(stops: Sequence[Classified], trips: Sequence[Trip], max_s: floa
     no boarding or garage stop between them are one visit (two schools, or one school seen as two stops):
     to_school ends at the last, from_school starts at the first. The boarding stops of a visit lie between the
     previous garage or school visit and the next one. A trip is over_2h when it overlaps an over leg or itself
-    lasts max_s.
+    lasts max_s (Trip.estimated_s: from its estimated departure to its estimated arrival).
     """
     kinds = [c.kind for c in stops]
     visits: list[tuple[int, int]] = []
@@ -319,14 +340,20 @@ def onboard_legs(stops: Sequence[Classified], trips: Sequence[Trip], max_s: floa
         after = [j for j in range(s1 + 1, hi) if kinds[j] == "boarding"]
         if before:
             a, b = stops[before[0]].stop, stops[s1].stop
-            legs.append(Leg("to_school", before[0], s1, a.start, b.start, b.start - a.start >= max_s))
+            legs.append(
+                Leg("to_school", before[0], s1, a.start, b.start, b.start - a.start >= max_s,
+                    a.start_min, a.start_max, b.start_min, b.start_max)
+            )  # fmt: skip
         end = after[-1] if after else (hi if hi < len(kinds) and kinds[hi] == "garage" else None)
         if end is not None:
             a, b = stops[s0].stop, stops[end].stop
-            legs.append(Leg("from_school", s0, end, a.end, b.start, b.start - a.end >= max_s))
+            legs.append(
+                Leg("from_school", s0, end, a.end, b.start, b.start - a.end >= max_s,
+                    a.end_min, a.end_max, b.start_min, b.start_max)
+            )  # fmt: skip
     over = [(leg.start, leg.end) for leg in legs if leg.over]
     marked = [
-        replace(trip, over_2h=trip.duration_s >= max_s or any(trip.start < e and trip.end > s for s, e in over))
+        replace(trip, over_2h=trip.estimated_s >= max_s or any(trip.start < e and trip.end > s for s, e in over))
         for trip in trips
     ]
     return legs, marked

@@ -16,24 +16,40 @@ from typing import Any
 
 from telemetria.db import Conn
 from telemetria.reports.analysis.days import day_bounds, split
-from telemetria.reports.analysis.events import ROWS, Row
+from telemetria.reports.analysis.events import BOUNDS, ROWS, Row
 from telemetria.reports.analysis.track import utc
 from telemetria.reports.knobs import DEFAULT, ReportParams
 from telemetria.reports.model import Context, Vehicle, Window
 from telemetria.reports.output import gis as gf
-from telemetria.reports.output.csv import BOOL, COORD, DATETIME, HMS, INT, KM, KMH, PCT, TEXT, Column
+from telemetria.reports.output.csv import BETWEEN, BOOL, COORD, DATETIME, HMS, INT, KM, KMH, PCT, TEXT, Column
 from telemetria.reports.output.document import Drawing
 from telemetria.reports.output.report import VEHICLE, Report, local, words
 from telemetria.reports.store import queries as q
 from telemetria.reports.store.fetch import analyze_piece
 
 TIMES = ("start", "end")  # epoch seconds in neutral rows, aware datetimes in the report
+# The bounds of speeding's, stops' and deviations' start and end (issue 34: analysis/events.py), likewise; a row of a
+# rollup stored before them has none, and shows them as None.
+BOUNDED = ("speeding", "stops", "route-deviation")
 
 SPAN = [Column("Início", "start", DATETIME), Column("Fim", "end", DATETIME), Column("Duração", "duration_s", HMS)]
 
 
+def _between(lo: str, hi: str) -> Any:
+    return lambda row: None if row.get(lo) is None and row.get(hi) is None else (row.get(lo), row.get(hi))
+
+
+# An episode's or stop's start and end are estimates (the midpoints with the fixes around it, issue 34): the files
+# show between which instants each lies, after the estimated duration.
+ESTIMATED_SPAN = [
+    *SPAN,
+    Column("Início entre", _between("start_min", "start_max"), BETWEEN),
+    Column("Fim entre", _between("end_min", "end_max"), BETWEEN),
+]
+
+
 SPEEDING_COLUMNS = [
-    *VEHICLE, *SPAN,
+    *VEHICLE, *ESTIMATED_SPAN,
     Column("Velocidade máxima (km/h)", "max_kmh", KMH),
     Column("Limite (km/h)", "limit_kmh", KMH),
     Column("Excesso (%)", "excess_pct", PCT),
@@ -46,7 +62,7 @@ SPEEDING_COLUMNS = [
 
 
 STOPS_COLUMNS = [
-    *VEHICLE, *SPAN,
+    *VEHICLE, *ESTIMATED_SPAN,
     Column("Latitude", "lat", COORD),
     Column("Longitude", "lon", COORD),
     Column("Ponto autorizado", "authorized", BOOL),
@@ -91,7 +107,7 @@ TRIPS_COLUMNS = [
 
 
 DEVIATION_COLUMNS = [
-    *VEHICLE, *SPAN,
+    *VEHICLE, *ESTIMATED_SPAN,
     Column("Rota", "route", TEXT),
     Column("Distância máxima da rota (m)", "max_distance_m", INT),
     Column("Km fora da rota", "km_off_route", KM),
@@ -130,6 +146,8 @@ async def _neutral_rows(
 async def _present(conn: Conn, v: Vehicle, kind: str, rows: list[Row], win: Window) -> list[Row]:
     """Rows as the report shows them: the vehicle first, times in the report's zone, drivers of trips."""
     out = [{**v.label(), **row, **{k: local(row[k], win.tz) for k in TIMES}} for row in rows]
+    if kind in BOUNDED:
+        out = [shown | {k: local(row.get(k), win.tz) for k in BOUNDS} for shown, row in zip(out, rows, strict=True)]
     if kind == "trips" and rows:
         found = await conn.fetch(q.DRIVERS_AT, v.id, [utc(r["start"]) for r in rows])
         for shown, driver in zip(out, found, strict=True):

@@ -70,6 +70,18 @@ def _datetime(value: datetime, tz: tzinfo) -> str:
     return f"{d.day:02d}/{d.month:02d}/{d.year:04d} {d.hour:02d}:{d.minute:02d}:{d.second:02d}"
 
 
+def _between(value: tuple[datetime | None, datetime | None], tz: tzinfo) -> str:
+    """The bounds of an estimated instant: `dd/mm/aaaa HH:MM:SS a HH:MM:SS` (the date again when it changes), `até`
+    or `desde` one of them when the other is unknown."""
+    lo, hi = value
+    if lo is None:
+        return "" if hi is None else f"até {_datetime(hi, tz)}"
+    if hi is None:
+        return f"desde {_datetime(lo, tz)}"
+    a, b = _local(lo, tz), _local(hi, tz)
+    return f"{_datetime(lo, tz)} a {_datetime(hi, tz) if a.date() != b.date() else f'{b:%H:%M:%S}'}"
+
+
 def _date(value: date, tz: tzinfo) -> str:
     d = _local(value, tz) if isinstance(value, datetime) else value
     return f"{d.day:02d}/{d.month:02d}/{d.year:04d}"
@@ -114,6 +126,7 @@ SHARE = rule("share")  # a share (0..1) written as a percentage: 0.5 → 50,0
 MIN = rule("min")
 DEG = rule("deg")
 DATETIME = Kind("datetime", _datetime, zoned=True)
+BETWEEN = Kind("between", _between, zoned=True)  # (earliest, latest) of an estimated instant (issue 34)
 DATE = Kind("date", _date)
 BOOL = Kind("bool", lambda v, _tz: "Sim" if v else "Não")
 SECONDS = Kind("seconds", _seconds)  # a duration (timedelta or seconds) as whole seconds

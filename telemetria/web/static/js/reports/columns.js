@@ -10,6 +10,16 @@ const PLATE = tcol("Placa", "plate", text);
 // The speeding tier's scale named, so it is never read as the occurrence's severity (Lei 3.588/2023, Arts. 37-39).
 export const SPEED_SCALE = "Gravidade CTB, Art. 218";
 const SPAN = [tcol("Início", "start"), tcol("Fim", until("end"), text), num("Duração", "duration_s", fmt.duration)];
+// An episode's or stop's start and end are estimates, midway to the fixes around it (issue 34); between which
+// instants each lies, as the CSV's "Início entre" and "Fim entre" (a side no fix bounds: "até" or "desde").
+const between = (lo, hi) => (r) => {
+  if (!r[lo] && !r[hi]) return null;
+  if (!r[lo]) return `até ${fmt.time(r[hi])}`;
+  if (!r[hi]) return `desde ${fmt.time(r[lo])}`;
+  return `${fmt.time(r[lo])} a ${r[lo].slice(0, 10) === r[hi].slice(0, 10) ? fmt.clock(r[hi]) : fmt.time(r[hi])}`;
+};
+const BOUNDS = [tcol("Início entre", between("start_min", "start_max"), text),
+  tcol("Fim entre", between("end_min", "end_max"), text)].map((c) => ({ ...c, more: true }));
 // A column shown only when chosen under "Mais colunas" (reports/chooser.js): each table starts with what its
 // readers look for, in the order they read it (vehicle, date, the figure, then who and where).
 const more = (c) => ({ ...c, more: true });
@@ -85,6 +95,7 @@ const REPORTS = {
       PLATE, SPAN[0], num("Vel. máxima (km/h)", "max_kmh"), num("Limite (km/h)", "limit_kmh"),
       col(SPEED_SCALE, "tier", (t) => badge(word(t), TIER[t])), SPAN[2], wcol("Local", "place"),
       more(SPAN[1]), more(num("Excesso (%)", "excess_pct")), more(num("Posições acima do limite", "fixes", int)),
+      ...BOUNDS,
     ],
     marks: (r) => [{ lat: r.lat, lon: r.lon, colour: COLOURS.speeding,
       title: `${r.plate}: ${fmt.time(r.start)} · ${fmt.kmh(r.max_kmh)} (limite ${fmt.kmh(r.limit_kmh)})` }],
@@ -99,6 +110,7 @@ const REPORTS = {
       num("Distância ao ponto (m)", "nearest_point_m", rule("m")),
       more(SPAN[1]), more(col("Tipo do ponto", "point_kind", word)), more(col("Ponto mais próximo", "nearest_point")),
       more(col("Ignição desligada", "ignition_off", yes)),
+      ...BOUNDS,
     ],
     marks: (r) => [{ lat: r.lat, lon: r.lon, colour: r.authorized ? COLOURS.stopOk : COLOURS.stopBad,
       title: `${r.plate}: ${fmt.time(r.start)} · ${fmt.duration(r.duration_s)}` +
@@ -112,6 +124,7 @@ const REPORTS = {
       PLATE, SPAN[0], tcol("Rota", "route", text), num("Distância máxima da rota (m)", "max_distance_m", rule("m")),
       num("Km fora da rota", "km_off_route", km), SPAN[2], col("Voltou à rota", "rejoined", yes),
       more(SPAN[1]), more(num("Posições fora da rota", "fixes", int)),
+      ...BOUNDS,
     ],
     marks: (r) => [
       { lat: r.far_lat, lon: r.far_lon, colour: COLOURS.deviation,
