@@ -35,8 +35,8 @@ SIGNATURES = ["Fiscal do contrato", "Secretário(a) Municipal de Educação"]
 
 ROUTE_COLUMNS = [
     Column("Rota", "code"), Column("Km declarado", "declared_km", KM3), Column("Devidas", "runs_due", INT),
-    Column("Feitas", "runs_made", INT), Column("Parciais", "runs_partial", INT),
-    Column("Não feitas", "runs_not_made", INT), Column("Justificadas", "runs_justified", INT),
+    Column("Realizadas", "runs_made", INT), Column("Parciais", "runs_partial", INT),
+    Column("Não realizadas", "runs_not_made", INT), Column("Justificadas", "runs_justified", INT),
     Column("Km contratado", "contracted_km", KM3), Column("Km realizado", "realized_km", KM3),
     Column("Km a pagar", "payable_km", KM3), Column("Valor (R$)", "amount", MONEY),
 ]  # fmt: skip
@@ -57,7 +57,7 @@ def rule_words(rule: PaymentRule) -> str:
     """The payment rule as a sentence."""
     made, partial = formats.number(rule.made_min_coverage_pct, 0), formats.number(rule.partial_min_coverage_pct, 0)
     return (
-        f"corrida com cobertura ≥ {made} % é feita e paga pelo km declarado; de {partial} % a menos de {made} % é "
+        f"corrida com cobertura ≥ {made} % é realizada e paga pelo km declarado; de {partial} % a menos de {made} % é "
         f"parcial, {PARTIAL[rule.partial_pay]}; abaixo de {partial} % não é paga; km fora da rota "
         f"{'pagos' if rule.off_route_km_paid else 'não pagos'}; corrida justificada "
         f"{'paga pelo km declarado' if rule.justified_paid else 'paga só pelo que cobriu'}"

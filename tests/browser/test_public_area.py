@@ -92,7 +92,7 @@ async def test_on_the_months_service_and_the_seals_page(on_tab: Tab) -> None:
     finally:
         await conn.close()
     await on_tab.open("/publico/selos")
-    await expect(page.locator("h1")).to_have_text("Selos diários dos registros")
+    await expect(page.locator("h1")).to_have_text("Selos diários das posições")
     await expect(page.locator("#z-how summary")).to_have_text("Como verificar")
     days = page.locator("#z-list tbody tr")
     await expect(days).to_have_count(1)

@@ -244,12 +244,13 @@ async def test_csv_parses_and_totals_match(client: httpx.AsyncClient, people: Pe
     text = r.content.decode("utf-8")
     assert text.startswith("\ufeff")
     rows = list(csv.DictReader(io.StringIO(text[1:]), delimiter=";"))
-    assert [row["Linha"] for row in rows] == ["execução"] * 5 + ["total da rota", "total do contrato"]
-    assert [row["Situação"] for row in rows[:5]] == ["feita", "não feita", "feita", "parcial", "não feita"]
+    assert [row["Linha"] for row in rows] == ["corrida"] * 5 + ["total da rota", "total do contrato"]
+    made, not_made = "realizada", "não realizada"
+    assert [row["Situação"] for row in rows[:5]] == [made, not_made, made, "parcial", not_made]
     assert rows[2]["Substituição"] == "Sim" and rows[0]["Data"] == "02/03/2026"
     total = D(rows[-1]["Valor (R$)"].replace(",", "."))
     assert total == D(str(got["contracts"][0]["amount"])) == sum(D(x["Valor (R$)"].replace(",", ".")) for x in rows[:5])
-    assert rows[-1]["Execuções devidas"] == "5" and rows[0]["Km a pagar"] == "2,200"
+    assert rows[-1]["Corridas devidas"] == "5" and rows[0]["Km a pagar"] == "2,200"
 
 
 async def test_contractors_see_only_their_own(client: httpx.AsyncClient, people: People, world: dict[str, Any]) -> None:

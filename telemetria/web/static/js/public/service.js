@@ -28,7 +28,7 @@ function show(data) {
         ["Corridas realizadas", "n"], ["Km realizado", "n"]], rows, totals)
       : el("p", { class: "muted" }, "Nenhuma rota medida neste mês."),
     el("p", { class: "hint" }, "Corridas devidas: dias letivos × atribuições de cada rota. Realizadas: as que o GPS mostra "
-      + "cumpridas conforme o contrato. Km realizado: km percorridos sobre a rota, medidos pelo GPS."));
+      + "realizadas conforme o contrato. Km realizado: km percorridos sobre a rota, medidos pelo GPS."));
   result.hidden = false;
 }
 
