@@ -48,12 +48,17 @@ def _nonblank(v: str) -> str:
 
 
 Reason = Annotated[Name, Field(max_length=500), AfterValidator(_nonblank)]
+# A justification changes what is paid: its reason is one a fiscal can check later ("pneu furado na RO-133"),
+# not "ok" (issue 36: a 2-character justification was accepted).
+MIN_JUSTIFICATION_CHARS = 10
+JustificationReason = Annotated[Name, Field(min_length=MIN_JUSTIFICATION_CHARS, max_length=500),
+                                AfterValidator(_nonblank)]  # fmt: skip
 
 
 class JustificationIn(Strict):
     route_id: Id
     day: date = Field(alias="date", description="the local day of the run, e.g. 2026-03-10")
-    reason: Reason
+    reason: JustificationReason
     run_no: int | None = Field(default=None, ge=1, le=50, description="which run of the day (default: all)")
     kind: Literal["nao_realizada", "feito_fora_do_horario"] = Field(
         default="nao_realizada",

@@ -147,7 +147,7 @@ async def test_a_justification_and_the_refusals(
     for change, status, field in bad:
         r = await justify(**change)
         assert (r.status_code, r.json().get("field")) == (status, field), (change, r.text)
-    for reason in ("", "   "):
+    for reason in ("", "   ", "ok", "chuva"):  # issue 36: a 2-character justification was accepted
         r = await justify(reason=reason)
         assert r.status_code == 422 and r.json()["errors"][0]["field"] == "body.reason", r.text
     assert (await justify("contractor")).status_code == 403
@@ -203,7 +203,7 @@ async def test_a_closed_month_is_served_frozen_until_reopened(
     await _post_fixes(client, world["a"], _drive(date(2026, 3, 3)))
     await conn.execute("UPDATE routes SET declared_km = 3.0 WHERE id = $1", route)
     r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
-                          json={"route_id": route, "date": "2026-03-06", "reason": "atoleiro"})  # fmt: skip
+                          json={"route_id": route, "date": "2026-03-06", "reason": "atoleiro na estrada"})  # fmt: skip
     assert (r.status_code, r.json()["field"]) == (409, "date")
     frozen = await _boletim(client, people, contract_id=k)
     assert frozen["runs"] == before["runs"]
