@@ -5,9 +5,9 @@ header texts and rows, totals included), the extra tables, and "Selos" when the 
 
 Decisions (docs/architecture.md, "Why XlsxWriter"):
 - Cells are typed by their column's Kind (cell_of): numbers are numbers (the kind's number format shows as many
-  decimals as the spec asks, km `#,##0.000`: Excel writes its own decimal comma and thousands separator, issue 36), date-times are naive local
-  datetimes in the document's zone shown `dd/mm/yyyy hh:mm:ss` (truncated to the second, as the CSV), dates
-  `dd/mm/yyyy`, durations (HMS) Excel durations `[h]:mm:ss`, shares percentages `0.0%`.
+  decimals as the spec asks, km `#,##0.000`: Excel writes its own decimal comma and thousands separator, issue
+  36), date-times are naive local datetimes in the document's zone shown `dd/mm/yyyy hh:mm:ss` (truncated to the
+  second, as the CSV), dates `dd/mm/yyyy`, durations (HMS) Excel durations `[h]:mm:ss`, shares percentages `0.0%`.
 - Booleans are the CSV's words "Sim"/"Não" as text: the same in every spreadsheet's language, and filterable.
 - Text stays text: cells are written with write_string, never write(), so `=1+1` is a string and no formula,
   hyperlink or number is ever guessed from user text (the CSV's leading `'` is not needed here).
