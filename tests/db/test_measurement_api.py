@@ -117,7 +117,7 @@ async def test_the_boletim_of_a_week(client: httpx.AsyncClient, people: People, 
     (k,) = got["contracts"]
     assert k["number"] == "012/2026" and k["price_per_km"] == 4.5 and k["rule"]["made_min_coverage_pct"] == 95
     assert k["frozen"] is False and k["months"] == [{"month": "2026-03", "closed": False, "sha256": None,
-                                                     "closed_by": None, "closed_at": None}]  # fmt: skip
+                                                     "closed_by": None, "closed_at": None, "reopened": []}]  # fmt: skip
     (route,) = k["routes"]
     assert (route["runs_due"], route["runs_made"], route["runs_partial"], route["runs_not_made"]) == (5, 2, 1, 2)
     assert route["contracted_km"] == 11.0 and route["declared_km"] == 2.2
@@ -225,7 +225,14 @@ async def test_a_closed_month_is_served_frozen_until_reopened(
     live = await _boletim(client, people, contract_id=k)
     assert live["runs"][1]["status"] == "made" and live["runs"][1]["payable_km"] == 3.0
     assert live["contracts"][0]["frozen"] is False
+    # The reopened month keeps the trace of its close (issue 36): what was closed, by whom, reopened why.
+    [earlier] = live["contracts"][0]["months"][0]["reopened"]
+    assert earlier["sha256"] == closed["sha256"] and earlier["closed_by"] == "monitor"
+    assert earlier["reopened_by"] == "admin" and earlier["reason"] == "fixes atrasados do dia 3"
+    assert earlier["closed_at"] == closed["closed_at"] and earlier["reopened_at"] == r.json()["reopened_at"]
     assert (await client.post(f"{path}/close", headers=people.auth("admin"))).status_code == 201
+    again = (await _boletim(client, people, contract_id=k))["contracts"][0]["months"][0]
+    assert again["closed"] is True and [x["sha256"] for x in again["reopened"]] == [closed["sha256"]]
     assert await conn.fetchval("SELECT count(*) FROM measurement_closures") == 2
     actions = [a["action"] for a in await conn.fetch("SELECT action FROM audit_log WHERE action LIKE 'measurement.%'"
                                                      " ORDER BY id")]  # fmt: skip

@@ -84,16 +84,28 @@ function closure(k, month) {
   return (k.months || []).find((m) => m.month === month && m.closed) || null;
 }
 
+// The month's earlier closings, reopened since (issue 36: a reopened month showed no trace of its close): each
+// with its SHA-256, who closed and when, who reopened, when and why.
+function earlier(k, month) {
+  const m = (k.months || []).find((x) => x.month === month);
+  const list = (m && m.reopened) || [];
+  if (!list.length) return null;
+  return el("ul", { class: "b-reopened", "data-testid": "reopened" }, list.map((r) => el("li", {},
+    `Fechado em ${when(r.closed_at)} por ${r.closed_by} (SHA-256 ${r.sha256}); reaberto em ${when(r.reopened_at)} `
+      + `por ${r.reopened_by}. Motivo: ${r.reason}`)));
+}
+
 function banner(k, contractId, month) {
   const c = closure(k, month);
   if (c) {
     return el("div", { class: "b-banner", role: "status", "data-testid": "closed-banner" },
       `Mês fechado em ${when(c.closed_at)} por ${c.closed_by} (SHA-256 ${c.sha256}). `,
-      "Este boletim está congelado: é servido exatamente como foi fechado.",
+      "Este boletim está congelado: é servido exatamente como foi fechado.", earlier(k, month),
       can.reopen ? el("div", { class: "actions" }, el("button", { type: "button",
         onclick: () => reopen(contractId, month) }, "Reabrir mês")) : null);
   }
-  return el("div", { class: "b-banner open" }, "Mês aberto: os números podem mudar até o mês ser fechado.",
+  return el("div", { class: "b-banner open", "data-testid": "open-banner" },
+    "Mês aberto: os números podem mudar até o mês ser fechado.", earlier(k, month),
     can.close ? el("div", { class: "actions" }, el("button", { type: "button", class: "primary",
       onclick: () => close(contractId, month) }, "Fechar mês")) : null);
 }
