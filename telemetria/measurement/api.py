@@ -240,7 +240,8 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
                     "the time it was made", "made_at")  # fmt: skip
         await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
                      {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"], "kind": body.kind,
-                      "made_at": body.made_at.strftime("%H:%M") if body.made_at else None})  # fmt: skip
+                      "made_at": body.made_at.strftime("%H:%M") if body.made_at else None,
+                      "reason": body.reason})  # fmt: skip
     out = {k: v for k, v in dict(row).items() if k not in ("day", "made_at")}
     made_at = row["made_at"].strftime("%H:%M") if row["made_at"] else None
     return json_response({**out, "date": row["day"], "made_at": made_at}, 201)

@@ -157,9 +157,12 @@ async def test_a_justification_and_the_refusals(
     assert r.json()["reason"] == "ponte caída" and r.json()["created_by"] == "monitor"
     assert (await justify()).status_code == 409
     audit = await conn.fetch(
-        "SELECT username, target FROM audit_log WHERE action = 'registry.run_justification.create'"
+        "SELECT username, target, detail FROM audit_log WHERE action = 'registry.run_justification.create'"
     )
     assert [(a["username"], a["target"]) for a in audit] == [("monitor", f"route:{route}")]
+    detail = audit[0]["detail"]
+    detail = orjson.loads(detail) if isinstance(detail, str) else detail
+    assert detail["reason"] == "ponte caída"  # issue 36: the justification's reason was not logged
     runs = (await _boletim(client, people, contract_id=world["k"]))["runs"]
     assert runs[4]["status"] == "justified" and runs[4]["justification"] == "ponte caída"
     assert runs[4]["payable_km"] == 0 and runs[4]["justified_by"] == "monitor"
