@@ -132,8 +132,11 @@ def document(
             for ln in c.lines
         ]  # fmt: skip
         tables.append(Table(f"Contrato {head.number}: corridas", RUN_COLUMNS, runs))
-        summary.append((f"Contrato {head.number}: km a pagar", f"{formats.number(_sum(totals, 'payable_km'), 3)} km"))
-        summary.append((f"Contrato {head.number}: valor a pagar", f"R$ {formats.number(_sum(totals, 'amount'), 2)}"))
+        km, amount = (
+            formats.grouped(formats.number(_sum(totals, k), n)) for k, n in (("payable_km", 3), ("amount", 2))
+        )
+        summary.append((f"Contrato {head.number}: km a pagar", f"{km} km"))  # as the table's cells: 3.134,100
+        summary.append((f"Contrato {head.number}: valor a pagar", f"R$ {amount}"))
         if c.terms:
             summary.append((f"Contrato {head.number}: regra", rule_words(c.terms[-1][2].rule)))
         summary.extend((f"Contrato {head.number}", line) for line in status_lines(c))
