@@ -1,7 +1,9 @@
 """How numbers are written for people, the same in CSV files and on pages (static/js/formats.js mirrors this).
 
 Rules (tests/browser/test_first_use.py checks that both sides write the same values alike):
-- a fixed number of decimals per kind of figure (RULES), decimal comma, no thousands separator;
+- a fixed number of decimals per kind of figure (RULES), decimal comma; no thousands separator in a CSV (a
+  spreadsheet or a script reads the cell as a number, and the verifier reads a track export's cells as written),
+  but on pages and in PDFs the thousands grouped with "." (`grouped`: "2.819,63 km", "14.441 posições", issue 36);
 - rounding half away from zero on the number's exact value (2.5 → 3; 1.005, stored as 1.00499…, → 1,00),
   as JavaScript's toFixed does, not Python's half-to-even;
 - `-0` is written `0`; a share (0..1) is written as a percentage; the unit goes in the column header
@@ -12,6 +14,7 @@ Rules (tests/browser/test_first_use.py checks that both sides write the same val
 from __future__ import annotations
 
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -50,6 +53,22 @@ def number(value: Any, places: int) -> str:
 def _tie(x: float, places: int) -> bool:
     scaled = abs(x) * 10**places
     return bool(scaled - math.floor(scaled) == 0.5)
+
+
+_PLAIN = re.compile(r"^(-?)(\d+)(,\d+)?$")
+
+
+def grouped(text: str) -> str:
+    """A number as `number` writes it with its thousands grouped by "." as people read them: one with decimals
+    from 1.000 on (`2819,63` → `2.819,63`), a whole number from 10.000 on (`14441` → `14.441`), so a year (2026)
+    or a small count reads as written; any other text unchanged. static/js/formats.js's grouped() is the same."""
+    m = _PLAIN.match(text)
+    if m is None:
+        return text
+    sign, whole, frac = m.group(1), m.group(2), m.group(3) or ""
+    if len(whole) < (4 if frac else 5):
+        return text
+    return sign + f"{int(whole):,}".replace(",", ".") + frac
 
 
 def fmt(rule: str, value: Any) -> str:

@@ -13,7 +13,7 @@ KIND_NAMES: Mapping[str, str] = {
     "route_deviation": "Desvio de rota",
     "unauthorized_stop": "Parada não autorizada",
     "schedule_delay": "Atraso no horário",
-    "run_not_made": "Viagem não realizada",
+    "run_not_made": "Corrida não realizada",
     "unauthorized_vehicle": "Veículo não autorizado",
     "over_2h_on_board": "Mais de 2 h a bordo",
     "tracker_silent": "Rastreador sem transmitir",

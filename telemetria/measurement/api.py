@@ -48,12 +48,17 @@ def _nonblank(v: str) -> str:
 
 
 Reason = Annotated[Name, Field(max_length=500), AfterValidator(_nonblank)]
+# A justification changes what is paid: its reason is one a fiscal can check later ("pneu furado na RO-133"),
+# not "ok" (issue 36: a 2-character justification was accepted).
+MIN_JUSTIFICATION_CHARS = 10
+JustificationReason = Annotated[Name, Field(min_length=MIN_JUSTIFICATION_CHARS, max_length=500),
+                                AfterValidator(_nonblank)]  # fmt: skip
 
 
 class JustificationIn(Strict):
     route_id: Id
     day: date = Field(alias="date", description="the local day of the run, e.g. 2026-03-10")
-    reason: Reason
+    reason: JustificationReason
     run_no: int | None = Field(default=None, ge=1, le=50, description="which run of the day (default: all)")
     kind: Literal["nao_realizada", "feito_fora_do_horario"] = Field(
         default="nao_realizada",
@@ -235,7 +240,8 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
                     "the time it was made", "made_at")  # fmt: skip
         await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
                      {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"], "kind": body.kind,
-                      "made_at": body.made_at.strftime("%H:%M") if body.made_at else None})  # fmt: skip
+                      "made_at": body.made_at.strftime("%H:%M") if body.made_at else None,
+                      "reason": body.reason})  # fmt: skip
     out = {k: v for k, v in dict(row).items() if k not in ("day", "made_at")}
     made_at = row["made_at"].strftime("%H:%M") if row["made_at"] else None
     return json_response({**out, "date": row["day"], "made_at": made_at}, 201)

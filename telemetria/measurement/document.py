@@ -62,6 +62,8 @@ class Computed:
     closings: list[Closing] = field(default_factory=list)
     # The road networks that split the unpaved km (roads/inforce.py's names): id, source file, SHA-256, first day.
     road_networks: list[dict[str, Any]] = field(default_factory=list)
+    # Earlier closings of its months, reopened since (queries.REOPENED's rows), oldest first.
+    reopened: list[Any] = field(default_factory=list)
 
 
 def rule_json(rule: PaymentRule) -> dict[str, Any]:
@@ -181,6 +183,14 @@ def _months(first: date, last: date) -> list[date]:
     return out
 
 
+def reopened_json(r: Any) -> dict[str, Any]:
+    """An earlier closing of a month, reopened since: what was closed (SHA-256, who, when), who reopened, when, why."""
+    return {
+        "sha256": r["sha256"], "closed_by": r["closed_by"], "closed_at": r["closed_at"].isoformat(),
+        "reopened_by": r["reopened_by"], "reopened_at": r["reopened_at"].isoformat(), "reason": r["reopen_reason"],
+    }  # fmt: skip
+
+
 def contract_json(c: Computed, tz: ZoneInfo) -> dict[str, Any]:
     """A contract's part of the report: prices and rule in force (the first day's, then every version in the
     period), the months (closed ones with their digest), per-route totals and the contract's totals."""
@@ -190,7 +200,8 @@ def contract_json(c: Computed, tz: ZoneInfo) -> dict[str, Any]:
     months = [
         {"month": f"{m:%Y-%m}", "closed": m in shut, "sha256": shut[m].sha256 if m in shut else None,
          "closed_by": shut[m].closed_by if m in shut else None,
-         "closed_at": shut[m].closed_at.isoformat() if m in shut else None}
+         "closed_at": shut[m].closed_at.isoformat() if m in shut else None,
+         "reopened": [reopened_json(r) for r in c.reopened if r["month"] == m]}
         for m in _months(c.first, c.last)
     ]  # fmt: skip
     return {

@@ -77,6 +77,14 @@ WHERE contract_id = ANY ($1::int[]) AND reopened_at IS NULL
   AND month BETWEEN date_trunc('month', $2::date)::date AND $3::date
 ORDER BY contract_id, month"""
 
+# The earlier closings of the contracts' months that touch $2..$3, reopened since (issue 36: a reopened month keeps
+# the trace of each close: who, when, its SHA-256, who reopened it, when and why).
+REOPENED = """
+SELECT month, sha256, closed_by, closed_at, reopened_by, reopened_at, reopen_reason FROM measurement_closures
+WHERE contract_id = $1 AND reopened_at IS NOT NULL
+  AND month BETWEEN date_trunc('month', $2::date)::date AND $3::date
+ORDER BY month, closed_at"""
+
 CLOSE = """
 INSERT INTO measurement_closures (contract_id, month, content, sha256, closed_by) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT DO NOTHING

@@ -1,7 +1,7 @@
 """The boletim as one pt-BR CSV table: every run line, then each route's total line, then the contract's; pure.
 
 One table (not sections) so that a spreadsheet or a script reads it as is: the first column, `Linha`, says what
-a row is (`execução`, `total da rota`, `total do contrato`). Run lines leave the count columns empty; total
+a row is (`corrida`, `total da rota`, `total do contrato`). Run lines leave the count columns empty; total
 lines leave the run's own columns (date, vehicle, status...) empty. Figures follow the CSV rules of
 reports/output/csv.py: km with 3 decimals, R$ with 2, coverage as a percentage with 2, decimal comma.
 """
@@ -16,9 +16,9 @@ from telemetria.measurement.document import Computed
 from telemetria.reports.output.csv import BOOL, DATE, INT, TEXT, Column, decimal
 
 WORDS = {
-    "made": "feita",
+    "made": "realizada",
     "partial": "parcial",
-    "not_made": "não feita",
+    "not_made": "não realizada",
     "justified": "justificada",
     "pending": "prevista",
 }
@@ -29,7 +29,7 @@ KM3, MONEY, PCT2 = decimal(3), decimal(2), decimal(2)
 
 COLUMNS = [
     Column("Linha", "kind"), Column("Contrato", "contract"), Column("Data", "date", DATE),
-    Column("Rota (id)", "route_id", INT), Column("Rota", "code"), Column("Execução", "run_no", INT),
+    Column("Rota (id)", "route_id", INT), Column("Rota", "code"), Column("Corrida", "run_no", INT),
     Column("Veículo (id)", "vehicle_id", INT), Column("Placa", "plate"), Column("Substituição", "substitution", BOOL),
     Column("Não autorizado", "unauthorized", BOOL), Column("Situação", "status"),
     Column("Cobertura (%)", "coverage_pct", PCT2), Column("Km declarado", "declared_km", KM3),
@@ -37,8 +37,8 @@ COLUMNS = [
     Column("Km fora da rota", "off_route_km", KM3), Column("Km a pagar", "payable_km", KM3),
     Column("Km não pavimentados (pagos)", "unpaved_km", KM3), Column("Preço por km (R$)", "price_per_km", MONEY),
     Column("Preço por km não pavimentado (R$)", "price_per_km_unpaved", MONEY), Column("Valor (R$)", "amount", MONEY),
-    Column("Execuções devidas", "runs_due", INT), Column("Feitas", "runs_made", INT),
-    Column("Parciais", "runs_partial", INT), Column("Não feitas", "runs_not_made", INT),
+    Column("Corridas devidas", "runs_due", INT), Column("Realizadas", "runs_made", INT),
+    Column("Parciais", "runs_partial", INT), Column("Não realizadas", "runs_not_made", INT),
     Column("Justificadas", "runs_justified", INT), Column("Previstas (fora dos totais)", "runs_pending", INT),
     Column("Justificativa", "justification", TEXT),
     Column("Fora do horário", "off_schedule", TEXT), Column("Tipo de justificativa", "justification_kind", TEXT),
@@ -52,7 +52,7 @@ def _row(**values: Any) -> dict[str, Any]:
 
 def _run(c: Computed, ln: Line) -> dict[str, Any]:
     return _row(
-        kind="execução", contract=c.head.number, date=ln.day, route_id=ln.route_id, code=ln.code, run_no=ln.run_no,
+        kind="corrida", contract=c.head.number, date=ln.day, route_id=ln.route_id, code=ln.code, run_no=ln.run_no,
         vehicle_id=ln.vehicle_id, plate=ln.plate, substitution=ln.substitution, unauthorized=ln.unauthorized,
         status=WORDS[ln.status], coverage_pct=ln.coverage_pct, declared_km=ln.declared_km,
         contracted_km=ln.contracted_km, realized_km=ln.realized_km, off_route_km=ln.off_route_km,

@@ -35,8 +35,8 @@ SIGNATURES = ["Fiscal do contrato", "Secretário(a) Municipal de Educação"]
 
 ROUTE_COLUMNS = [
     Column("Rota", "code"), Column("Km declarado", "declared_km", KM3), Column("Devidas", "runs_due", INT),
-    Column("Feitas", "runs_made", INT), Column("Parciais", "runs_partial", INT),
-    Column("Não feitas", "runs_not_made", INT), Column("Justificadas", "runs_justified", INT),
+    Column("Realizadas", "runs_made", INT), Column("Parciais", "runs_partial", INT),
+    Column("Não realizadas", "runs_not_made", INT), Column("Justificadas", "runs_justified", INT),
     Column("Km contratado", "contracted_km", KM3), Column("Km realizado", "realized_km", KM3),
     Column("Km a pagar", "payable_km", KM3), Column("Valor (R$)", "amount", MONEY),
 ]  # fmt: skip
@@ -57,7 +57,7 @@ def rule_words(rule: PaymentRule) -> str:
     """The payment rule as a sentence."""
     made, partial = formats.number(rule.made_min_coverage_pct, 0), formats.number(rule.partial_min_coverage_pct, 0)
     return (
-        f"corrida com cobertura ≥ {made} % é feita e paga pelo km declarado; de {partial} % a menos de {made} % é "
+        f"corrida com cobertura ≥ {made} % é realizada e paga pelo km declarado; de {partial} % a menos de {made} % é "
         f"parcial, {PARTIAL[rule.partial_pay]}; abaixo de {partial} % não é paga; km fora da rota "
         f"{'pagos' if rule.off_route_km_paid else 'não pagos'}; corrida justificada "
         f"{'paga pelo km declarado' if rule.justified_paid else 'paga só pelo que cobriu'}"
@@ -132,8 +132,11 @@ def document(
             for ln in c.lines
         ]  # fmt: skip
         tables.append(Table(f"Contrato {head.number}: corridas", RUN_COLUMNS, runs))
-        summary.append((f"Contrato {head.number}: km a pagar", f"{formats.number(_sum(totals, 'payable_km'), 3)} km"))
-        summary.append((f"Contrato {head.number}: valor a pagar", f"R$ {formats.number(_sum(totals, 'amount'), 2)}"))
+        km, amount = (
+            formats.grouped(formats.number(_sum(totals, k), n)) for k, n in (("payable_km", 3), ("amount", 2))
+        )
+        summary.append((f"Contrato {head.number}: km a pagar", f"{km} km"))  # as the table's cells: 3.134,100
+        summary.append((f"Contrato {head.number}: valor a pagar", f"R$ {amount}"))
         if c.terms:
             summary.append((f"Contrato {head.number}: regra", rule_words(c.terms[-1][2].rule)))
         summary.extend((f"Contrato {head.number}", line) for line in status_lines(c))

@@ -331,7 +331,8 @@ async def compute(
     named = {n["network_id"]: n for c in shut for n in c.road_networks}  # closed months: as they were frozen
     named |= await _networks(conn, spans, wanted)
     networks = sorted(named.values(), key=lambda n: (n["effective_from"], n["network_id"]))
-    return Computed(head, first, last, refs, lines, spans, shut, networks)
+    reopened = list(await conn.fetch(q.REOPENED, head.id, first, last)) if frozen else []
+    return Computed(head, first, last, refs, lines, spans, shut, networks, reopened)
 
 
 async def _networks(conn: Conn, spans: Sequence[tuple[date, date, Terms]], wanted: Sequence[date]) -> dict[int, Any]:

@@ -20,7 +20,7 @@ router = APIRouter(include_in_schema=False)
 PAGES = (
     ("/publico", "Itinerários do transporte escolar", "public_itineraries.html"),
     ("/publico/servico", "Serviço prestado por mês", "public_service.html"),
-    ("/publico/selos", "Selos diários dos registros", "public_seals.html"),
+    ("/publico/selos", "Selos diários das posições", "public_seals.html"),
 )
 CACHE_CONTROL = "public, max-age=300"  # nothing on them is anyone's: they show no one logged in
 

@@ -469,6 +469,10 @@ async def test_a_run_is_justified_and_the_month_closed_and_reopened_from_the_bol
     await expect(dialog).to_have_count(0, timeout=30_000)
     await expect(page.get_by_test_id("closed-banner")).to_have_count(0, timeout=60_000)
     await expect(page.get_by_role("button", name="Fechar mês")).to_be_visible()
+    # The reopened month keeps the trace of its close (issue 36): which SHA-256, who closed, who reopened, why.
+    trace = page.get_by_test_id("open-banner").get_by_test_id("reopened")
+    await expect(trace).to_contain_text(f"por monitor (SHA-256 {month['sha256']}); reaberto em ")
+    await expect(trace).to_contain_text("por admin. Motivo: revisão pedida pelo controle interno")
 
 
 async def test_the_boletim_opens_on_the_month_so_far_and_shows_pending_runs_apart(tab: Tab) -> None:

@@ -112,7 +112,8 @@ NUMBERS = [0, -0.0, 42, 41.25, 41.35, 2.5, 0.125, 1.005, 2.675, -0.04, -10.43891
 
 
 async def test_pages_and_csv_write_the_same_numbers_alike(tab: Tab) -> None:
-    from telemetria.formats import RULES, fmt
+    """The same digits on a page as in the CSV, the page's thousands grouped (issue 36: "2.819,63 km")."""
+    from telemetria.formats import RULES, fmt, grouped
 
     await tab.open("/entrar")
     got = await tab.page.evaluate(
@@ -126,11 +127,15 @@ async def test_pages_and_csv_write_the_same_numbers_alike(tab: Tab) -> None:
     )
     assert got["rules"] == RULES
     for rule in [*RULES, "share"]:
-        assert got["out"][rule] == [fmt(rule, x) for x in NUMBERS], rule
+        assert got["out"][rule] == [grouped(fmt(rule, x)) for x in NUMBERS], rule
     # Spot checks of the rules themselves.
     assert [fmt("kmh", x) for x in (42, 41.25, -0.04)] == ["42,0", "41,3", "0,0"]
     assert [fmt("km", x) for x in (1.005, 0.125, 1234567.891)] == ["1,00", "0,13", "1234567,89"]
     assert (fmt("share", 1), fmt("coord", -10.4389125)) == ("100,0", "-10,438913")
+    assert got["out"]["km"][NUMBERS.index(1234567.891)] == "1.234.567,89"  # the page groups, the CSV does not
+    assert [grouped(x) for x in ("2819,63", "14441", "2026", "1234", "-1234,5", "999,99", "12:00")] == [
+        "2.819,63", "14.441", "2026", "1234", "-1.234,5", "999,99", "12:00"
+    ]  # fmt: skip
 
 
 async def _vehicle_with_tracker(site: Any, plate: str) -> tuple[int, dict[str, str]]:

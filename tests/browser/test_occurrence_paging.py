@@ -81,3 +81,30 @@ async def test_the_list_pages_with_its_total_and_keeps_page_and_filters_in_the_a
     await page.get_by_role("button", name="Filtrar").click()
     await expect(line).to_have_text(f"{WAITING - 1} ocorrência(s), 1–50 mostradas.")
     await expect(page).to_have_url(re.compile(rf"\?{days}&kind=speeding&status=detected$"))
+
+
+async def test_an_unknown_occurrence_and_who_acted_are_said_in_portuguese(
+    paging_tab: Tab, paging_site: FiscSite
+) -> None:
+    """Issue 36, English leftovers: /ocorrencias/99999 said "(no occurrence 99999)", and the history named the
+    contractor's user "empresa.demo (contractor)": the role's code, not its name."""
+    page = paging_tab.page
+    await paging_tab.login("monitor", then="/ocorrencias/99999999")
+    status = page.locator("#oc-status")
+    await expect(status).to_have_text("Ocorrência nº 99999999 não encontrada (ou fora do que seu perfil pode ver).")
+
+    today = datetime.now(LOCAL_TZ).date()
+    r = await paging_site.api("monitor", "GET", "/api/v1/occurrences", params={"kind": "route_deviation",
+                              "from": str(today - timedelta(days=1)), "to": str(today)})  # fmt: skip
+    assert r.status_code == 200, r.text
+    [item] = r.json()["items"]
+    await paging_site.sql(
+        "INSERT INTO occurrence_history (occurrence_id, actor, role, action, text)"
+        " VALUES ($1, 'empresa.demo', 'contractor', 'note', 'Veículo em manutenção.')",
+        item["id"],
+    )
+    await paging_tab.open(f"/ocorrencias/{item['id']}")
+    note = page.locator('#oc-history li[data-action="note"]')
+    await expect(note).to_contain_text("empresa.demo (Empresa contratada)")
+    await expect(page.locator("#oc-history")).not_to_contain_text("(contractor)")
+    await expect(page.locator("#oc-history")).not_to_contain_text("(monitor)")

@@ -78,6 +78,12 @@ async def test_on_the_months_service_and_the_seals_page(on_tab: Tab) -> None:
     await expect(page.locator("#s-csv")).to_have_attribute("href", csv)
     body = await page.locator("body").inner_text()
     assert not any(p in body for p in PLATES)
+    # The month as people say it, never its ISO form (issue 36: "Serviço por rota em 2026-12").
+    months = ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
+              "novembro", "dezembro"]  # fmt: skip
+    caption = page.locator("#s-result table caption")
+    await expect(caption).to_have_text(f"Serviço por rota em {months[yesterday.month - 1]} de {yesterday.year}")
+    assert f"{yesterday:%Y-%m}" not in body and "(UTC)" not in body
     await on_tab.shot("public-service")
     # A sealed day (rows as the sealer stores them): the list shows its root, the day opened its leaves.
     leaf, root = "a" * 64, "b" * 64
@@ -92,7 +98,7 @@ async def test_on_the_months_service_and_the_seals_page(on_tab: Tab) -> None:
     finally:
         await conn.close()
     await on_tab.open("/publico/selos")
-    await expect(page.locator("h1")).to_have_text("Selos diários dos registros")
+    await expect(page.locator("h1")).to_have_text("Selos diários das posições")
     await expect(page.locator("#z-how summary")).to_have_text("Como verificar")
     days = page.locator("#z-list tbody tr")
     await expect(days).to_have_count(1)
@@ -100,7 +106,8 @@ async def test_on_the_months_service_and_the_seals_page(on_tab: Tab) -> None:
     await days.first.get_by_role("button", name="02/03/2026").click()
     await expect(page.locator("#z-day h2").first).to_have_text("Dia 02/03/2026")
     await expect(page.locator("#z-day")).to_contain_text(leaf)
-    assert PLATES[0] not in await page.locator("body").inner_text()
+    body = await page.locator("body").inner_text()
+    assert PLATES[0] not in body and "(UTC)" not in body  # local times (issue 36), as every other page
     await on_tab.shot("public-seals")
 
 

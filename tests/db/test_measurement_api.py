@@ -117,7 +117,7 @@ async def test_the_boletim_of_a_week(client: httpx.AsyncClient, people: People, 
     (k,) = got["contracts"]
     assert k["number"] == "012/2026" and k["price_per_km"] == 4.5 and k["rule"]["made_min_coverage_pct"] == 95
     assert k["frozen"] is False and k["months"] == [{"month": "2026-03", "closed": False, "sha256": None,
-                                                     "closed_by": None, "closed_at": None}]  # fmt: skip
+                                                     "closed_by": None, "closed_at": None, "reopened": []}]  # fmt: skip
     (route,) = k["routes"]
     assert (route["runs_due"], route["runs_made"], route["runs_partial"], route["runs_not_made"]) == (5, 2, 1, 2)
     assert route["contracted_km"] == 11.0 and route["declared_km"] == 2.2
@@ -147,7 +147,7 @@ async def test_a_justification_and_the_refusals(
     for change, status, field in bad:
         r = await justify(**change)
         assert (r.status_code, r.json().get("field")) == (status, field), (change, r.text)
-    for reason in ("", "   "):
+    for reason in ("", "   ", "ok", "chuva"):  # issue 36: a 2-character justification was accepted
         r = await justify(reason=reason)
         assert r.status_code == 422 and r.json()["errors"][0]["field"] == "body.reason", r.text
     assert (await justify("contractor")).status_code == 403
@@ -157,9 +157,12 @@ async def test_a_justification_and_the_refusals(
     assert r.json()["reason"] == "ponte caída" and r.json()["created_by"] == "monitor"
     assert (await justify()).status_code == 409
     audit = await conn.fetch(
-        "SELECT username, target FROM audit_log WHERE action = 'registry.run_justification.create'"
+        "SELECT username, target, detail FROM audit_log WHERE action = 'registry.run_justification.create'"
     )
     assert [(a["username"], a["target"]) for a in audit] == [("monitor", f"route:{route}")]
+    detail = audit[0]["detail"]
+    detail = orjson.loads(detail) if isinstance(detail, str) else detail
+    assert detail["reason"] == "ponte caída"  # issue 36: the justification's reason was not logged
     runs = (await _boletim(client, people, contract_id=world["k"]))["runs"]
     assert runs[4]["status"] == "justified" and runs[4]["justification"] == "ponte caída"
     assert runs[4]["payable_km"] == 0 and runs[4]["justified_by"] == "monitor"
@@ -203,7 +206,7 @@ async def test_a_closed_month_is_served_frozen_until_reopened(
     await _post_fixes(client, world["a"], _drive(date(2026, 3, 3)))
     await conn.execute("UPDATE routes SET declared_km = 3.0 WHERE id = $1", route)
     r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
-                          json={"route_id": route, "date": "2026-03-06", "reason": "atoleiro"})  # fmt: skip
+                          json={"route_id": route, "date": "2026-03-06", "reason": "atoleiro na estrada"})  # fmt: skip
     assert (r.status_code, r.json()["field"]) == (409, "date")
     frozen = await _boletim(client, people, contract_id=k)
     assert frozen["runs"] == before["runs"]
@@ -225,7 +228,14 @@ async def test_a_closed_month_is_served_frozen_until_reopened(
     live = await _boletim(client, people, contract_id=k)
     assert live["runs"][1]["status"] == "made" and live["runs"][1]["payable_km"] == 3.0
     assert live["contracts"][0]["frozen"] is False
+    # The reopened month keeps the trace of its close (issue 36): what was closed, by whom, reopened why.
+    [earlier] = live["contracts"][0]["months"][0]["reopened"]
+    assert earlier["sha256"] == closed["sha256"] and earlier["closed_by"] == "monitor"
+    assert earlier["reopened_by"] == "admin" and earlier["reason"] == "fixes atrasados do dia 3"
+    assert earlier["closed_at"] == closed["closed_at"] and earlier["reopened_at"] == r.json()["reopened_at"]
     assert (await client.post(f"{path}/close", headers=people.auth("admin"))).status_code == 201
+    again = (await _boletim(client, people, contract_id=k))["contracts"][0]["months"][0]
+    assert again["closed"] is True and [x["sha256"] for x in again["reopened"]] == [closed["sha256"]]
     assert await conn.fetchval("SELECT count(*) FROM measurement_closures") == 2
     actions = [a["action"] for a in await conn.fetch("SELECT action FROM audit_log WHERE action LIKE 'measurement.%'"
                                                      " ORDER BY id")]  # fmt: skip
@@ -244,12 +254,13 @@ async def test_csv_parses_and_totals_match(client: httpx.AsyncClient, people: Pe
     text = r.content.decode("utf-8")
     assert text.startswith("\ufeff")
     rows = list(csv.DictReader(io.StringIO(text[1:]), delimiter=";"))
-    assert [row["Linha"] for row in rows] == ["execução"] * 5 + ["total da rota", "total do contrato"]
-    assert [row["Situação"] for row in rows[:5]] == ["feita", "não feita", "feita", "parcial", "não feita"]
+    assert [row["Linha"] for row in rows] == ["corrida"] * 5 + ["total da rota", "total do contrato"]
+    made, not_made = "realizada", "não realizada"
+    assert [row["Situação"] for row in rows[:5]] == [made, not_made, made, "parcial", not_made]
     assert rows[2]["Substituição"] == "Sim" and rows[0]["Data"] == "02/03/2026"
     total = D(rows[-1]["Valor (R$)"].replace(",", "."))
     assert total == D(str(got["contracts"][0]["amount"])) == sum(D(x["Valor (R$)"].replace(",", ".")) for x in rows[:5])
-    assert rows[-1]["Execuções devidas"] == "5" and rows[0]["Km a pagar"] == "2,200"
+    assert rows[-1]["Corridas devidas"] == "5" and rows[0]["Km a pagar"] == "2,200"
 
 
 async def test_contractors_see_only_their_own(client: httpx.AsyncClient, people: People, world: dict[str, Any]) -> None:

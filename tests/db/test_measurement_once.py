@@ -102,7 +102,7 @@ async def test_a_justification_agrees_with_the_boletim(
     assert r.status_code == 201, r.text
     assert _by_code(await _boletim(client, people, world["k1"], DAY, DAY))["L03"]["status"] == "justified"
     r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
-                          json={"route_id": world["L01"], "date": DAY, "reason": "x"})  # fmt: skip
+                          json={"route_id": world["L01"], "date": DAY, "reason": "ônibus quebrado"})  # fmt: skip
     assert (r.status_code, r.json()["field"]) == (400, "date")  # L01 was made: nothing to justify
 
 
@@ -183,5 +183,5 @@ async def test_one_drive_is_one_substitution_across_contracts(
                           json={"route_id": l12, "date": DAY, "reason": "ônibus quebrado"})  # fmt: skip
     assert r.status_code == 201, r.text
     r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
-                          json={"route_id": l11, "date": DAY, "reason": "x"})  # fmt: skip
+                          json={"route_id": l11, "date": DAY, "reason": "ônibus quebrado"})  # fmt: skip
     assert (r.status_code, r.json()["field"]) == (400, "date")

@@ -102,7 +102,7 @@ async def test_the_school_day_as_it_was(client: httpx.AsyncClient, people: Peopl
     assert early["payable_km"] == early["contracted_km"] > 0
     (c,) = got["contracts"]
     assert (c["runs_due"], c["runs_made"], c["runs_not_made"]) == (7, 6, 1)
-    body = {"route_id": world["route"], "date": "2026-03-10", "run_no": 2, "reason": "x"}
+    body = {"route_id": world["route"], "date": "2026-03-10", "run_no": 2, "reason": "realizada à tarde"}
     r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"), json=body)
     assert (r.status_code, r.json()["field"]) == (400, "run_no")  # made: a justification agrees with the boletim
 
@@ -245,6 +245,6 @@ async def test_a_run_made_out_of_its_window_where_the_data_cannot_place_it_is_ju
         "realizada fora do horário",
     )
     # the same status from the single-route question: a run made needs no other justification
-    body = {"route_id": world["route"], "date": "2026-03-16", "run_no": 2, "reason": "x"}
+    body = {"route_id": world["route"], "date": "2026-03-16", "run_no": 2, "reason": "realizada à tarde"}
     r = await client.post("/api/v1/run-justifications", headers=mon, json=body)
     assert (r.status_code, r.json()["field"]) == (400, "run_no"), r.text

@@ -227,33 +227,65 @@ async def test_the_gis_files_name_their_seals(
     assert any(sha in v for v in values)
 
 
-async def test_the_cli_says_so_and_exits_by_the_answer(
+async def test_the_cli_says_so_in_the_pages_three_words_and_exits_by_the_answer(
     client: httpx.AsyncClient, pool: asyncpg.Pool, conn: asyncpg.Connection, people: People, test_db: ScratchDb,
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
+    """`telemetria verify` answers as /verificar does (issue 36): autêntico, ainda não selado (exit 3, not an
+    alteration), alterado with the first differing row as the file shows it (local time, decimal comma), in
+    Portuguese; a file that is no track export, or cannot be read, is said so in Portuguese (exit 2)."""
     t = await _register(conn, people.contractor_id, "SEL5A23", "seal-tamper-5")
-    await _post(client, t, _fixes(10))
+    fixes = _fixes(10)
+    await _post(client, t, fixes)
     await _seal(pool)
     good = tmp_path / "trajetoria.csv"
     good.write_bytes(await _export(client, people, t.vehicle_id))
     bad = tmp_path / "alterado.csv"
     bad.write_bytes(_retouch(good.read_bytes(), 5, "Latitude"))
+    # A second vehicle's day posted after the sealing: its export verifies, but its day is not sealed yet.
+    u = await _register(conn, people.contractor_id, "SEL5B23", "seal-tamper-5b")
+    await _post(client, u, _fixes(4))
+    fresh = tmp_path / "hoje.csv"
+    fresh.write_bytes(await _export(client, people, u.vehicle_id))
     foreign = tmp_path / "outro.csv"
     foreign.write_bytes(b"Placa;Km\r\n")
     settings = test_db.settings()
     said = {}
-    for path, status in ((good, 0), (bad, 1), (foreign, 2), (tmp_path / "nenhum.csv", 2)):
+    for path, status in ((good, 0), (bad, 1), (fresh, 3), (foreign, 2), (tmp_path / "nenhum.csv", 2)):
         with pytest.raises(SystemExit) as exited:
             # The command runs its own event loop: off this test's loop, as a terminal would.
             await _in_thread(cli_verify.cmd_verify, settings, path)
         said[path.name] = capsys.readouterr()
         assert exited.value.code == status, (path, said[path.name])
-    assert said["trajetoria.csv"].out.splitlines()[-1] == "VÁLIDO"
-    assert ": confere" in said["trajetoria.csv"].out
-    bad_out = said["alterado.csv"].out
-    assert "NÃO confere" in bad_out and "    linha 5: esperado" in bad_out and bad_out.splitlines()[-1] == "INVÁLIDO"
-    assert said["outro.csv"].err.startswith("telemetria: file: not a track export")
-    assert "cannot read" in said["nenhum.csv"].err
+
+    good_out = said["trajetoria.csv"].out.splitlines()
+    assert good_out[0] == "AUTÊNTICO: O arquivo confere com os selos: 1 dia verificado, nenhuma diferença."
+    assert good_out[1] == f"  20/10/2026 SEL5A23 (veículo {t.vehicle_id}), versão 1 do selo, 10 linhas: autêntico"
+
+    fresh_out = said["hoje.csv"].out.splitlines()
+    assert fresh_out[0].startswith("AINDA NÃO SELADO: O dia ainda não foi selado") and "amanhã" in fresh_out[0]
+    assert "As linhas conferem com os dados guardados hoje" in fresh_out[0]
+    day_u = f"  20/10/2026 SEL5B23 (veículo {u.vehicle_id})"
+    assert fresh_out[1].startswith(f"{day_u}, sem selo, 4 linhas: ainda não selado")
+
+    bad_out = said["alterado.csv"].out.splitlines()
+    day_t = f"  20/10/2026 SEL5A23 (veículo {t.vehicle_id})"
+    assert bad_out[0].startswith("ALTERADO: 1 de 1 dia difere dos selos")
+    assert bad_out[1].startswith(f"{day_t}, versão 1 do selo, 10 linhas: alterado")
+    assert bad_out[2] == "    linha 5 do arquivo"
+    sealed = fixes[3]  # row 5: the 4th position, 07:01:30 local
+    line = canonical.line(datetime.fromisoformat(sealed["ts"]), sealed["lat"], sealed["lon"], sealed["speed_kmh"])
+    expected = verify.shown(line)
+    assert expected is not None and expected.startswith("20/10/2026 07:01:30; -10,")  # as the file shows it
+    assert bad_out[3] == f"      esperado (selo):      {expected}"
+    found = bad_out[4].removeprefix("      encontrado (arquivo): ")
+    assert found.startswith("20/10/2026 07:01:30; -10,") and found != expected
+    assert "Z;" not in said["alterado.csv"].out and "T07" not in said["alterado.csv"].out  # never the raw UTC line
+
+    assert said["outro.csv"].err.startswith("telemetria: arquivo: não é um arquivo de trajetória exportado")
+    assert said["nenhum.csv"].err.startswith("telemetria: arquivo: não foi possível ler")
+    for out in said.values():
+        assert "VÁLIDO" not in out.out and "not a track" not in out.err and "cannot read" not in out.err
 
 
 async def _in_thread(cmd: Any, settings: Any, path: Path) -> None:

@@ -44,6 +44,9 @@ def test_a_justification_without_a_run_number_writes_no_null() -> None:
     text = detail_text("registry.run_justification.create", {"date": "2026-11-10", "run_no": None, "id": 7})
     assert text == "dia 10/11/2026; registro nº 7"
     assert "null" not in text and "None" not in text
+    said = detail_text("registry.run_justification.create",
+                       {"date": "2026-11-10", "run_no": 2, "id": 7, "reason": "ponte caída na RO-133"})  # fmt: skip
+    assert "motivo: ponte caída na RO-133" in said  # the reason is logged and shown (issue 36)
 
 
 def test_a_users_change_shows_old_and_new_values_and_never_a_password() -> None:

@@ -112,7 +112,7 @@ def test_rows_run_onto_pages_each_with_header_row_letterhead_and_page_number() -
         assert "Veículo (id) Placa Início (America/Porto_Velho) Km Observação" in text  # the header row
     every = " ".join(pages)
     assert all(f"NBX{i:04d}" in every for i in range(400))  # every row, in order
-    assert every.index("NBX0000") < every.index("NBX0399") < every.index("TOTAL 1234,50")
+    assert every.index("NBX0000") < every.index("NBX0399") < every.index("TOTAL 1.234,50")
     assert "7 NBX0200 02/03/2026 09:20:00 201,00" in every  # decimal comma, local time, half away from zero
     assert "Observação: ação nº 1" in pages[0]  # Portuguese letters and º through Helvetica's Windows-1252
 
@@ -125,7 +125,7 @@ def test_rows_streamed_from_an_async_iterator_and_an_empty_table() -> None:
     _, _, pages = _render(_doc(rows()))
     assert "NBX0149" in " ".join(pages)
     _, reader, pages = _render(_doc([]))
-    assert len(reader.pages) == 1 and "Nenhuma linha." in pages[0] and "TOTAL 1234,50" in pages[0]
+    assert len(reader.pages) == 1 and "Nenhuma linha." in pages[0] and "TOTAL 1.234,50" in pages[0]
 
 
 def test_punctuation_outside_letters_comes_back_as_written() -> None:

@@ -201,7 +201,7 @@ def test_long_texts_wrap_and_paginate_and_markup_is_text() -> None:
 def test_missing_optional_fields_still_render() -> None:
     bare = {"id": 9, "kind": "run_not_made", "article": "Art. 39, I", "severity": "gravissima", "plate": "XYZ9A88"}
     text, _ = text_of(render(d=bare, e={}))
-    assert "XYZ9A88" in text and "Viagem não realizada" in text and "Art. 39, I" in text
+    assert "XYZ9A88" in text and "Corrida não realizada" in text and "Art. 39, I" in text
     assert "advertência escrita e multa de 40 UPFM" in text and "em dobro na reincidência" in text
     assert "Condutor: não identificado" in text and "SHA-256: —" in text
     unknown = detail(

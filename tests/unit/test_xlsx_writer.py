@@ -95,13 +95,13 @@ def test_cells_are_typed_with_the_kinds_number_formats() -> None:
     assert cells[2].number_format == "dd/mm/yyyy hh:mm:ss"
     assert values[3] == datetime(2026, 3, 2) and cells[3].number_format == "dd/mm/yyyy"
     assert values[4] == pytest.approx(-10.4312345) and cells[4].number_format == "0.000000"
-    assert values[5] == pytest.approx(12.3456) and cells[5].number_format == "0.000"
+    assert values[5] == pytest.approx(12.3456) and cells[5].number_format == "#,##0.000"  # km grouped
     assert cells[6].number_format == "0.0" and cells[7].number_format == "0.0"
     assert values[8] == pytest.approx(0.975) and cells[8].number_format == "0.0%"
     assert values[9] == timedelta(hours=26, minutes=3, seconds=4) and cells[9].number_format == "[h]:mm:ss"
     assert values[10] == 61 and cells[10].number_format == "0"
     assert values[11] == "Sim"
-    assert values[12] == pytest.approx(1234.56) and cells[12].number_format == "0.00"
+    assert values[12] == pytest.approx(1234.56) and cells[12].number_format == "#,##0.00"
     second = [c.value for c in ws[3]]
     assert second[0] is None and second[5] is None and second[9] is None and second[11] == "Não"
 

@@ -114,7 +114,7 @@ POINT_COLUMNS = [
     Column("Distância ao ponto (m)", "distance_m", INT),
 ]
 COUNT_COLUMNS = [
-    Column("Execuções previstas", "scheduled", INT),
+    Column("Corridas devidas", "scheduled", INT),
     Column("Realizadas", "made", INT),
     Column("Não realizadas", "not_made", INT),
     Column("Pendentes", "pending", INT),

@@ -17,6 +17,7 @@ from reportlab.lib.pagesizes import A4, landscape
 from reportlab.lib.utils import simpleSplit
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
+from telemetria.formats import grouped
 from telemetria.reports.output.csv import Column
 
 FONT = "Helvetica"
@@ -50,14 +51,16 @@ def headers(columns: Sequence[Column], tz: tzinfo) -> list[str]:
 
 
 def cells(columns: Sequence[Column], tz: tzinfo) -> Callable[[Any], list[str]]:
-    """A row → its cells' text, each as the CSV writes it (None: empty)."""
-    parts = [(getter(c.get), _as_text if c.kind.text else c.kind.fmt) for c in columns]
+    """A row → its cells' text, each as the CSV writes it (None: empty), a number's thousands grouped as on the
+    pages (formats.grouped: "2.819,63"; a CSV keeps them plain for spreadsheets and scripts)."""
+    parts = [(getter(c.get), c.kind.text, _as_text if c.kind.text else c.kind.fmt) for c in columns]
 
     def texts(row: Any) -> list[str]:
         out = []
-        for get, fmt in parts:
+        for get, text, fmt in parts:
             value = get(row)
-            out.append("" if value is None else _flat(fmt(value, tz)))
+            cell = "" if value is None else _flat(fmt(value, tz))
+            out.append(cell if text else grouped(cell))
         return out
 
     return texts

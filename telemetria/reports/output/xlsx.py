@@ -5,9 +5,9 @@ header texts and rows, totals included), the extra tables, and "Selos" when the 
 
 Decisions (docs/architecture.md, "Why XlsxWriter"):
 - Cells are typed by their column's Kind (cell_of): numbers are numbers (the kind's number format shows as many
-  decimals as the spec asks, km `0.000`; Excel puts the decimal comma itself), date-times are naive local
-  datetimes in the document's zone shown `dd/mm/yyyy hh:mm:ss` (truncated to the second, as the CSV), dates
-  `dd/mm/yyyy`, durations (HMS) Excel durations `[h]:mm:ss`, shares percentages `0.0%`.
+  decimals as the spec asks, km `#,##0.000`: Excel writes its own decimal comma and thousands separator, issue
+  36), date-times are naive local datetimes in the document's zone shown `dd/mm/yyyy hh:mm:ss` (truncated to the
+  second, as the CSV), dates `dd/mm/yyyy`, durations (HMS) Excel durations `[h]:mm:ss`, shares percentages `0.0%`.
 - Booleans are the CSV's words "Sim"/"Não" as text: the same in every spreadsheet's language, and filterable.
 - Text stays text: cells are written with write_string, never write(), so `=1+1` is a string and no formula,
   hyperlink or number is ever guessed from user text (the CSV's leading `'` is not needed here).
@@ -54,8 +54,8 @@ DATE_FORMAT = "dd/mm/yyyy"
 
 # The Excel number format of each numeric kind (csv.py's Kind.name); decimal(n) kinds get "0.0…" with n places.
 NUMBER_FORMATS = {
-    "int": "0", "seconds": "0", "count": "0", "m": "0", "deg": "0",
-    "km": "0.000", "km_step": "0.000", "kmh": "0.0", "pct": "0.0", "min": "0.0", "coord": "0.000000",
+    "int": "0", "seconds": "0", "count": "#,##0", "m": "#,##0", "deg": "0",
+    "km": "#,##0.000", "km_step": "#,##0.000", "kmh": "0.0", "pct": "0.0", "min": "0.0", "coord": "0.000000",
     "share": "0.0%",
 }  # fmt: skip
 WIDTHS = {"datetime": 19, "date": 10, "hms": 10, "coord": 11}  # characters, for the kinds whose cells are fixed
@@ -85,7 +85,7 @@ def number_format(kind: Kind) -> str | None:
         return NUMBER_FORMATS[kind.name]
     places = _decimal_places(kind.name)
     if places is not None:
-        return "0." + "0" * places if places else "0"
+        return "#,##0." + "0" * places if places else "0"  # km, R$: thousands grouped (Excel's own separator)
     return None
 
 

@@ -53,7 +53,9 @@ export function explain(err, labels = {}) {
   const base = STATUS_PT[err.status] || (err.status >= 500 ? "Erro no servidor" : `Erro ${err.status}`);
   const name = fieldName(err.field);
   const where = name ? ` em «${labels[name] || name}»` : "";
-  const detail = err.body.detail ? ` (${err.body.detail})` : "";
+  // The API's detail is English, for scripts: shown only where it adds what the field's name cannot (a 404's
+  // "no vehicle 5" adds nothing to "Não encontrado", issue 36).
+  const detail = err.body.detail && err.status !== 404 ? ` (${err.body.detail})` : "";
   return `${base}${where}.${err.status === 401 ? "" : detail}`;
 }
 

@@ -84,16 +84,28 @@ function closure(k, month) {
   return (k.months || []).find((m) => m.month === month && m.closed) || null;
 }
 
+// The month's earlier closings, reopened since (issue 36: a reopened month showed no trace of its close): each
+// with its SHA-256, who closed and when, who reopened, when and why.
+function earlier(k, month) {
+  const m = (k.months || []).find((x) => x.month === month);
+  const list = (m && m.reopened) || [];
+  if (!list.length) return null;
+  return el("ul", { class: "b-reopened", "data-testid": "reopened" }, list.map((r) => el("li", {},
+    `Fechado em ${when(r.closed_at)} por ${r.closed_by} (SHA-256 ${r.sha256}); reaberto em ${when(r.reopened_at)} `
+      + `por ${r.reopened_by}. Motivo: ${r.reason}`)));
+}
+
 function banner(k, contractId, month) {
   const c = closure(k, month);
   if (c) {
     return el("div", { class: "b-banner", role: "status", "data-testid": "closed-banner" },
       `Mês fechado em ${when(c.closed_at)} por ${c.closed_by} (SHA-256 ${c.sha256}). `,
-      "Este boletim está congelado: é servido exatamente como foi fechado.",
+      "Este boletim está congelado: é servido exatamente como foi fechado.", earlier(k, month),
       can.reopen ? el("div", { class: "actions" }, el("button", { type: "button",
         onclick: () => reopen(contractId, month) }, "Reabrir mês")) : null);
   }
-  return el("div", { class: "b-banner open" }, "Mês aberto: os números podem mudar até o mês ser fechado.",
+  return el("div", { class: "b-banner open", "data-testid": "open-banner" },
+    "Mês aberto: os números podem mudar até o mês ser fechado.", earlier(k, month),
     can.close ? el("div", { class: "actions" }, el("button", { type: "button", class: "primary",
       onclick: () => close(contractId, month) }, "Fechar mês")) : null);
 }
@@ -136,7 +148,7 @@ function runsTable(runs, ctx) {
         el("span", { class: `badge st-${shownStatus(r)}` }, `${letter} · ${name}`), cov(r.coverage), km(r.realized_km),
         km(r.off_route_km), km(r.payable_km), brl(r.amount), r.start ? fmt.clock(r.start) : "—",
         r.end ? fmt.clock(r.end) : "—",
-        r.justification ? `${r.justification_kind === "feito_fora_do_horario" ? "Feita fora do horário: " : ""}`
+        r.justification ? `${r.justification_kind === "feito_fora_do_horario" ? "Realizada fora do horário: " : ""}`
           + `${r.justification}${r.justified_by ? ` (${r.justified_by})` : ""}` : "—", justify];
       return el("tr", { "data-date": r.date, "data-route": r.code },
         cells.map((c, i) => el("td", { class: num.has(i) ? "n" : i < 3 ? "nw" : null }, c)));
@@ -249,11 +261,11 @@ async function justifyRun(r, ctx) {
     title: `Justificar a corrida de ${day(r.date)} da rota ${r.code}`,
     intro: `Situação pelo GPS: ${name.toLowerCase()} (cobertura ${cov(r.coverage)}). A justificativa fica registrada com `
       + "seu nome e a hora. Não realizada: a corrida deixa de ser infração, mas só é paga se a regra do contrato "
-      + "disser. Feita fora do horário: diga a hora em que saiu; se o GPS mostrar a corrida feita nesse dia a partir "
+      + "disser. Realizada fora do horário: diga a hora em que saiu; se o GPS mostrar a corrida realizada nesse dia a partir "
       + "dessa hora, ela é paga como realizada; senão o sistema recusa e diz por quê.",
     fields: [
       { name: "kind", label: "O que aconteceu", type: "select", required: true,
-        options: [["nao_realizada", "Não realizada"], ["feito_fora_do_horario", "Feita fora do horário, no mesmo dia"]] },
+        options: [["nao_realizada", "Não realizada"], ["feito_fora_do_horario", "Realizada fora do horário, no mesmo dia"]] },
       { name: "made_at", label: "Hora em que a corrida saiu", type: "time", required: true,
         showIf: (v) => v.kind === "feito_fora_do_horario" },
       { name: "reason", label: "Motivo", required: true, wide: true, type: "textarea", rows: 3 },

@@ -27,7 +27,7 @@ function alerts(a) {
 function silent(items) {
   if (!items.length) return empty("Todos os veículos em horário de serviço estão transmitindo.");
   return el("ul", { class: "day-list" }, items.map((v) => el("li", { "data-vehicle": v.plate },
-    el("strong", {}, v.plate), ` · rota ${v.route}, execução ${v.run_no}`,
+    el("strong", {}, v.plate), ` · rota ${v.route}, corrida ${v.run_no}`,
     el("span", { class: "meta" }, v.time ? `última posição ${fmt.clock(v.time)} (${fmt.age(v.age_s)})` : "nunca transmitiu"))));
 }
 
@@ -55,8 +55,8 @@ function runWindow(x) {
 }
 
 function runs(r) {
-  if (!r.items.length) return empty("Nenhuma execução devida hoje (sem dia letivo, contrato ou atribuição).");
-  const head = ["Janela", "Rota", "Execução", "Veículo", "Situação", "Cobertura", "Contrato"];
+  if (!r.items.length) return empty("Nenhuma corrida devida hoje (sem dia letivo, contrato ou atribuição).");
+  const head = ["Janela", "Rota", "Corrida", "Veículo", "Situação", "Cobertura", "Contrato"];
   return el("div", { class: "table-wrap" }, el("table", { class: "data", id: "d-runs-table" },
     el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, r.items.map((x) => el("tr", { "data-state": x.state },
@@ -73,7 +73,7 @@ async function refresh() {
     const c = d.runs.counts;
     figures.replaceChildren(
       figure("Em serviço agora", String(d.vehicles.in_service), "in_service"),
-      figure("Execuções devidas hoje", String(d.runs.due), "due"),
+      figure("Corridas devidas hoje", String(d.runs.due), "due"),
       figure("Realizadas", String(c.made), "made"),
       figure("Em andamento", String(c.in_progress), "in_progress"),
       figure("Não iniciadas no horário", String(c.not_started), "not_started"),

@@ -5,13 +5,24 @@
 // Decimals per kind of figure: the same table as RULES in telemetria/formats.py (a test compares them).
 export const RULES = { km: 2, km_step: 3, kmh: 1, pct: 1, min: 1, m: 0, deg: 0, coord: 6, count: 0 };
 
-// `x` with `places` decimals: decimal comma, no thousands separator, half away from zero on the exact
-// value (toFixed), "-0" written "0"; "—" when there is no number.
+// `x` with `places` decimals: decimal comma, half away from zero on the exact value (toFixed), "-0" written
+// "0", the thousands grouped with "." (grouped below); "—" when there is no number.
 export function number(x, places) {
   if (x === null || x === undefined || x === "" || !Number.isFinite(Number(x))) return "—";
   let s = Number(x).toFixed(places);
   if (/^-0(\.0*)?$/.test(s)) s = s.slice(1);
-  return s.replace(".", ",");
+  return grouped(s.replace(".", ","));
+}
+
+// A number as written above with its thousands grouped by "." as people read them (issue 36: "2.819,63 km",
+// "14.441 posições"): a number with decimals from 1.000 on, a whole number from 10.000 on, so a year (2026) or
+// a small count reads as it always did. telemetria/formats.py's grouped() is the same rule (the PDF's cells).
+export function grouped(s) {
+  const m = /^(-?)(\d+)(,\d+)?$/.exec(s);
+  if (!m) return s;
+  const [, sign, whole, frac = ""] = m;
+  if (whole.length < (frac ? 4 : 5)) return s;
+  return sign + whole.replace(/\B(?=(\d{3})+(?!\d))/g, ".") + frac;
 }
 
 // `x` by the rule of its kind; "share" is a fraction written as a percentage (0.5 → "50,0").

@@ -1,12 +1,13 @@
 // One occurrence (/ocorrencias/{id}): its facts, a small map of the evidence (the vehicle's positions from 10 min
 // before to 10 min after, the occurrence's point marked), the SHA-256 of the frozen evidence, the append-only
 // history, and the process's actions the user's role allows at its state (fisc/actions.js).
-import { api, config, el, explain } from "./api.js";
+import { ApiError, api, config, el, explain } from "./api.js";
 import { COLOURS, makeMap, tip } from "./mapbase.js";
 import { number } from "./formats.js";
 import { actions, upfm } from "./fisc/actions.js";
 import { ACTION_NAMES, OUTCOME_NAMES, PENALTY_NAMES, factLines, kindName, severityName, statusName, when, where }
   from "./fisc/names.js";
+import { ROLES } from "./registry/common.js";
 
 const L = window.L;
 const id = config.occurrence_id;
@@ -16,6 +17,9 @@ const MARGIN_MS = 10 * 60 * 1000;
 let map = null;
 let layers = null;
 
+// Who acted, with the role's name as the users page says it ("empresa.demo (Empresa contratada)"), never its code.
+const ROLE_NAMES = Object.fromEntries(ROLES);
+const roleName = (role) => ROLE_NAMES[role] || role;
 const row = (label, value) => [el("dt", {}, label), el("dd", {}, value)];
 const brl = (x) => (x === null || x === undefined ? "—" : `R$ ${number(x, 2)}`);
 
@@ -61,7 +65,7 @@ function timeline(o) {
   const items = (o.history || []).map((h) => el("li", { "data-action": h.action },
     el("strong", {}, ACTION_NAMES[h.action] || h.action),
     h.to_status && h.from_status ? ` (${statusName(h.from_status)} → ${statusName(h.to_status)})` : "",
-    el("span", { class: "meta" }, `${when(h.at)} · ${h.actor}${h.role ? ` (${h.role})` : ""}${h.ip ? ` · ${h.ip}` : ""}`),
+    el("span", { class: "meta" }, `${when(h.at)} · ${h.actor}${h.role ? ` (${roleName(h.role)})` : ""}${h.ip ? ` · ${h.ip}` : ""}`),
     h.text ? el("p", { class: "said" }, h.text) : null,
     files.has(h.id) ? el("ul", { class: "files" }, files.get(h.id).map((a) => el("li", {}, attachment(o, a)))) : null));
   document.getElementById("oc-history").replaceChildren(...items);
@@ -110,7 +114,9 @@ export async function load() {
     document.body.dataset.occurrenceStatus = o.status;
     evidenceMap(o);
   } catch (err) {
-    status.textContent = explain(err);
+    // An unknown number (or another contractor's) in Portuguese, never the API's English "no occurrence N".
+    status.textContent = err instanceof ApiError && err.status === 404
+      ? `Ocorrência nº ${id} não encontrada (ou fora do que seu perfil pode ver).` : explain(err);
   }
 }
 load();

@@ -25,7 +25,7 @@ export function legend() {
   return el("ul", { class: "b-legend", "aria-label": "Legenda do calendário de corridas" },
     Object.entries(STATUS).map(([k, [letter, name]]) =>
       el("li", {}, el("span", { class: `swatch st-${k}`, "aria-hidden": "true" }, letter), name)),
-    el("li", {}, el("span", { class: "swatch", "aria-hidden": "true" }, "*"), "Feita por outro veículo (substituição)"));
+    el("li", {}, el("span", { class: "swatch", "aria-hidden": "true" }, "*"), "Realizada por outro veículo (substituição)"));
 }
 
 // The status a run is shown with: a pending run the vehicle has already started is "em andamento".
@@ -40,7 +40,7 @@ function runLabel(run) {
   if (run.plate) parts.push(`veículo ${run.plate}${run.substitution ? " (substituição)" : ""}`);
   if (run.unauthorized) parts.push("veículo não autorizado");
   if (run.justification) {
-    const late = run.justification_kind === "feito_fora_do_horario" ? " (feita fora do horário)" : "";
+    const late = run.justification_kind === "feito_fora_do_horario" ? " (realizada fora do horário)" : "";
     parts.push(`justificativa${late}: ${run.justification}`);
   }
   return parts.join("; ");

@@ -43,7 +43,7 @@ export function ruleLines(rule) {
     rule.off_route_km_paid ? "Km rodados fora da rota: pagos." : "Km rodados fora da rota: não são pagos.",
     rule.justified_paid ? "Corrida justificada: paga pelo km declarado."
       : "Corrida justificada: não é infração, mas só é paga pelo que a cobertura pagar.",
-    "Corrida feita fora do horário (justificativa com a hora): julgada pelo GPS a partir dessa hora, no mesmo dia — "
+    "Corrida realizada fora do horário (justificativa com a hora): julgada pelo GPS a partir dessa hora, no mesmo dia — "
       + "paga como realizada se a cobertura chegar à de realizada, num trajeto que não seja outra corrida da rota.",
   ];
 }

@@ -24,12 +24,20 @@ function show(data) {
   result.replaceChildren(
     el("p", { class: "public-lead", "data-testid": "service-note" }, note),
     data.routes.length
-      ? table(`Serviço por rota em ${data.month}`, ["Rota", "Nome", ["Corridas devidas", "n"],
+      ? table(`Serviço por rota em ${monthWords(data.month)}`, ["Rota", "Nome", ["Corridas devidas", "n"],
         ["Corridas realizadas", "n"], ["Km realizado", "n"]], rows, totals)
       : el("p", { class: "muted" }, "Nenhuma rota medida neste mês."),
     el("p", { class: "hint" }, "Corridas devidas: dias letivos × atribuições de cada rota. Realizadas: as que o GPS mostra "
-      + "cumpridas conforme o contrato. Km realizado: km percorridos sobre a rota, medidos pelo GPS."));
+      + "realizadas conforme o contrato. Km realizado: km percorridos sobre a rota, medidos pelo GPS."));
   result.hidden = false;
+}
+
+// "2026-11" as people say it: "novembro de 2026" (issue 36: the public page said "Serviço por rota em 2026-12").
+const MONTHS = ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro",
+  "novembro", "dezembro"];
+function monthWords(iso) {
+  const m = /^(\d{4})-(\d{2})$/.exec(iso || "");
+  return m ? `${MONTHS[Number(m[2]) - 1]} de ${m[1]}` : String(iso);
 }
 
 async function load(month) {

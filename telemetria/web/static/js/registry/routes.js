@@ -59,7 +59,7 @@ const FILE_FIELDS = new Set(["file", "geometry", "coordinates", "stops", "lat", 
 function importRoute() {
   const fields = [
     { name: "file", label: "Arquivo da rota (GeoJSON, GPX ou KML)", type: "file", required: true, accept: ACCEPT, wide: true,
-      help: "A linha traçada da rota; os pontos do arquivo viram as paradas. Até 10 MB." },
+      help: "A linha traçada da rota; os pontos do arquivo viram os pontos da rota. Até 10 MB." },
     { name: "code", label: "Código da rota", required: true, help: "O código da linha no contrato, por exemplo 623." },
     { name: "name", label: "Nome", help: "Vazio: o nome que está no arquivo." },
     { name: "school_year", label: "Ano letivo", type: "number", step: 1, min: 2000, max: 2100, default: new Date().getFullYear() },

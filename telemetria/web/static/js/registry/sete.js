@@ -15,7 +15,7 @@ export async function seteImport() {
   let sent = null;
   const report = await openForm({
     title: "Importar do SETE",
-    intro: "Traz rotas (com o traçado), veículos, condutores e escolas do SETE do município. Primeiro é feita uma "
+    intro: "Traz rotas (com o traçado), veículos, condutores e escolas do SETE do município. Primeiro se faz uma "
       + "simulação: nada muda até você confirmar. Dados de alunos nunca são importados.",
     submitLabel: "Simular importação",
     fields: [

@@ -50,7 +50,7 @@ export function stopEditor(mapBox, box, route) {
     el("h3", { id: "stops-h" }, "Paradas e horários"),
     say, alert,
     el("div", { class: "table-wrap" }, el("table", { class: "data stops-table" },
-      el("caption", { class: "sr-only" }, `Paradas da rota ${route.code}, na ordem do percurso`),
+      el("caption", { class: "sr-only" }, `Pontos da rota ${route.code}, na ordem em que são atendidos`),
       el("thead", {}, el("tr", {}, ["Nº", "Nome", "Tipo", "Horário previsto", "Latitude", "Longitude", "Ações"]
         .map((h) => el("th", { scope: "col" }, h)))), tbody)),
     from, el("div", { class: "actions" }, add, save, reset));

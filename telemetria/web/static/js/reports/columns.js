@@ -149,10 +149,10 @@ const REPORTS = {
     lazyMarks: true,
   },
   schedule: {
-    about: "Cada viagem programada das rotas atribuídas: saída e chegada à escola comparadas ao horário, pontos " +
-      "atendidos, passados sem parar e pulados, e as viagens não realizadas. Numa viagem de hoje ainda em curso, " +
+    about: "Cada corrida devida das rotas atribuídas: saída e chegada à escola comparadas ao horário, pontos " +
+      "atendidos, passados sem parar e pulados, e as corridas não realizadas. Numa corrida de hoje ainda em curso, " +
       "os pontos que faltam estão pendentes, não pulados.",
-    key: "runs", noun: ["viagem programada", "viagens programadas"],
+    key: "runs", noun: ["corrida devida", "corridas devidas"],
     columns: () => [
       PLATE, tcol("Data", "date", time), tcol("Rota", (r) => `${r.route_code}${r.route_name !== r.route_code ? " · " +
         r.route_name : ""}`),
@@ -166,7 +166,7 @@ const REPORTS = {
       more(tcol("Chegada prevista à escola", "scheduled_school", fmt.clock)),
       more(tcol("Chegada ao fim", "end_arrival", fmt.clock)),
     ],
-    figures: (d) => [["Viagens programadas", d.scheduled], ["Realizadas", d.made], ["Não realizadas", d.not_made],
+    figures: (d) => [["Corridas devidas", d.scheduled], ["Realizadas", d.made], ["Não realizadas", d.not_made],
       ["Pendentes (hoje)", d.pending]],
   },
   reporting: {
