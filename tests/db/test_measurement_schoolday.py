@@ -239,7 +239,7 @@ async def test_a_run_made_out_of_its_window_where_the_data_cannot_place_it_is_ju
     # the boletim's CSV says it too, in words: made outside its window, and the kind of the justification
     r = await client.get("/api/v1/reports/measurement", headers=aud, params={**params, "format": "csv"})
     lines = list(csv.DictReader(io.StringIO(r.content.decode("utf-8")[1:]), delimiter=";"))
-    second = next(x for x in lines if x["Execução"] == "2" and x["Data"] == "16/03/2026")
+    second = next(x for x in lines if x["Corrida"] == "2" and x["Data"] == "16/03/2026")
     assert (second["Fora do horário"], second["Tipo de justificativa"]) == (
         "antes da janela",
         "realizada fora do horário",
