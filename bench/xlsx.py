@@ -4,6 +4,10 @@ of the same rows and with openpyxl's write-only mode (the library not chosen, do
     .venv/bin/python -m bench.xlsx              # 10,000 and 100,000 rows, 3 repetitions each
     .venv/bin/python -m bench.xlsx --quick      # 1 repetition
 
+Writers: ours (XlsxWriter, constant memory, one write per typed cell), the CSV of the same rows (the baseline),
+openpyxl write-only, XlsxWriter's typed-column path (column formats, write_row) and, when installed,
+rustpy-xlsxwriter (docs/performance.md compares them).
+
 Every export runs in a fresh process (`--one WRITER ROWS`), so that its peak RSS is its own; the rows are made
 lazily, as the track's are computed while they stream. Exits 1 when the target is not met.
 """
@@ -105,7 +109,68 @@ async def with_openpyxl(n: int, out: Path) -> None:
     wb.save(out)
 
 
-WRITERS = {"xlsxwriter": ours, "csv": as_csv, "openpyxl": with_openpyxl}
+def _typed(row: dict[str, Any], cols: list[tuple[Any, str]]) -> list[Any]:
+    """A row's values as the typed-column paths take them: naive local date-times, booleans as "Sim"/"Não"."""
+    out = []
+    for get, kind in cols:
+        v = row[get] if isinstance(get, str) else get(row)
+        if v is not None and kind == "datetime":
+            v = v.astimezone(LOCAL_TZ).replace(tzinfo=None, microsecond=0)
+        elif v is not None and kind == "bool":
+            v = "Sim" if v else "Não"
+        out.append(v)
+    return out
+
+
+async def with_write_row(n: int, out: Path) -> None:
+    """XlsxWriter's typed-column path: each column's number format set once (set_column), rows by write_row."""
+    book = xlsx.Book(out, out.parent)
+    ws = book.sheet("Trajetória")
+    for j, c in enumerate(COLUMNS):
+        style = xlsx.DATETIME_FORMAT if c.kind.name == "datetime" else xlsx.number_format(c.kind)
+        ws.set_column(j, j, 12, book.style(style) if style else None)
+    ws.write_row(0, 0, xlsx.headers_of(COLUMNS, LOCAL_TZ), book.style("header"))
+    cols = [(c.get, c.kind.name) for c in COLUMNS]
+    i = 0
+    async for row in lazily(n):
+        i += 1
+        ws.write_row(i, 0, _typed(row, cols))
+    ws.freeze_panes(1, 0)
+    ws.autofilter(0, 0, n, len(COLUMNS) - 1)
+    book.close()
+
+
+async def with_rustpy(n: int, out: Path) -> None:
+    """The same typed cells through rustpy-xlsxwriter (a binding of rust_xlsxwriter; not a dependency: measured
+    when installed), records from a generator, per-column number formats, constant memory (its default)."""
+    import importlib
+
+    rp = importlib.import_module("rustpy_xlsxwriter")
+    heads = xlsx.headers_of(COLUMNS, LOCAL_TZ)
+    formats = []
+    for c in COLUMNS:
+        style = xlsx.DATETIME_FORMAT if c.kind.name == "datetime" else xlsx.number_format(c.kind)
+        formats.append(rp.Format().set_num_format(style) if style else None)
+    cols = [(c.get, c.kind.name) for c in COLUMNS]
+
+    def records() -> Iterator[dict[str, Any]]:
+        for row in make_rows(n):
+            yield dict(zip(heads, _typed(row, cols), strict=True))
+
+    book = rp.FastExcel(str(out)).freeze(row=1)
+    book.sheet("Trajetória", records(), column_formats=formats, autofilter=True, header_format=rp.Format().set_bold())
+    await asyncio.to_thread(book.save)
+
+
+def _has_rustpy() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("rustpy_xlsxwriter") is not None
+
+
+WRITERS = {"xlsxwriter": ours, "csv": as_csv, "openpyxl": with_openpyxl, "write_row": with_write_row}
+if _has_rustpy():
+    WRITERS["rustpy"] = with_rustpy
 
 
 def one(writer: str, n: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -50,6 +51,38 @@ def number(value: Any, places: int) -> str:
     return s.replace(".", ",")
 
 
+def number_writer(places: int) -> Callable[[Any], str]:
+    """`number(·, places)` made once for a column: the same text, about 3× faster for floats and ints.
+
+    A float is written by `%` formatting (correctly rounded, so half away from zero wherever the exact value is
+    not a tie) unless it is an exact half of the last place, which `number` writes. A float is such a tie exactly
+    when `x · 2^(places+1)` is an odd integer (the product is exact: a power of two), one multiplication and one
+    modulo. Ints below 2^53 are floats' own digits; everything else (Decimal, bool, float subclasses, huge ints,
+    NaN, infinities and floats past 1e300, where `number` raises) goes through `number`.
+    tests/unit/test_number_format.py checks the two agree.
+    """
+    spec, twice = f"%.{places}f", float(2 ** (places + 1))
+
+    def write(value: Any) -> str:
+        kind = type(value)
+        if kind is float:
+            if not -HUGE < value < HUGE or value * twice % 2.0 == 1.0:  # NaN, inf, huge, or an exact half
+                return number(value, places)
+            s = str(spec % value)
+            if s[0] == "-" and not s.strip("-0."):
+                s = s[1:]
+            return s.replace(".", ",")
+        if kind is int and -EXACT_INT < value < EXACT_INT:
+            return str(spec % value).replace(".", ",")
+        return number(value, places)
+
+    return write
+
+
+EXACT_INT = 2**53  # ints written as a float's digits without loss below this
+HUGE = 1e300  # floats from here on go through `number` (its tie check overflows and raises, as before)
+
+
 def _tie(x: float, places: int) -> bool:
     scaled = abs(x) * 10**places
     return bool(scaled - math.floor(scaled) == 0.5)
@@ -78,3 +111,11 @@ def fmt(rule: str, value: Any) -> str:
     if rule == "share":
         return number(value * 100, RULES["pct"]) if finite(value) else ""
     return number(value, RULES[rule])
+
+
+def writer(rule: str) -> Callable[[Any], str]:
+    """`fmt(rule, ·)` for non-None values, made once (number_writer); `share` multiplies by 100 first."""
+    if rule == "share":
+        pct = number_writer(RULES["pct"])
+        return lambda v: pct(v * 100) if finite(v) else ""
+    return number_writer(RULES[rule])

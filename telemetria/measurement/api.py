@@ -22,7 +22,7 @@ from telemetria.db import Conn as DbConn
 from telemetria.deps import Conn
 from telemetria.http import FieldError, json_response
 from telemetria.ids import Id, IdPath, IdQuery
-from telemetria.jobs import streamed, user_key
+from telemetria.jobs import jobs_of, streamed, user_key
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement import document, sheet, signed, store
 from telemetria.measurement import queries as q
@@ -169,7 +169,7 @@ async def measurement_report(
         doc = (signed.document(computed, first, last, files.who_line(who)) if format == "pdf"
                else boletim_document(computed, first, last, who))  # fmt: skip
         doc = replace(doc, **files.letterhead(request.app.state.settings))
-        return await streamed(request, user_key(who.user_id), lambda: files.respond(doc, format))  # issue 33
+        return await streamed(request, user_key(who.user_id), lambda: files.respond(doc, format, jobs_of(request)))
     body = csv.csv_chunks(sheet.COLUMNS, sheet.rows(computed), LOCAL_TZ)
     name = csv.export_filename("boletim_de_medicao", first, last)
     headers = {"Content-Disposition": csv.content_disposition(name)}

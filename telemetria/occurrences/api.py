@@ -204,7 +204,7 @@ async def list_occurrences(
             doc = list_document(f, items, who)
             doc.drawing = pdfmap.drawing(items)  # the PDF's map: each occurrence where it happened
             doc = replace(doc, **files.letterhead(request.app.state.settings))
-            return await streamed(request, user_key(who.user_id), lambda: files.respond(doc, format))  # issue 33
+            return await streamed(request, user_key(who.user_id), lambda: files.respond(doc, format, jobs_of(request)))
         name = export_filename("ocorrencias", f.start.astimezone(LOCAL_TZ).date())
         return StreamingResponse(
             csv_chunks(CSV_COLUMNS, items, LOCAL_TZ),

@@ -17,7 +17,7 @@ from telemetria.auth.roles import Perm, Principal
 from telemetria.db import Conn
 from telemetria.deps import BuiltReportsConn, ReportsConn
 from telemetria.http import FieldError
-from telemetria.jobs import streamed, user_key
+from telemetria.jobs import jobs_of, streamed, user_key
 from telemetria.reports.kinds import events, km, reporting, schedule, summary, track
 from telemetria.reports.knobs import ReportParams
 from telemetria.reports.model import Context, ReportError, Selection, Window
@@ -110,7 +110,7 @@ async def serve(
         settings = request.app.state.settings
         return await streamed(
             request, user_key(who.user_id),
-            lambda: files.respond(files.document_of(report, ctx, sel, who, settings=settings), fmt),
+            lambda: files.respond(files.document_of(report, ctx, sel, who, settings=settings), fmt, jobs_of(request)),
         )  # fmt: skip
     return output.gis_stream(report, fmt)
 

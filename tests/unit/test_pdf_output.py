@@ -174,3 +174,48 @@ def test_when_words_must_break_a_plate_stays_whole() -> None:
     assert len(lay.wrap(sample[0][1], got[1])) > 1
     assert got[0] >= stringWidth("FLO1A11", lay.FONT, lay.CELL_PT) + 2 * lay.PAD
     assert lay.wrap("FLO1A11", got[0]) == ["FLO1A11"]
+
+
+# -- drawn in a worker process (issue 37) --------------------------------------------------------------------------
+
+
+def _full_doc(png: Path) -> Document:
+    async def rows() -> AsyncIterator[dict[str, Any]]:
+        for i in range(300):
+            yield {**_row(i), "note": "linha\nquebrada" if i % 50 == 0 else None}
+
+    async def drawing() -> tuple[list[gis.Segment], list[gis.Place]]:
+        line = [gis.Position(T0, -10.43 + i * 1e-4, -62.46 + (i % 9) * 1e-4) for i in range(500)]
+        return [gis.Segment("NBX0001 02/03/2026", line)], [gis.Place("Escola", "school", -10.43, -62.46)]
+
+    window = (datetime(2026, 3, 2, 12, tzinfo=UTC), datetime(2026, 3, 3, 12, tzinfo=UTC))
+    seals = table.clipped([SealRef(7, "NBX0001", date(2026, 3, 2), 2, 8640, "ab" * 32)], *window)
+
+    async def refs() -> list[SealRef]:
+        return seals
+
+    extra = [Table("Locais", [Column("Local", "name")], [{"name": "Escola"}, {"name": "Garagem"}])]
+    return _doc(rows(), drawing=drawing, seals=refs, extra=lambda: extra, coat_of_arms_path=png, notes=["nota"])
+
+
+async def test_a_pdf_drawn_in_the_process_pool_is_the_same_file(tmp_path: Path, monkeypatch: Any) -> None:
+    from telemetria.jobs import Jobs
+
+    png = tmp_path / "brasao.png"
+    Image.new("RGB", (60, 80), (30, 90, 160)).save(png, "PNG")
+    here = io.BytesIO()
+    await pdf.render(_full_doc(png), here)
+
+    class NotHere:
+        def __init__(self, *_: Any) -> None:
+            raise AssertionError("the PDF was drawn in the service's process")
+
+    monkeypatch.setattr(pdf, "_Writer", NotHere)  # this process may only read the rows and write the plan
+    jobs = Jobs(workers=1, queue=0, per_user=1)
+    try:
+        async with jobs.turn("u"):
+            there = b"".join([c async for c in pdf.response(_full_doc(png), jobs).body_iterator])  # type: ignore[misc]
+    finally:
+        jobs.close()
+    assert there == here.getvalue()
+    assert len(PdfReader(io.BytesIO(there)).pages) >= 5

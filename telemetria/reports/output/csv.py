@@ -14,9 +14,10 @@ Decisions (for people opening the file, not for parsers):
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, TypeVar
@@ -32,14 +33,32 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP "CSV injection" list
 _NEEDS_QUOTES = re.compile(r'[;"\r\n]')
 
 
+Writer = Callable[[Any], str]  # a non-None value's cell text, quoted where needed
+
+
 @dataclass(frozen=True, slots=True)
 class Kind:
-    """How a column's non-None values become cell text."""
+    """How a column's non-None values become cell text.
+
+    `fmt` is the rule (XLSX and PDF use it too); `writer`, when given, makes once per export and zone a faster
+    function that writes exactly fmt's text (quoted, for text kinds): the CSV's hot loop (issue 37).
+    """
 
     name: str
     fmt: Callable[[Any, tzinfo], str]
     text: bool = False  # user text: quoted when needed and neutralized against formulas
     zoned: bool = False  # the header states the report's zone
+    writer: Callable[[tzinfo], Writer] | None = None
+    places: int | None = None  # a plain number with this many decimals (formats.number): the line writes floats
+
+    def cell_writer(self, tz: tzinfo) -> Writer:
+        """The function that writes this kind's non-None values in zone `tz`, as `fmt` (and the quoting) would."""
+        if self.writer is not None:
+            return self.writer(tz)
+        fmt = self.fmt
+        if self.text:
+            return lambda v: _quote(fmt(v, tz))
+        return lambda v: fmt(v, tz)
 
 
 _finite = formats.finite
@@ -57,6 +76,22 @@ def _int(value: Any, _tz: tzinfo) -> str:
 def _text(value: Any, _tz: tzinfo) -> str:
     s = value if isinstance(value, str) else str(value)
     return "'" + s if s.startswith(_FORMULA_START) else s
+
+
+def _text_writer(_tz: tzinfo) -> Writer:
+    def write(value: Any) -> str:
+        s = value if isinstance(value, str) else str(value)
+        if s.startswith(_FORMULA_START):
+            s = "'" + s
+        if ";" in s or '"' in s or "\n" in s or "\r" in s:  # _NEEDS_QUOTES, without a regex per cell
+            return '"' + s.replace('"', '""') + '"'
+        return s
+
+    return write
+
+
+def _int_writer(tz: tzinfo) -> Writer:
+    return lambda v: str(v) if type(v) is int else _int(v, tz)
 
 
 def _local(value: datetime, tz: tzinfo) -> datetime:
@@ -80,6 +115,35 @@ def _between(value: tuple[datetime | None, datetime | None], tz: tzinfo) -> str:
         return f"desde {_datetime(lo, tz)}"
     a, b = _local(lo, tz), _local(hi, tz)
     return f"{_datetime(lo, tz)} a {_datetime(hi, tz) if a.date() != b.date() else f'{b:%H:%M:%S}'}"
+
+
+def _day(days: dict[int, str], key: int, d: datetime) -> str:
+    """`dd/mm/aaaa ` of local day `d` (ordinal `key`), kept in `days` (rows come in time order: few days each)."""
+    if len(days) > 4096:
+        days.clear()
+    day = days[key] = "%02d/%02d/%04d " % (d.day, d.month, d.year)  # noqa: UP031 - faster than an f-string
+    return day
+
+
+class _DatetimeWriter:
+    """_datetime, each local day's `dd/mm/aaaa ` made once (_day); CsvFormatter's lines inline the same code."""
+
+    def __init__(self, tz: tzinfo) -> None:
+        self.tz = tz
+        self.days: dict[int, str] = {}
+
+    def __call__(self, value: Any) -> str:
+        if type(value) is not datetime or value.tzinfo is None:
+            return _datetime(value, self.tz)  # raises for a naive one
+        d = value.astimezone(self.tz)
+        key = d.toordinal()
+        hms = "%02d:%02d:%02d" % (d.hour, d.minute, d.second)  # noqa: UP031 - faster than an f-string
+        return (self.days.get(key) or _day(self.days, key, d)) + hms
+
+
+def _tz_of(write: Writer) -> tzinfo:
+    assert isinstance(write, _DatetimeWriter)
+    return write.tz
 
 
 def _date(value: date, tz: tzinfo) -> str:
@@ -107,16 +171,18 @@ def _hms(value: Any, _tz: tzinfo) -> str:
 
 def decimal(places: int) -> Kind:
     """A number with `places` decimals, decimal comma (1234.5 → `1234,5`)."""
-    return Kind(f"decimal({places})", lambda v, _tz: _number(v, places))
+    write = formats.number_writer(places)
+    return Kind(f"decimal({places})", lambda v, _tz: _number(v, places), writer=lambda _tz: write, places=places)
 
 
 def rule(name: str) -> Kind:
     """A figure written by its kind's rule in telemetria/formats.py (the same as on the pages)."""
-    return Kind(name, lambda v, _tz: formats.fmt(name, v))
+    write, places = formats.writer(name), formats.RULES.get(name) if name != "share" else None
+    return Kind(name, lambda v, _tz: formats.fmt(name, v), writer=lambda _tz: write, places=places)
 
 
-TEXT = Kind("text", _text, text=True)
-INT = Kind("int", _int)
+TEXT = Kind("text", _text, text=True, writer=_text_writer)
+INT = Kind("int", _int, writer=_int_writer)
 COORD = rule("coord")  # degrees, 6 decimals (~0.1 m)
 KM = rule("km")
 KM_STEP = rule("km_step")
@@ -127,8 +193,11 @@ MIN = rule("min")
 DEG = rule("deg")
 DATETIME = Kind("datetime", _datetime, zoned=True)
 BETWEEN = Kind("between", _between, zoned=True)  # (earliest, latest) of an estimated instant (issue 34)
+
+
+DATETIME = Kind("datetime", _datetime, zoned=True, writer=_DatetimeWriter)
 DATE = Kind("date", _date)
-BOOL = Kind("bool", lambda v, _tz: "Sim" if v else "Não")
+BOOL = Kind("bool", lambda v, _tz: "Sim" if v else "Não", writer=lambda _tz: lambda v: "Sim" if v else "Não")
 SECONDS = Kind("seconds", _seconds)  # a duration (timedelta or seconds) as whole seconds
 HMS = Kind("hms", _hms)  # a duration as HH:MM:SS
 
@@ -160,13 +229,73 @@ def _getter(key: str | Callable[[Any], Any]) -> Callable[[Any], Any]:
     return get
 
 
+def _line_of(kinds: Sequence[Kind], writers: Sequence[Writer]) -> Callable[[Sequence[Any]], str]:
+    """A function of a row's cells to its CSV line, its code made for these columns: each cell's writer called
+    in place (no loop over the columns), and a float of a plain number kind written inline as
+    formats.number_writer writes it (`%` formatting unless NaN, infinite, huge or an exact half; `-0` unsigned).
+    """
+    env: dict[str, Any] = {"HUGE": formats.HUGE, "EXACT_INT": formats.EXACT_INT}
+    body, cells = [], []
+    # No cell of these kinds holds a "." once written: the decimal points of the inlined floats are then made
+    # commas once for the whole line, not once per cell.
+    dotless = all(k.places is not None or k in (INT, BOOL, DATETIME, DATE, SECONDS, HMS) for k in kinds)
+    comma = "" if dotless else ".replace('.', ',')"
+    for j, (kind, write) in enumerate(zip(kinds, writers, strict=True)):
+        env[f"w{j}"] = write
+        v, s = f"v{j}", f"s{j}"
+        if kind is INT:
+            cells.append(f"(str({v}) if type({v}) is int else '' if {v} is None else w{j}({v}))")
+            continue
+        if kind is DATETIME:  # _datetime_writer inlined
+            env["datetime"], env["tz"], env["days"], env["day_of"] = datetime, _tz_of(write), {}, _day
+            body += [
+                f"    if type({v}) is datetime and {v}.tzinfo is not None:",
+                f"        d = {v}.astimezone(tz)",
+                "        k = d.toordinal()",
+                f"        {s} = (days.get(k) or day_of(days, k, d)) + '%02d:%02d:%02d' % (d.hour, d.minute, d.second)",
+                "    else:",
+                f"        {s} = '' if {v} is None else w{j}({v})",
+            ]  # fmt: skip
+            cells.append(s)
+            continue
+        if kind is BOOL:
+            cells.append(f"('' if {v} is None else 'Sim' if {v} else 'Não')")
+            continue
+        if kind.places is None:
+            cells.append(f"('' if {v} is None else w{j}({v}))")
+            continue
+        env[f"f{j}"], env[f"t{j}"] = f"%.{kind.places}f", float(2 ** (kind.places + 1))
+        body += [
+            f"    if type({v}) is float and -HUGE < {v} < HUGE and {v} * t{j} % 2.0 != 1.0:",
+            f"        {s} = f{j} % {v}",
+            f"        if {s}[0] == '-' and not {s}.strip('-0.'):",
+            f"            {s} = {s}[1:]",
+            *([f"        {s} = {s}.replace('.', ',')"] if comma else []),
+            f"    elif type({v}) is int and -EXACT_INT < {v} < EXACT_INT:",
+            f"        {s} = (f{j} % {v}){comma}",
+            "    else:",
+            f"        {s} = '' if {v} is None else w{j}({v})",
+        ]  # fmt: skip
+        cells.append(s)
+    unpack = f"    {', '.join(f'v{j}' for j in range(len(kinds)))}, = cells" if kinds else ""
+    joined = f"';'.join(({', '.join(cells)},))" if cells else "''"
+    if dotless and any(k.places is not None for k in kinds):
+        joined += ".replace('.', ',')"
+    code = "\n".join(["def line(cells):", unpack, *body, f"    return {joined} + '\\r\\n'", ""])
+    exec(compile(code, "<csv line>", "exec"), env)  # our own code, made from the columns' kinds
+    line: Callable[[Sequence[Any]], str] = env["line"]
+    return line
+
+
 class CsvFormatter:
     """Turns rows into pt-BR CSV lines (CRLF-terminated) for a fixed list of columns and a zone."""
 
     def __init__(self, columns: Iterable[ColumnSpec], tz: tzinfo) -> None:
         self.columns = [c if isinstance(c, Column) else Column(*c) for c in columns]
         self.tz = tz
-        self._cells = [(_getter(c.get), c.kind.fmt, c.kind.text) for c in self.columns]
+        self._writers = [c.kind.cell_writer(tz) for c in self.columns]
+        self._values: dict[type, Callable[[Any], Sequence[Any]]] = {}  # how a row of each type gives its cells
+        self._cells = _line_of([c.kind for c in self.columns], self._writers)
 
     def header(self) -> str:
         zone = str(getattr(self.tz, "key", self.tz))
@@ -177,16 +306,32 @@ class CsvFormatter:
         return ";".join(cells) + "\r\n"
 
     def line(self, row: Any) -> str:
-        out = []
-        for get, fmt, text in self._cells:
-            value = get(row)
-            if value is None:
-                out.append("")
-            elif text:
-                out.append(_quote(fmt(value, self.tz)))
+        values = self._values.get(type(row)) or self._values_of(row)
+        return self._cells(values(row))
+
+    def lines(self, rows: Iterable[Any]) -> str:
+        """The lines of several rows at once."""
+        return "".join([self.line(row) for row in rows])
+
+    def _values_of(self, row: Any) -> Callable[[Any], Sequence[Any]]:
+        """The function that reads a row of this type's cells, in column order (made once per row type).
+
+        Mappings and asyncpg.Record by key, anything else by attribute, as _getter; a misspelt key raises.
+        """
+        by_key = isinstance(row, Mapping) or hasattr(row, "keys")
+        keys = [c.get for c in self.columns]
+        if all(isinstance(k, str) for k in keys):
+            names = [k for k in keys if isinstance(k, str)]
+            if not names:
+                found: Callable[[Any], Sequence[Any]] = lambda _row: ()  # noqa: E731
             else:
-                out.append(fmt(value, self.tz))
-        return ";".join(out) + "\r\n"
+                one = (operator.itemgetter if by_key else operator.attrgetter)(*names)
+                found = (lambda r: (one(r),)) if len(names) == 1 else one
+        else:
+            gets = [k if callable(k) else (operator.itemgetter(k) if by_key else operator.attrgetter(k)) for k in keys]
+            found = lambda r: [get(r) for get in gets]  # noqa: E731
+        self._values[type(row)] = found
+        return found
 
 
 class Chunker:
@@ -228,13 +373,27 @@ async def csv_chunks(
 ) -> AsyncIterator[bytes]:
     """The CSV file as UTF-8 chunks of ~64 KiB (BOM and header first): for Starlette's StreamingResponse."""
     fmt = CsvFormatter(columns, tz)
-    buf = Chunker(chunk_chars)
-    buf.add(BOM + fmt.header())
-    async for row in as_async(rows):
-        if chunk := buf.add(fmt.line(row)):
-            yield chunk
-    if tail := buf.flush():
-        yield tail
+    head = BOM + fmt.header()
+    parts, n = [head], len(head)  # as Chunker, inlined: this loop runs once per row
+    cells, by_type, values_of = fmt._cells, fmt._values, fmt._values_of
+    if isinstance(rows, AsyncIterable):
+        async for row in rows:
+            line = cells((by_type.get(type(row)) or values_of(row))(row))
+            parts.append(line)
+            n += len(line)
+            if n >= chunk_chars:
+                yield "".join(parts).encode("utf-8")
+                parts, n = [], 0
+    else:
+        for row in rows:
+            line = cells((by_type.get(type(row)) or values_of(row))(row))
+            parts.append(line)
+            n += len(line)
+            if n >= chunk_chars:
+                yield "".join(parts).encode("utf-8")
+                parts, n = [], 0
+    if parts:
+        yield "".join(parts).encode("utf-8")
 
 
 def export_filename(stem: str, start: date | str | None = None, end: date | str | None = None, ext: str = "csv") -> str:

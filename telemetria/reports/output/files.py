@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from telemetria import __version__, formats
 from telemetria.auth.roles import Principal
+from telemetria.jobs import Jobs
 from telemetria.period import last_included
 from telemetria.reports.model import Context, Selection, Window
 from telemetria.reports.output import pdf, xlsx
@@ -124,10 +125,10 @@ def document_of(
     )
 
 
-def respond(doc: Document, fmt: str) -> StreamingResponse:
-    """The document as an XLSX workbook or a PDF."""
+def respond(doc: Document, fmt: str, jobs: Jobs | None = None) -> StreamingResponse:
+    """The document as an XLSX workbook or a PDF (drawn in `jobs`' process pool when given)."""
     if fmt == "xlsx":
         return xlsx.response(doc)
     if fmt == "pdf":
-        return pdf.response(doc)
+        return pdf.response(doc, jobs)
     raise ValueError(f"not a document format: {fmt!r}")

@@ -12,10 +12,14 @@ once the last page is done (PDF resolves it when the page is shown).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
+import operator
+import pickle
+import shutil
 import tempfile
 import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -28,6 +32,7 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase import pdfdoc
 from reportlab.pdfgen.canvas import Canvas
 
+from telemetria.jobs import Jobs
 from telemetria.reports.output import csv, pdf_map
 from telemetria.reports.output import pdf_layout as lay
 from telemetria.reports.output.csv import DATE, INT, TEXT, Column, as_async
@@ -64,10 +69,125 @@ def seal_rows(seals: Sequence[SealRef]) -> list[dict[str, Any]]:
     return [seal_table.cells(s) for s in seals]
 
 
-def response(doc: Document) -> StreamingResponse:
-    """The document as a PDF download, written as its rows stream and sent once its last page is done."""
+def response(doc: Document, jobs: Jobs | None = None) -> StreamingResponse:
+    """The document as a PDF download, sent once its last page is done: drawn in `jobs`' process pool when
+    given (the caller holds a turn: jobs.streamed), else on this event loop as its rows stream."""
     headers = {"Content-Disposition": csv.content_disposition(doc.filename + ".pdf")}
-    return StreamingResponse(_body(doc), media_type=MEDIA_TYPE, headers=headers)
+    body = _body(doc) if jobs is None else _body_in_process(doc, jobs)
+    return StreamingResponse(body, media_type=MEDIA_TYPE, headers=headers)
+
+
+async def _body_in_process(doc: Document, jobs: Jobs) -> AsyncIterator[bytes]:
+    """The PDF drawn by a worker process (issue 37): this process only reads the rows and writes their cells'
+    text to a plan file as they come (record), the worker draws the pages from it (draw_plan) into a file that
+    is then streamed from here. The event loop never draws, and the plan on disk keeps memory flat."""
+    tmp = Path(tempfile.mkdtemp(prefix="telemetria-pdf-"))
+    try:
+        plan, out = tmp / "plan", tmp / "doc.pdf"
+        with plan.open("wb") as f:
+            await record(doc, f)
+        await jobs.in_process(draw_plan, str(plan), str(out))
+        with out.open("rb") as f:
+            while chunk := await asyncio.to_thread(f.read, CHUNK_BYTES):
+                yield chunk
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+PLAN_BATCH = 500  # rows' texts pickled at a time into the plan
+
+
+def _same(value: Any, _tz: Any) -> Any:
+    return value
+
+
+PLAIN = csv.Kind("plain", _same)  # a cell whose text was made before (record): drawn as it is
+
+
+def _plain(heads: Sequence[str]) -> list[Column]:
+    return [Column(h, operator.itemgetter(j), PLAIN) for j, h in enumerate(heads)]
+
+
+async def record(doc: Document, f: IO[bytes]) -> None:
+    """What `render` draws, in its order, as picklable records in `f`: the document without its sources, the
+    map's coordinates, each table's header texts, its rows' and totals' cell texts (as the PDF shows them,
+    lay.cells) in batches, then "end". draw_plan draws the same PDF from them."""
+
+    def dump(item: tuple[Any, ...]) -> None:
+        pickle.dump(item, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def plain_table(t: Table) -> Table:
+        return Table(t.title, _plain(lay.headers(t.columns, doc.tz)), [])
+
+    dump(("head", dataclasses.replace(doc, tables=[plain_table(doc.tables[0])], extra=None, drawing=None, seals=None)))
+    if doc.drawing is not None:
+        dump(("map", await pdf_map.collect(doc.drawing)))
+
+    async def table(t: Table) -> None:
+        texts = lay.cells(t.columns, doc.tz)
+        dump(("table", t.title, lay.headers(t.columns, doc.tz)))
+        batch: list[list[str]] = []
+        async for row in as_async(t.rows):
+            batch.append(texts(row))
+            if len(batch) >= PLAN_BATCH:
+                dump(("rows", batch))
+                batch = []
+        if batch:
+            dump(("rows", batch))
+        dump(("totals", [texts(r) for r in t.totals()] if t.totals else []))
+
+    for t in doc.tables:
+        await table(t)
+    for t in doc.extra() if doc.extra else ():
+        await table(t)
+    seals = await doc.seals() if doc.seals else []
+    if seals:
+        await table(Table(SEALS_TITLE, SEAL_COLUMNS, seal_rows(seals)))
+    dump(("end",))
+
+
+class _PlanRows:
+    """A recorded table's rows read from the plan as they are drawn, then its totals."""
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self.f = f
+        self.rest: list[list[str]] | None = None
+
+    def __iter__(self) -> Iterator[list[str]]:
+        while (item := pickle.load(self.f))[0] == "rows":  # our own plan, written by record()
+            yield from item[1]
+        self.rest = item[1]
+
+    def totals(self) -> list[list[str]]:
+        if self.rest is None:  # the rows were not all drawn: read past them
+            for _ in self:
+                pass
+        return self.rest or []
+
+
+def draw_plan(plan: str, out: str) -> None:
+    """(In a worker process) the PDF of a plan written by `record`, into the file `out`."""
+    with open(plan, "rb") as f, open(out, "wb") as o:
+        asyncio.run(_draw_plan(f, o))
+
+
+async def _draw_plan(f: IO[bytes], out: IO[bytes]) -> None:
+    def load() -> tuple[Any, ...]:
+        item: tuple[Any, ...] = pickle.load(f)  # our own plan, written by record()
+        return item
+
+    doc: Document = load()[1]
+    arms = await asyncio.to_thread(Path(doc.coat_of_arms_path).read_bytes) if doc.coat_of_arms_path else None
+    w = _Writer(doc, out, arms)
+    w.intro()
+    while (item := load())[0] != "end":
+        if item[0] == "map":
+            await w.map(item[1])
+            continue
+        rows = _PlanRows(f)
+        await w.table(Table(item[1], _plain(item[2]), rows, rows.totals))  # type: ignore[arg-type]  # lists, by index
+    w.closing()
+    w.finish()
 
 
 async def _body(doc: Document) -> AsyncIterator[bytes]:

@@ -8,6 +8,7 @@ reportlab draws the few other symbols (≥, →) from the standard Symbol font, 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -53,20 +54,22 @@ def headers(columns: Sequence[Column], tz: tzinfo) -> list[str]:
 def cells(columns: Sequence[Column], tz: tzinfo) -> Callable[[Any], list[str]]:
     """A row → its cells' text, each as the CSV writes it (None: empty), a number's thousands grouped as on the
     pages (formats.grouped: "2.819,63"; a CSV keeps them plain for spreadsheets and scripts)."""
-    parts = [(getter(c.get), c.kind.text, _as_text if c.kind.text else c.kind.fmt) for c in columns]
+    # Text as it is (the PDF needs no CSV quoting); other kinds by the CSV's own writer of their values (the same
+    # text as Kind.fmt, made once per column: csv.Kind.cell_writer).
+    parts = [(getter(c.get), c.kind.text, _plain_text if c.kind.text else c.kind.cell_writer(tz)) for c in columns]
 
     def texts(row: Any) -> list[str]:
         out = []
-        for get, text, fmt in parts:
+        for get, text, write in parts:
             value = get(row)
-            cell = "" if value is None else _flat(fmt(value, tz))
+            cell = "" if value is None else _flat(write(value))
             out.append(cell if text else grouped(cell))
         return out
 
     return texts
 
 
-def _as_text(value: Any, _tz: tzinfo) -> str:
+def _plain_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
@@ -122,6 +125,8 @@ def wrap(text: str, width: float, font: str = FONT, size: float = CELL_PT) -> li
     room = max(width - 2 * PAD, size)
     if not text:
         return [""]
+    if text.isascii() and len(text) * _widest(font) * size <= room:  # fits even in its widest letter: no measuring
+        return [text]
     if stringWidth(text, font, size) <= room:
         return [text]
     out: list[str] = []
@@ -134,6 +139,12 @@ def wrap(text: str, width: float, font: str = FONT, size: float = CELL_PT) -> li
             line = line[n:]
         out.append(line)
     return out
+
+
+@functools.cache
+def _widest(font: str) -> float:
+    """The widest printable ASCII character of `font`, in points at size 1 (wrap's shortcut, issue 37)."""
+    return max(stringWidth(chr(c), font, 1000.0) for c in range(32, 127)) / 1000.0
 
 
 def row_height(lines: int) -> float:
