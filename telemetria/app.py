@@ -123,7 +123,8 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
     # Reports read through reports_pool: a streaming replica when configured, else the same pool.
     reports_pool = pool
     if settings.reports_database_url:
-        reports_pool = await create_pool(settings, dsn=settings.reports_database_url, min_size=0)
+        # Read-only (a replica): the registry's day promotion is the main pool's (db.DayPromotion).
+        reports_pool = await create_pool(settings, dsn=settings.reports_database_url, min_size=0, promote=False)
     writer = Writer(
         partial(connect, settings),
         max_rows=settings.writer_max_rows,
