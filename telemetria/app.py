@@ -45,6 +45,7 @@ from telemetria.occurrences import detector, notify
 from telemetria.occurrences.duewindows import DueWindows
 from telemetria.ops import retention
 from telemetria.publication import api as publication_api
+from telemetria.publication.limit import PublicLimitMiddleware
 from telemetria.registry import api_drivers, api_fleet, api_routes, api_versions
 from telemetria.reports import api as reports_api
 from telemetria.reports import knobs as report_knobs
@@ -123,7 +124,8 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
     # Reports read through reports_pool: a streaming replica when configured, else the same pool.
     reports_pool = pool
     if settings.reports_database_url:
-        reports_pool = await create_pool(settings, dsn=settings.reports_database_url, min_size=0)
+        # Read-only (a replica): the registry's day promotion is the main pool's (db.DayPromotion).
+        reports_pool = await create_pool(settings, dsn=settings.reports_database_url, min_size=0, promote=False)
     writer = Writer(
         partial(connect, settings),
         max_rows=settings.writer_max_rows,
@@ -191,6 +193,13 @@ def _add_middleware(app: Telemetria, settings: Settings) -> None:
         min_rate=settings.body_min_bytes_per_s,
     )
     app.add_middleware(RequestIdMiddleware, access=settings.access_log)
+    # The public area's share per client address (publication/limit.py): its refusals cost no routing.
+    app.add_middleware(
+        PublicLimitMiddleware,
+        enabled=settings.public_enabled,
+        rate=settings.public_requests_per_s,
+        burst=settings.public_burst,
+    )
     # Outside everything but the headers: everything inside sees the client's address, not the proxy's.
     app.add_middleware(ForwardedMiddleware, trusted=settings.trusted_proxies)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost of all: every answer has its headers

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeAlias
 
 import asyncpg
 import orjson
 
+from telemetria.localtime import LOCAL_TZ
 from telemetria.settings import Settings
+
+log = logging.getLogger(__name__)
 
 Conn: TypeAlias = asyncpg.Connection
 Pool: TypeAlias = asyncpg.Pool
@@ -59,7 +64,37 @@ async def connect(settings: Settings, dsn: str | None = None) -> Conn:
     return conn
 
 
-async def create_pool(settings: Settings, dsn: str | None = None, **kw: Any) -> Pool:
+class DayPromotion:
+    """The registry's versions whose day has come, applied to the current tables on a pool's first use of each
+    local day (migrations/0033_registry_in_force_today.sql): by date, not by a timer that may not run. The
+    database function is idempotent and takes turns, so every process and pool may call it; after the first
+    call of a day the check is a comparison of dates, no query."""
+
+    def __init__(self) -> None:
+        self.done: date | None = None
+
+    @staticmethod
+    def today() -> date:
+        return datetime.now(LOCAL_TZ).date()
+
+    async def __call__(self, conn: Conn) -> None:
+        today = self.today()
+        if self.done == today:
+            return
+        try:
+            await conn.execute("SELECT registry_promote($1)", today)
+        except asyncpg.UndefinedFunctionError:
+            return  # a database not migrated yet: the next use tries again
+        except asyncpg.PostgresError as e:  # e.g. a read-only role (the reports' pool): not this pool's job
+            log.warning("registry versions of %s not promoted by this pool: %s", today, e)
+        self.done = today
+
+
+async def create_pool(settings: Settings, dsn: str | None = None, *, promote: bool = True, **kw: Any) -> Pool:
+    """A pool whose connections are set up by init_connection; with `promote`, each local day's first acquire
+    applies the registry versions whose day has come (DayPromotion)."""
+    if promote:
+        kw.setdefault("setup", DayPromotion())
     pool = await asyncpg.create_pool(
         dsn or settings.dsn(),
         min_size=kw.pop("min_size", settings.db_pool_min),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 import multiprocessing
+import os
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable
@@ -32,6 +33,18 @@ from telemetria.http import HttpError
 T = TypeVar("T")
 PUBLIC = "public"  # the one caller every anonymous request counts as
 FIRST_GUESS_S = 5.0  # a job's duration before any was timed
+# The pool's processes run at a lower CPU priority than the service: on a small server (2 cores) a verification or
+# a workbook read competes with the event loop for the CPU, and trackers' posts must not wait behind it. Work is
+# only lent the cores the service does not use; nothing is refused or lost for it.
+WORKER_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    """The pool's processes' initializer: WORKER_NICENESS added to their niceness (best effort)."""
+    try:
+        os.nice(WORKER_NICENESS)
+    except OSError:  # pragma: no cover - a platform without it
+        pass
 
 
 class Busy(HttpError):
@@ -133,7 +146,9 @@ class Jobs:
 
     def _processes(self) -> ProcessPoolExecutor:
         if self._pool is None:  # spawned, not forked: the service's threads and sockets stay out of the children
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                self.processes, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+            )
         return self._pool
 
     def close(self) -> None:

@@ -375,6 +375,12 @@ class Settings(BaseSettings):
     public_boarding_precision_m: int = Field(default=100, ge=0, le=5000)
     """boarding places are published rounded to a grid of this many metres, since a boarding point near a home
     identifies a child (LGPD Art. 14); `0`: as registered"""
+    public_requests_per_s: float = Field(default=5.0, gt=0, le=1000)
+    """anonymous requests to the public area each client address may make per second, on average (a burst of
+    `public_burst` at once); beyond it the answer is 429 with `Retry-After`, so no one client can keep the service
+    busy (issue 33)"""
+    public_burst: int = Field(default=20, ge=1, le=10000)
+    """requests one client address may make at once to the public area before `public_requests_per_s` applies"""
 
     # The SETE import (issue 35, docs/sete.md): the page imports only from this address, so a form cannot make
     # the service call any address it is given; the command line takes any `--url`.

@@ -55,15 +55,21 @@ def _json(request: Request, content: object) -> Response:
 
 
 @router.get("/itineraries")
-async def itineraries(request: Request, format: Format = Query("json"), *, conn: Conn) -> Response:
+async def itineraries(request: Request, format: Format = Query("json")) -> Response:
     """The itineraries of the school year in force: routes, km, schools, boarding places on the grid, times, line.
 
     Computed once per data version (the registry generation, the school years, the day, the grid) in the job
     queue's worker process, never on the event loop; the ETag names that version, so a revalidation costs one
-    lookup and a 304 (issue 33: thirty long routes took 1.2-2.1 s of the event loop per anonymous request)."""
+    lookup and a 304 (issue 33: thirty long routes took 1.2-2.1 s of the event loop per anonymous request).
+
+    No connection of the (small) pool is held while the answer is sent: ten anonymous clients slowly reading a
+    large answer each held one (the Conn dependency gives it back only once the answer is sent), and a tracker's
+    post waited for the pool."""
     cell_m = request.app.state.settings.public_boarding_precision_m
     today = local_today()
-    version, year = await store.data_version(conn, today)
+    pool = request.app.state.pool
+    async with pool.acquire() as conn:
+        version, year = await store.data_version(conn, today)
     key = ("itineraries", version, today, cell_m, format)
     etag = version_etag(key)
     media = CSV_MEDIA_TYPE if format == "csv" else "application/json"
@@ -74,7 +80,8 @@ async def itineraries(request: Request, format: Format = Query("json"), *, conn:
         return not_modified(etag)
 
     async def compute() -> bytes:
-        got = await store.registered(conn, today)
+        async with pool.acquire() as conn:
+            got = await store.registered(conn, today)
         return await jobs_of(request).run_process(PUBLIC, itineraries_body, got, today, cell_m, format)
 
     body: bytes = await memo_of(request).once(key, compute, ttl_s=VERSIONED_TTL_S)

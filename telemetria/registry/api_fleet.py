@@ -90,7 +90,8 @@ async def list_vehicles(
 
 
 async def _vehicle(conn: db.Conn, who: Principal, vid: int) -> dict[str, object]:
-    return await store.one(conn, q.GET_VEHICLE, "vehicle", vid, who.scope, vid, None, None, None)
+    row = await store.one(conn, q.GET_VEHICLE, "vehicle", vid, who.scope, vid, None, None, None)
+    return {**row, "scheduled_change": await store.scheduled(conn, "vehicle", vid)}
 
 
 @router.get("/vehicles/{vehicle_id}")
@@ -125,6 +126,18 @@ async def change_vehicle(
     if body.effective_from is not None and "speed_limit_kmh" not in fields:
         raise RegistryError(
             "effective_from: only with speed_limit_kmh (the vehicle's versioned field)", "effective_from"
+        )
+    if (
+        body.effective_from is not None
+        and body.effective_from > versions.local_today()
+        and set(fields) - {"speed_limit_kmh"}
+    ):
+        # The current tables show what is in force today (migrations/0033): only a versioned field waits for its day.
+        raise RegistryError(
+            "effective_from: a date ahead applies only to speed_limit_kmh; "
+            f"{', '.join(sorted(set(fields) - {'speed_limit_kmh'}))}: only from today (send without effective_from)",
+            "effective_from",
+            422,
         )
     versioned = "speed_limit_kmh" in fields
     async with versions.dated(

@@ -273,7 +273,8 @@ async def list_speed_zones(
 
 
 async def _zone(conn: db.Conn, zid: int) -> dict[str, Any]:
-    return await store.one(conn, q.GET_ZONE, "speed zone", zid, zid, None)
+    row = await store.one(conn, q.GET_ZONE, "speed zone", zid, zid, None)
+    return {**row, "scheduled_change": await store.scheduled(conn, "speed_zone", zid)}
 
 
 @router.post("/speed-zones", status_code=201)

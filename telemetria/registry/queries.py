@@ -179,7 +179,7 @@ ROUTE_COLUMNS = (
 INSERT_ROUTE = insert_sql("routes", ROUTE_COLUMNS)
 PATCH_ROUTE = patch_sql("routes", ROUTE_COLUMNS)
 # A contractor sees the routes its vehicles are assigned to and the routes of its contracts: of the contract the
-# route has today (its version in force today, 0011), not one an edit dated ahead gives it (issue 33).
+# route has today, as the current tables hold the version in force today (0033), not one an edit dated ahead gives.
 SELECT_ROUTES = """
 SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, r.contract_id, r.speed_limit_kmh,
        r.deviation_tolerance_m, r.active, r.created_at,
@@ -188,11 +188,7 @@ SELECT r.id, r.code, r.name, r.school_year, r.shift, r.length_m, r.declared_km, 
 FROM routes r
 WHERE ($1::int IS NULL OR EXISTS (SELECT 1 FROM route_assignments ra JOIN vehicles v ON v.id = ra.vehicle_id
                                   WHERE ra.route_id = r.id AND v.contractor_id = $1)
-                     OR EXISTS (SELECT 1 FROM contracts k WHERE k.contractor_id = $1 AND k.id = coalesce(
-                         (SELECT (t.data ->> 'contract_id')::int FROM registry_versions_in_force t
-                          WHERE t.kind = 'route' AND t.item_id = r.id
-                            AND t.during @> (now() AT TIME ZONE 'America/Porto_Velho')::date),
-                         r.contract_id)))
+                     OR EXISTS (SELECT 1 FROM contracts k WHERE k.id = r.contract_id AND k.contractor_id = $1))
   AND ($2::int IS NULL OR r.id = $2) AND ($3::int IS NULL OR r.school_year = $3)
   AND ($4::bool IS NULL OR r.active = $4) AND ($5::text IS NULL OR r.code = $5)"""
 LIST_ROUTES = SELECT_ROUTES + " ORDER BY r.school_year DESC, r.code LIMIT $6 OFFSET $7"
@@ -254,6 +250,13 @@ SELECT set_config('telemetria.effective_from', $1, true), set_config('telemetria
 # The newest version's first day (superseded ones aside), to refuse an edit dated before it.
 NEWEST_VERSION_FROM = """
 SELECT max(valid_from) FROM registry_versions WHERE kind = $1 AND item_id = $2 AND superseded_at IS NULL"""
+# Make the item's current row hold its newest version when that is dated ahead (0033), before an edit of it.
+LOAD_NEWEST = "SELECT registry_load_newest($1, $2)"
+# The item's next version after today (0033: the current tables hold today's).
+NEXT_VERSION = """
+SELECT v.valid_from, v.changed, v.data FROM registry_versions v
+WHERE v.kind = $1 AND v.item_id = $2 AND v.superseded_at IS NULL AND v.valid_from > $3
+ORDER BY v.valid_from LIMIT 1"""
 # Every version of an item, superseded ones too; next_from: the next version in force's first day.
 VERSION_HISTORY = """
 SELECT v.id AS version, v.valid_from, v.data, v.changed, v.created_at, v.created_by, v.superseded_at,

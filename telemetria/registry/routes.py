@@ -67,6 +67,7 @@ async def route(conn: Conn, scope: int | None, rid: int) -> dict[str, Any]:
     row["declared_vs_traced_pct"] = (
         round(100 * (float(declared) * 1000 - row["length_m"]) / row["length_m"], 2) if declared else None
     )
+    row["scheduled_change"] = await store.scheduled(conn, "route", rid)
     return shown(row)
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from telemetria.db import Conn
+from telemetria.localtime import LOCAL_TZ
 from telemetria.paging import Page, split_total
+from telemetria.registry import queries as q
 from telemetria.registry.errors import Conflict, NotFound, RegistryError
 
 _KEY = re.compile(r"Key \(([^)]+)\)")
@@ -67,3 +70,13 @@ async def one(conn: Conn, sql: str, what: str, row_id: int, *args: Any) -> dict[
 
 async def many(conn: Conn, sql: str, pg: Page, *args: Any) -> dict[str, Any]:
     return pg.answer(*split_total(await conn.fetch(sql, *args, pg.limit, pg.offset)))
+
+
+async def scheduled(conn: Conn, kind: str, item_id: int) -> dict[str, Any] | None:
+    """The item's next version dated ahead of today: its first day and the fields it changes ("alteração
+    programada para dd/mm/aaaa" on the pages); None when the item has none. The current tables hold the version
+    in force today (migrations/0033); this one applies from its day on."""
+    row = await conn.fetchrow(q.NEXT_VERSION, kind, item_id, datetime.now(LOCAL_TZ).date())
+    if row is None:
+        return None
+    return {"valid_from": row["valid_from"], "changed": row["changed"], "deleted": row["data"] is None}

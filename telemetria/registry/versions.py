@@ -68,6 +68,8 @@ async def dated(
         await conn.execute(q.SET_EFFECTIVE, effective_from.isoformat() if effective_from else "", who)
         if kind is not None and item_id is not None:
             await check(conn, kind, item_id, effective_from or local_today())
+            # An item with a version dated ahead is edited on that version (its current row holds today's).
+            await conn.execute(q.LOAD_NEWEST, kind, item_id)
         try:
             yield
         except asyncpg.PostgresError as e:
