@@ -116,17 +116,18 @@ def decode_body(body: bytes, max_items: int) -> tuple[list[Fix | Rejected], bool
 def _typed(body: bytes) -> tuple[list[_TypedFix], bool] | None:
     """The body's fixes as typed structs and whether it was a batch, or None: not for the fast path."""
     # Each decoder gives up at the first token that does not fit, so trying the shapes in turn is cheap.
+    # Deep nesting ends in RecursionError, which the general path answers too.
     try:
         return [_ONE.decode(body)], False
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         pass
     try:
         return _BATCH.decode(body).fixes, True
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         pass
     try:
         return _ARRAY.decode(body), True
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 

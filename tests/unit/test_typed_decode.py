@@ -150,6 +150,10 @@ EDGES: list[tuple[bytes, object]] = [
     (orjson.dumps(fix(ts="nan")), None),
     # unknown keys are kept in attributes, so they leave the fast path
     (orjson.dumps(fix(rssi=-70, attributes={"batt": 1})), None),
+    # nested past any parser's depth
+    (b'{"ts": 1796047200, "lat": 1, "lon": 2, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", None),
+    (b'{"fixes": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", None),
+    (b"[" * 100_000 + b"]" * 100_000, None),
     # not JSON at all
     (b"{", None),
     (b"\xef\xbb\xbf{}", None),
