@@ -10,8 +10,10 @@ which then goes the general way: orjson (or the stdlib parser for NaN and 1e999)
 So the fast path changes no answer, only how soon the common, well-formed body gets it
 (tests/unit/test_native_decode.py compares the two on every edge case and on generated bodies).
 
-Why msgspec: it decodes and validates against a declared type in one C pass (the same idea as
-pydantic-core, which costs about three times as much per fix here: `python -m bench.decode`).
+Why msgspec: it parses and type-checks against a declared type in one C pass. `python -m bench.decode`
+(best of 7, one run): on a 1,000-fix batch msgspec alone took 0.27 µs a fix, pydantic-core's TypeAdapter
+1.13 µs (leaving a dict per fix still), the general path 3.6 µs, the typed path 1.5 µs: most of what
+is left is building the `Fix` per item and parsing its time.
 """
 
 from __future__ import annotations
