@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import wraps
-from typing import ParamSpec, Protocol, TypeVar
+from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -85,6 +85,32 @@ REPORT_SECONDS = Histogram(
 )
 
 
+M = TypeVar("M", Counter, Histogram)
+
+
+class Children(Generic[M]):
+    """A labelled metric's children, each looked up once: `labels()` takes a lock, checks and joins the
+    values every call, a measurable share of a single-fix request (docs/measurements.md). The label
+    values used here come from small fixed sets (protocols, HTTP statuses, telemetria.fix.REASONS), so
+    the cache stays small; a child is the object `labels()` returns, so the series are the same."""
+
+    def __init__(self, metric: M) -> None:
+        self._metric: M = metric
+        self._children: dict[tuple[str, ...], M] = {}
+
+    def __call__(self, *values: str) -> M:
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = self._metric.labels(*values)
+        return child
+
+
+_BATCH = Children(INGEST_BATCH)
+_FIXES = Children(INGEST_FIXES)
+_REJECTED = Children(INGEST_REJECTED)
+_REQUESTS: dict[tuple[str, int], Counter] = {}
+
+
 class IngestOutcome(Protocol):
     """What became of one request's fixes (ingest.rows.IngestResult): metrics import nothing of ingest."""
 
@@ -98,19 +124,22 @@ class IngestOutcome(Protocol):
 
 def observe_ingest(protocol: str, received: int, result: IngestOutcome) -> None:
     """Count one request's fixes by outcome and rejection reason, and its size."""
-    INGEST_BATCH.labels(protocol).observe(received)
+    _BATCH(protocol).observe(received)
     if result.accepted:
-        INGEST_FIXES.labels(protocol, "accepted").inc(result.accepted)
+        _FIXES(protocol, "accepted").inc(result.accepted)
     if result.duplicates:
-        INGEST_FIXES.labels(protocol, "duplicate").inc(result.duplicates)
+        _FIXES(protocol, "duplicate").inc(result.duplicates)
     if result.rejected:
-        INGEST_FIXES.labels(protocol, "rejected").inc(len(result.rejected))
+        _FIXES(protocol, "rejected").inc(len(result.rejected))
         for r in result.rejected:
-            INGEST_REJECTED.labels(protocol, r.reason).inc()  # a code of telemetria.fix.REASONS
+            _REJECTED(protocol, r.reason).inc()  # a code of telemetria.fix.REASONS
 
 
 def observe_request(protocol: str, status: int) -> None:
-    INGEST_REQUESTS.labels(protocol, str(status)).inc()
+    child = _REQUESTS.get((protocol, status))
+    if child is None:
+        child = _REQUESTS[protocol, status] = INGEST_REQUESTS.labels(protocol, str(status))
+    child.inc()
 
 
 def observe_flush(rows: int, seconds: float, stored_ts: Sequence[datetime]) -> None:

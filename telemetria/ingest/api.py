@@ -23,7 +23,7 @@ from telemetria.http import (
     read_body,
     unavailable,
 )
-from telemetria.ingest.decode import BodyError, decode_items, parse_body
+from telemetria.ingest.decode import BodyError, decode_body
 from telemetria.ingest.inflight import Hold, InflightBudget
 from telemetria.ingest.osmand import decode_osmand
 from telemetria.ingest.rows import IngestResult
@@ -147,11 +147,11 @@ async def _post_fixes(request: Request) -> IngestResult:
     with admit(request, tracker_id, declared_length(request, settings.max_body_bytes)) as hold:
         body = await read_body(request, settings.max_body_bytes, hold.cover)
         try:
-            items, batch = parse_body(body, settings.max_batch_fixes)
+            items, batch = decode_body(body, settings.max_batch_fixes)
         except BodyError as e:
             raise HttpError(e.status, str(e)) from None
         try:
-            result = await _ingest(request.app.state.ingest, tracker_id, decode_items(items), "json")
+            result = await _ingest(request.app.state.ingest, tracker_id, items, "json")
         except Unstorable as e:
             raise HttpError(422, f"the database refused these fixes, nothing stored: {e}") from None
     if result.tracker_inactive:

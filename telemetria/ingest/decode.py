@@ -1,10 +1,28 @@
-"""Our own JSON API body → fixes. Pure: bytes in, `Fix | Rejected` per item out."""
+"""Our own JSON API body → fixes. Pure: bytes in, `Fix | Rejected` per item out.
+
+Two paths with one answer. `decode_body` first tries a typed decoder compiled by msgspec: the JSON
+is parsed straight into fix structs, types, required fields and finite numbers checked in C, with no
+dict per fix. It takes only what it can answer exactly as the general path would (an object with our
+known fields, each of the type the general path accepts without a word); anything else (a wrong type,
+a missing field, an unknown key, 1e999, a body that is not JSON) makes it give up on the whole body,
+which then goes the general way: orjson (or the stdlib parser for NaN and 1e999) into dicts, and
+`decode_fix` per item, which names what is wrong with each item and keeps the good ones of a batch.
+So the fast path changes no answer, only how soon the common, well-formed body gets it
+(tests/unit/test_native_decode.py compares the two on every edge case and on generated bodies).
+
+Why msgspec: it parses and type-checks against a declared type in one C pass. `python -m bench.decode`
+(best of 7, one run): on a 1,000-fix batch msgspec alone took 0.27 µs a fix, pydantic-core's TypeAdapter
+1.13 µs (leaving a dict per fix still), the general path 3.6 µs, the typed path 1.5 µs: most of what
+is left is building the `Fix` per item and parsing its time.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import sys
+from typing import Annotated, Any
 
+import msgspec
 import orjson
 
 from telemetria.fix import DecodeError, Fix, Rejected
@@ -43,6 +61,102 @@ def parse_body(body: bytes, max_items: int) -> tuple[list[Any], bool]:
     if len(items) > max_items:
         raise BodyError(413, f"fixes: {len(items)} items, at most {max_items} per request")
     return items, batch
+
+
+# A finite float: msgspec refuses 1e999 ("number out of range") by itself; ints wider than a float too.
+_Finite = Annotated[float, msgspec.Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
+# orjson reads an integer beyond 64 bits as a float, msgspec as an int: such a value leaves the fast path.
+_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
+class _TypedFix(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """One fix as the fast path takes it: our fields only, each of the type `decode_fix` takes as is."""
+
+    ts: str | _Int64 | float  # parsed by timeparse.parse_time, as on the general path
+    lat: _Finite
+    lon: _Finite
+    speed_kmh: _Finite | None = None
+    heading_deg: _Finite | None = None
+    altitude_m: _Finite | None = None
+    accuracy_m: _Finite | None = None
+    hdop: _Finite | None = None
+    satellites: _Int64 | None = None
+    ignition: bool | None = None
+    odometer_m: _Finite | None = None
+    driver_id: str | _Int64 | None = None
+    valid: bool | None = None
+    attributes: dict[str, Any] | None = None
+
+
+class _TypedBatch(msgspec.Struct, gc=False):
+    """`{"fixes": [...]}`; other keys are ignored, as on the general path."""
+
+    fixes: list[_TypedFix]
+
+
+_ONE = msgspec.json.Decoder(_TypedFix)
+_BATCH = msgspec.json.Decoder(_TypedBatch)
+_ARRAY = msgspec.json.Decoder(list[_TypedFix])
+
+
+def decode_body(body: bytes, max_items: int) -> tuple[list[Fix | Rejected], bool]:
+    """A request body's items decoded, one result per item in order, and whether it was a batch.
+
+    The same answer as `decode_items(*parse_body(body, max_items))`, faster for well-formed bodies;
+    raises BodyError for a body unusable as a whole.
+    """
+    typed = _typed(body)
+    if typed is None:
+        items, batch = parse_body(body, max_items)
+        return decode_items(items), batch
+    fixes, batch = typed
+    if len(fixes) > max_items:
+        raise BodyError(413, f"fixes: {len(fixes)} items, at most {max_items} per request")
+    return [_from_typed(i, t) for i, t in enumerate(fixes)], batch
+
+
+def _typed(body: bytes) -> tuple[list[_TypedFix], bool] | None:
+    """The body's fixes as typed structs and whether it was a batch, or None: not for the fast path."""
+    # Each decoder gives up at the first token that does not fit, so trying the shapes in turn is cheap.
+    # Deep nesting ends in RecursionError, which the general path answers too.
+    try:
+        return [_ONE.decode(body)], False
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:
+        return _BATCH.decode(body).fixes, True
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:
+        return _ARRAY.decode(body), True
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _from_typed(index: int, t: _TypedFix) -> Fix | Rejected:
+    """`decode_fix` for an item whose fields are already known to be of the right types and finite."""
+    try:
+        ts = parse_time(t.ts, "ts")
+    except DecodeError as e:
+        return Rejected(index, str(e))
+    heading = t.heading_deg
+    driver = t.driver_id
+    return Fix(
+        ts,
+        t.lat,
+        t.lon,
+        t.speed_kmh,
+        None if heading is None else heading % 360.0,
+        t.altitude_m,
+        t.accuracy_m,
+        t.hdop,
+        t.satellites,
+        t.ignition,
+        t.odometer_m,
+        None if driver is None else _driver(driver),
+        t.valid is not False,
+        t.attributes or None,
+    )
 
 
 def _lenient_json(body: bytes, error: Exception) -> Any:

@@ -203,3 +203,21 @@ def test_manifest_comparison_names_each_difference() -> None:
     problems = compare(manifest, other)
     assert any("public.fixes: 9 rows, manifest says 10" in p for p in problems)
     assert any("public.extra" in p for p in problems)
+
+
+def test_cached_metric_children_count_in_the_series_labels_names() -> None:
+    def requests() -> float:
+        labels = {"protocol": "cached", "status": "418"}
+        return REGISTRY.get_sample_value("telemetria_ingest_requests_total", labels) or 0.0
+
+    def fixes(outcome: str) -> float:
+        labels = {"protocol": "cached", "outcome": outcome}
+        return REGISTRY.get_sample_value("telemetria_ingest_fixes_total", labels) or 0.0
+
+    before = requests(), fixes("accepted"), fixes("rejected")
+    for _ in range(2):  # the second time from the cache
+        metrics.observe_request("cached", 418)
+        metrics.observe_ingest("cached", 3, IngestResult(accepted=2, rejected=[Rejected(2, "hdop: x")]))
+    after = requests(), fixes("accepted"), fixes("rejected")
+    assert [a - b for a, b in zip(after, before, strict=True)] == [2.0, 4.0, 2.0]
+    assert REGISTRY.get_sample_value("telemetria_ingest_batch_fixes_count", {"protocol": "cached"}) == 2.0
