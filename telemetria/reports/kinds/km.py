@@ -26,7 +26,7 @@ from telemetria.reports.model import Context, Vehicle, Window
 from telemetria.reports.output.csv import DATE, DATETIME, HMS, INT, KM, KMH, Column
 from telemetria.reports.output.report import VEHICLE, Report, local, words
 from telemetria.reports.store import rollup
-from telemetria.reports.store.fetch import analyze_piece
+from telemetria.reports.store.fetch import analyze_piece, batched
 
 
 def method(f: Facts) -> str:
@@ -48,24 +48,29 @@ async def daily_facts(
     if params == DEFAULT and ctx.vehicles:
         stored = await rollup.current(conn, ctx, days[0], days[-1])
     zones = ctx.zones
-    out: dict[int, list[tuple[date, Facts, bool]]] = {}
+    # Each vehicle's pieces, with its rollup when current; the others' fixes read in a few statements for all.
+    pieces: list[tuple[Vehicle, date, datetime, datetime, Facts | None]] = []
     for v in ctx.vehicles:
-        rows = out.setdefault(v.id, [])
         for day, s, e in split(win.start, win.end, win.tz):
             if s > now:
                 break  # a day (or part of one) that has not begun: nothing to count, no row
-            f = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
-            rolled = f is not None
-            if f is None:
-                f = facts(await analyze_piece(conn, v, zones, day, s, e, params, ctx.network_on(day)))
-            shown = s.astimezone(win.tz).date()
-            if rows and rows[-1][0] == shown:  # a day of the report's zone cut by a local midnight
-                merged = Facts()
-                merged.add(rows[-1][1])
-                merged.add(f)
-                rows[-1] = (shown, merged, rows[-1][2] and rolled)
-            else:
-                rows.append((shown, f, rolled))
+            pieces.append((v, day, s, e, stored.get((v.id, day)) if (s, e) == day_bounds(day) else None))
+    fixes = await batched(conn, [(v.id, s, e) for v, day, s, e, f in pieces if f is None and v.in_scope(day)])
+    out: dict[int, list[tuple[date, Facts, bool]]] = {v.id: [] for v in ctx.vehicles}
+    for v, day, s, e, f in pieces:
+        rows = out[v.id]
+        rolled = f is not None
+        if f is None:
+            net = ctx.network_on(day)
+            f = facts(await analyze_piece(conn, v, zones, day, s, e, params, net, fixes.get((v.id, s))))
+        shown = s.astimezone(win.tz).date()
+        if rows and rows[-1][0] == shown:  # a day of the report's zone cut by a local midnight
+            merged = Facts()
+            merged.add(rows[-1][1])
+            merged.add(f)
+            rows[-1] = (shown, merged, rows[-1][2] and rolled)
+        else:
+            rows.append((shown, f, rolled))
     return out
 
 

@@ -6,6 +6,7 @@ The analysis itself (reports/analysis/engine.py) is pure and runs off the event 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -26,6 +27,9 @@ from telemetria.roads import inforce
 # rolled up or computed live, so both give the same figures.
 CONTEXT = timedelta(hours=2)
 CONTEXT_FIXES = 1000
+# Pieces read by one statement of `batched`: so many vehicle-days of span at most (a fleet's day live in a few
+# statements, not one per vehicle; a batch holds at most this many vehicle-days of fixes in memory).
+BATCH_VEHICLE_DAYS = 64
 
 
 _IGN = {None: IGN_UNKNOWN, True: IGN_ON, False: IGN_OFF}
@@ -90,6 +94,31 @@ async def tracks(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -
         after = min(j + CONTEXT_FIXES, int(np.searchsorted(t, e + CONTEXT.total_seconds())))
         out[(v, start)] = to_track(mine[before:after], ordered=True)
     return out
+
+
+async def batched(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -> dict[tuple[int, datetime], Track]:
+    """What `tracks` gives for `pieces`, read in batches of at most BATCH_VEHICLE_DAYS vehicle-days (distinct
+    vehicles × days spanned): the per-statement cost of `track`, paid once per vehicle and day, is what made
+    a report of many vehicle-days slow before it read a fix (issue 37)."""
+    out: dict[tuple[int, datetime], Track] = {}
+    batch: list[tuple[int, datetime, datetime]] = []
+    lo = hi = None
+    vehicles: set[int] = set()
+    for piece in sorted(pieces, key=lambda p: (p[1], p[0])):
+        v, s, e = piece
+        if batch and lo is not None and hi is not None:
+            span = (max(hi, e) - min(lo, s)) / _DAY
+            if math.ceil(span) * len(vehicles | {v}) > BATCH_VEHICLE_DAYS:
+                out.update(await tracks(conn, batch))
+                batch, lo, hi, vehicles = [], None, None, set()
+        batch.append(piece)
+        vehicles.add(v)
+        lo, hi = (s, e) if lo is None or hi is None else (min(lo, s), max(hi, e))
+    out.update(await tracks(conn, batch))
+    return out
+
+
+_DAY = timedelta(days=1)
 
 
 async def tracks_since(conn: Conn, since: Mapping[int, datetime], until: datetime) -> dict[int, Track]:
