@@ -95,7 +95,9 @@ async def test_batched_pieces_get_what_track_gives_each(
         await store(conn, tr, sorted(times))
     days = [(T0 + timedelta(days=k), T0 + timedelta(days=k + 1)) for k in range(4)]
     pieces = [(v, s, e) for v in (tracker.vehicle_id, other_tracker.vehicle_id) for s, e in days]
-    got = await fetch.batched(conn, pieces)
+    got: dict[tuple[int, datetime], Track] = {}
+    async for batch in fetch.batched(conn, pieces):
+        got.update(batch)
     assert sorted(got) == sorted((v, s) for v, s, _ in pieces)
     for v, s, e in pieces:
         assert same(got[(v, s)], await fetch.track(conn, v, s, e)), (v, s)
