@@ -56,6 +56,7 @@ FLAT_FACTOR = 1.2
 # A day's km of the fleet from rollups.
 YESTERDAY_MS = 100.0
 CHUNKS = "SELECT count(*) FROM timescaledb_information.chunks WHERE hypertable_name = $1"
+NEW_CHUNKS = "SELECT c::text FROM show_chunks('fixes', newer_than => now() - interval '2 days') c"
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ SWEPT = "UPDATE rollup_horizon SET closed_through = $1, swept_through = $1"
 
 async def build(
     db: BenchDb, settings: Settings, n_days: int, now: datetime, progress: Callable[[str], None]
-) -> tuple[list[int], str]:
+) -> tuple[list[Vehicle], str]:
     """An installation `n_days` old: fleet, fixes, latest_fixes, rollups and seals of its closed days; (ids, note).
 
     The week's days before yesterday and the one vehicle whose year is read are rolled up by the refresher
@@ -147,7 +148,7 @@ async def build(
     fleet = await db.register_fleet(VEHICLES)
     ids = [v.vehicle_id for v in fleet]
     today = now.astimezone(LOCAL_TZ).date()
-    days = [today - timedelta(days=k) for k in range(n_days)]
+    days = [today - timedelta(days=k) for k in range(1, n_days)]  # today's come last (add_today)
     t0 = clock.perf_counter()
     conn = await db.connect(jsonb_codec=False)
     try:
@@ -164,7 +165,9 @@ async def build(
             await conn.execute("INSERT INTO rollup_stale (vehicle_id, day) SELECT $1, unnest($2::date[])", ids[0], old)
         pool = await create_pool(settings, dsn=db.dsn, min_size=1, max_size=2)
         try:
-            while await rollup.refresh(pool, limit=1000, now=now):
+            # As at the end of today: yesterday closed (a day closes max_link_s after its end, 06:00 the next
+            # morning), whatever the hour this bench runs at, so that yesterday's km is read from rollups.
+            while await rollup.refresh(pool, limit=1000, now=day_bounds(today)[1]):
                 pass
         finally:
             await pool.close()
@@ -183,7 +186,20 @@ async def build(
         f"seal_lines in {chunks[1]} chunks (built in {clock.perf_counter() - t0:.0f} s)"
     )
     progress(note)
-    return ids, note
+    return fleet, note
+
+
+async def add_today(db: BenchDb, fleet: list[Vehicle], now: datetime) -> None:
+    """Today's fixes, up to `now`: added once both installations are built, so that the reads run while every
+    vehicle is online (its last fix under a minute old, a trail of the last minutes)."""
+    today = now.astimezone(LOCAL_TZ).date()
+    conn = await db.connect(jsonb_codec=False)
+    try:
+        await load(conn, fleet, [today], now)
+        for (chunk,) in await conn.fetch(NEW_CHUNKS):
+            await conn.execute(f"ANALYZE {chunk}")
+    finally:
+        await conn.close()
 
 
 async def km_report(
@@ -268,10 +284,16 @@ async def measure(
     week_db: BenchDb, years_db: BenchDb, settings: Settings, reps: int, progress: Callable[[str], None]
 ) -> Age:
     """Build both installations, then time every read on both, taking turns."""
-    now = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
-    week_ids, week_note = await build(week_db, settings, WEEK_DAYS, now, progress)
-    years_ids, years_note = await build(years_db, settings, TWO_YEARS_DAYS, now, progress)
-    assert week_ids == years_ids, "both installations register the same fleet"
+    start = datetime.now(UTC).replace(microsecond=0)
+    week_fleet, week_note = await build(week_db, settings, WEEK_DAYS, start, progress)
+    years_fleet, years_note = await build(years_db, settings, TWO_YEARS_DAYS, start, progress)
+    assert week_fleet == years_fleet, "both installations register the same fleet"
+    week_ids = years_ids = [v.vehicle_id for v in week_fleet]
+    now = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=30)
+    if now.astimezone(LOCAL_TZ).date() != start.astimezone(LOCAL_TZ).date():
+        raise SystemExit("local midnight passed while building: run the bench again")
+    for db in (week_db, years_db):
+        await add_today(db, week_fleet, now)
     week = await week_db.connect()
     years = await years_db.connect()
     try:

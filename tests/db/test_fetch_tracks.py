@@ -84,7 +84,9 @@ async def test_batched_pieces_get_what_track_gives_each(
     calls: list[int] = []
     tracks = fetch.tracks
 
-    async def counted(c: asyncpg.Connection, pieces: list[tuple[int, datetime, datetime]]) -> dict[object, Track]:
+    async def counted(
+        c: asyncpg.Connection, pieces: list[tuple[int, datetime, datetime]]
+    ) -> dict[tuple[int, datetime], Track]:
         calls.append(len(pieces))
         return dict(await tracks(c, pieces))
 
