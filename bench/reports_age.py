@@ -184,7 +184,8 @@ async def build(
     finally:
         await conn.close()
     note = (
-        f"{n_days} days: {stored:,} fixes in {chunks[0]} chunks, {rolled:,} rollups in {chunks[2]} chunks, "
+        f"{n_days} days: {stored:,} fixes before today's in {chunks[0]} chunks, "
+        f"{rolled:,} rollups in {chunks[2]} chunks, "
         f"seal_lines in {chunks[1]} chunks (built in {clock.perf_counter() - t0:.0f} s)"
     )
     progress(note)
