@@ -67,6 +67,10 @@ class BenchDb:
         name = f"telemetria_bench_{os.getpid()}"
         return cls(name, _with_dbname(settings.dsn(), name), _with_dbname(settings.dsn(), "postgres"))
 
+    def named(self, name: str) -> BenchDb:
+        """Another database of this run, in the same cluster."""
+        return BenchDb(name, _with_dbname(self.dsn, name), self.admin_dsn)
+
     async def create(self) -> None:
         """A fresh database (a leftover of a crashed run with our pid is replaced), migrated."""
         await self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')

@@ -73,3 +73,35 @@ async def test_the_edges_of_many_pieces_are_those_of_each(
     # Found and not found, both ways.
     assert [r is None for r in await dq.fixes_before(conn, at, week)] == [False, True, False, True]  # 8 days back
     assert [r is None for r in await dq.fixes_after(conn, at)] == [False, False, True, True]
+
+
+@pytest.mark.parametrize("budget", [1, 3, 64])
+async def test_batched_pieces_get_what_track_gives_each(
+    conn: asyncpg.Connection, tracker: Tracker, other_tracker: Tracker, budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The km report's live days (issue 37): read a few vehicle-days per statement, the same Track per piece."""
+    monkeypatch.setattr(fetch, "BATCH_VEHICLE_DAYS", budget)
+    calls: list[int] = []
+    tracks = fetch.tracks
+
+    async def counted(
+        c: asyncpg.Connection, pieces: list[tuple[int, datetime, datetime]]
+    ) -> dict[tuple[int, datetime], Track]:
+        calls.append(len(pieces))
+        return dict(await tracks(c, pieces))
+
+    monkeypatch.setattr(fetch, "tracks", counted)
+    rng = random.Random(11)
+    for tr in (tracker, other_tracker):
+        times = {T0 + timedelta(seconds=rng.randrange(-3600, 4 * 86400)) for _ in range(600)}
+        await store(conn, tr, sorted(times))
+    days = [(T0 + timedelta(days=k), T0 + timedelta(days=k + 1)) for k in range(4)]
+    pieces = [(v, s, e) for v in (tracker.vehicle_id, other_tracker.vehicle_id) for s, e in days]
+    got: dict[tuple[int, datetime], Track] = {}
+    async for batch in fetch.batched(conn, pieces):
+        got.update(batch)
+    assert sorted(got) == sorted((v, s) for v, s, _ in pieces)
+    for v, s, e in pieces:
+        assert same(got[(v, s)], await fetch.track(conn, v, s, e)), (v, s)
+    assert sum(calls) == len(pieces)
+    assert len(calls) == {1: 8, 3: 4, 64: 1}[budget], calls

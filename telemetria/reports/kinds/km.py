@@ -15,6 +15,7 @@ None on a day with no route), summed over the days of a vehicle's row: the km th
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -26,7 +27,7 @@ from telemetria.reports.model import Context, Vehicle, Window
 from telemetria.reports.output.csv import DATE, DATETIME, HMS, INT, KM, KMH, Column
 from telemetria.reports.output.report import VEHICLE, Report, local, words
 from telemetria.reports.store import rollup
-from telemetria.reports.store.fetch import analyze_piece
+from telemetria.reports.store.fetch import Args, analyze_all, analyze_piece, batched, piece_args
 
 
 def method(f: Facts) -> str:
@@ -48,25 +49,45 @@ async def daily_facts(
     if params == DEFAULT and ctx.vehicles:
         stored = await rollup.current(conn, ctx, days[0], days[-1])
     zones = ctx.zones
-    out: dict[int, list[tuple[date, Facts, bool]]] = {}
+    # Each vehicle's pieces, with its rollup when current; the others' fixes read in a few statements for all.
+    pieces: list[tuple[Vehicle, date, datetime, datetime, Facts | None]] = []
     for v in ctx.vehicles:
-        rows = out.setdefault(v.id, [])
         for day, s, e in split(win.start, win.end, win.tz):
             if s > now:
                 break  # a day (or part of one) that has not begun: nothing to count, no row
-            f = stored.get((v.id, day)) if (s, e) == day_bounds(day) else None
-            rolled = f is not None
-            if f is None:
-                f = facts(await analyze_piece(conn, v, zones, day, s, e, params, ctx.network_on(day)))
-            shown = s.astimezone(win.tz).date()
-            if rows and rows[-1][0] == shown:  # a day of the report's zone cut by a local midnight
-                merged = Facts()
-                merged.add(rows[-1][1])
-                merged.add(f)
-                rows[-1] = (shown, merged, rows[-1][2] and rolled)
-            else:
-                rows.append((shown, f, rolled))
+            pieces.append((v, day, s, e, stored.get((v.id, day)) if (s, e) == day_bounds(day) else None))
+    live = {(v.id, s): (v, day, s, e) for v, day, s, e, f in pieces if f is None and v.in_scope(day)}
+    computed: dict[tuple[int, datetime], Facts] = {}
+    async for fixes in batched(conn, [(v.id, s, e) for v, _, s, e in live.values()]):
+        keys = list(fixes)
+        args = [
+            await piece_args(conn, v, zones, day, s, e, params, ctx.network_on(day), fixes[k])
+            for k in keys
+            for v, day, s, e in [live[k]]
+        ]
+        computed.update(zip(keys, await asyncio.to_thread(_facts_of, args), strict=True))
+    out: dict[int, list[tuple[date, Facts, bool]]] = {v.id: [] for v in ctx.vehicles}
+    for v, day, s, e, f in pieces:
+        rows = out[v.id]
+        rolled = f is not None
+        if f is None:
+            f = computed.get((v.id, s))
+        if f is None:  # a day out of the reader's scope: analysed empty
+            f = facts(await analyze_piece(conn, v, zones, day, s, e, params, ctx.network_on(day)))
+        shown = s.astimezone(win.tz).date()
+        if rows and rows[-1][0] == shown:  # a day of the report's zone cut by a local midnight
+            merged = Facts()
+            merged.add(rows[-1][1])
+            merged.add(f)
+            rows[-1] = (shown, merged, rows[-1][2] and rolled)
+        else:
+            rows.append((shown, f, rolled))
     return out
+
+
+def _facts_of(pieces: list[Args]) -> list[Facts]:
+    """The facts of each piece's analysis, in a worker thread."""
+    return [facts(a) for a in analyze_all(pieces)]
 
 
 def km_or_blank(key: str) -> Any:

@@ -6,6 +6,7 @@ The analysis itself (reports/analysis/engine.py) is pure and runs off the event 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -26,6 +27,9 @@ from telemetria.roads import inforce
 # rolled up or computed live, so both give the same figures.
 CONTEXT = timedelta(hours=2)
 CONTEXT_FIXES = 1000
+# Pieces read by one statement of `batched`: so many vehicle-days of span at most (a fleet's day live in a few
+# statements, not one per vehicle; a batch holds at most this many vehicle-days of fixes in memory).
+BATCH_VEHICLE_DAYS = 64
 
 
 _IGN = {None: IGN_UNKNOWN, True: IGN_ON, False: IGN_OFF}
@@ -92,6 +96,33 @@ async def tracks(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -
     return out
 
 
+async def batched(
+    conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]
+) -> AsyncIterator[dict[tuple[int, datetime], Track]]:
+    """What `tracks` gives for `pieces`, read in batches of at most BATCH_VEHICLE_DAYS vehicle-days (distinct
+    vehicles × days spanned), one batch at a time: the per-statement cost of `track`, paid once per vehicle and
+    day, is what made a report of many vehicle-days slow before it read a fix (issue 37); the batch bounds the
+    fixes held in memory at once."""
+    batch: list[tuple[int, datetime, datetime]] = []
+    lo = hi = None
+    vehicles: set[int] = set()
+    for piece in sorted(pieces, key=lambda p: (p[1], p[0])):
+        v, s, e = piece
+        if batch and lo is not None and hi is not None:
+            span = (max(hi, e) - min(lo, s)) / _DAY
+            if math.ceil(span) * len(vehicles | {v}) > BATCH_VEHICLE_DAYS:
+                yield await tracks(conn, batch)
+                batch, lo, hi, vehicles = [], None, None, set()
+        batch.append(piece)
+        vehicles.add(v)
+        lo, hi = (s, e) if lo is None or hi is None else (min(lo, s), max(hi, e))
+    if batch:
+        yield await tracks(conn, batch)
+
+
+_DAY = timedelta(days=1)
+
+
 async def tracks_since(conn: Conn, since: Mapping[int, datetime], until: datetime) -> dict[int, Track]:
     """vehicle → its fixes in [since[vehicle], until), no context, one statement for all."""
     if not since:
@@ -101,6 +132,34 @@ async def tracks_since(conn: Conn, since: Mapping[int, datetime], until: datetim
     for r in rows:
         by_vehicle[r["vehicle_id"]].append(r)
     return {v: to_track(found) for v, found in by_vehicle.items()}
+
+
+Args = tuple[Any, ...]  # engine.analyze's arguments for one piece
+
+
+async def piece_args(
+    conn: Conn, vehicle: Vehicle, zones: Sequence[SpeedZone], day: date, start: datetime, end: datetime,
+    params: ReportParams, network: int | None = None, fixes: Track | None = None, prior: perfix.Prior | None = None,
+) -> Args:  # fmt: skip
+    """What engine.analyze needs for one piece of one local day (see analyze_piece), read from the database."""
+    if not vehicle.in_scope(day):  # a day another contractor had the vehicle: nothing of it for this reader
+        fixes = Track.of([])
+    elif fixes is None:
+        fixes = await track(conn, vehicle.id, start, end)
+    routes = vehicle.routes_on(day)
+    lines = [engine.line(r) for r in routes]
+    roads = await inforce.roads(conn, network) if network is not None else None
+    as_on, zones = vehicle.as_on(day), zones_on(zones, day)
+    per_fix = None
+    if prior is not None and prior.roads is roads:
+        per_fix = perfix.compute_after(prior.values, prior.changed, fixes, as_on, routes, lines, zones, params, roads)
+    return (fixes, as_on, routes, lines, zones, start.timestamp(), end.timestamp(), params, roads, per_fix)
+
+
+def analyze_all(pieces: Sequence[Args]) -> list[engine.Analysis]:
+    """engine.analyze of each piece's arguments: many pieces in one call to a thread (one hop off the event loop
+    per batch, not per vehicle-day: under load each hop waits for the CPU, issue 37)."""
+    return [engine.analyze(*args) for args in pieces]
 
 
 async def analyze_piece(
@@ -116,18 +175,7 @@ async def analyze_piece(
     off the event loop, or `inline` in a process that has nothing else to do meanwhile (the detector's).
     `prior`: the per-fix values of a shorter version of `fixes` with the same registry (perfix.compute_after),
     used when measured on the same road network."""
-    if not vehicle.in_scope(day):  # a day another contractor had the vehicle: nothing of it for this reader
-        fixes = Track.of([])
-    elif fixes is None:
-        fixes = await track(conn, vehicle.id, start, end)
-    routes = vehicle.routes_on(day)
-    lines = [engine.line(r) for r in routes]
-    roads = await inforce.roads(conn, network) if network is not None else None
-    as_on, zones = vehicle.as_on(day), zones_on(zones, day)
-    per_fix = None
-    if prior is not None and prior.roads is roads:
-        per_fix = perfix.compute_after(prior.values, prior.changed, fixes, as_on, routes, lines, zones, params, roads)
-    args = (fixes, as_on, routes, lines, zones, start.timestamp(), end.timestamp(), params, roads, per_fix)
+    args = await piece_args(conn, vehicle, zones, day, start, end, params, network, fixes, prior)
     return engine.analyze(*args) if inline else await asyncio.to_thread(engine.analyze, *args)
 
 
