@@ -89,6 +89,7 @@ SUMMARIES: dict[tuple[str, str], str] = {
     ("GET", "/api/v1/reports/schedule"): "Relatório: cumprimento de horários e corridas não realizadas",
     ("GET", "/api/v1/reports/measurement"): "Boletim de medição: corridas devidas, realizadas, km e valor a pagar",
     ("POST", "/api/v1/run-justifications"): "Justificar uma corrida não realizada ou parcial de uma rota",
+    ("PATCH", "/api/v1/run-justifications/{justification_id}"): "Corrigir o motivo de uma justificativa (mês aberto)",
     ("POST", "/api/v1/measurements/{contract_id}/{month}/close"): "Fechar o mês: congelar o boletim de medição",
     ("POST", "/api/v1/measurements/{contract_id}/{month}/reopen"): "Reabrir um mês fechado (administrador, com motivo)",
     ("GET", "/api/v1/live"): "Mapa ao vivo: última posição de cada veículo visível",

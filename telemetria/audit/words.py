@@ -33,6 +33,7 @@ ACTIONS: Mapping[str, str] = {
     "occurrence.decided": "Ocorrência decidida",
     "occurrence.closed": "Ocorrência encerrada",
     "registry.run_justification.create": "Corrida justificada",
+    "registry.run_justification.update": "Justificativa corrigida",
     "registry.school_year.update": "Calendário escolar salvo",
     "registry.tracker.rotate_token": "Rastreador: novo token",
     "registry.tracker.move": "Rastreador: mudança de veículo",

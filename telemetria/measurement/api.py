@@ -68,6 +68,10 @@ class JustificationIn(Strict):
     made_at: time | None = Field(default=None, description="feito_fora_do_horario: local time it started, e.g. 14:10")
 
 
+class CorrectionIn(Strict):
+    reason: JustificationReason
+
+
 class ReopenIn(Strict):
     reason: Reason
 
@@ -245,6 +249,43 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
     out = {k: v for k, v in dict(row).items() if k not in ("day", "made_at")}
     made_at = row["made_at"].strftime("%H:%M") if row["made_at"] else None
     return json_response({**out, "date": row["day"], "made_at": made_at}, 201)
+
+
+def _justification_json(row: Any, status: int) -> Response:
+    out = {k: v for k, v in dict(row).items() if k not in ("day", "made_at", "code", "contract_id")}
+    made_at = row["made_at"].strftime("%H:%M") if row["made_at"] else None
+    return json_response({**out, "date": row["day"], "made_at": made_at}, status)
+
+
+@router.patch("/run-justifications/{justification_id}")
+async def correct_justification(
+    justification_id: IdPath, body: CorrectionIn, request: Request, who: Principal = WRITE, *, conn: Conn
+) -> Response:
+    """Correct a justification's reason while its month is open (issue 36): the old reason stays in the audit log.
+    What it justifies (route, day, run, kind, time) does not change: the boletim's status of the run stays as it
+    was judged."""
+    async with conn.transaction():
+        row = await conn.fetchrow(q.JUSTIFICATION, justification_id)
+        if row is None:
+            raise NotFound(f"justification_id: não há justificativa nº {justification_id}", "justification_id")
+        then = (await asof.routes_on(conn, [row["route_id"]], row["day"])).get(row["route_id"])
+        contract_id = then.contract_id if then is not None else row["contract_id"]
+        if contract_id is not None:
+            head = await _one(conn, who, contract_id)
+            if await conn.fetch(q.CLOSED, [head.id], row["day"], row["day"]):
+                raise Conflict(
+                    f"date: o mês {row['day']:%m/%Y} do contrato {head.number} está fechado: reabra o mês para "
+                    "corrigir a justificativa",
+                    "date",
+                )
+        if body.reason == row["reason"]:
+            raise FieldError("reason: é o mesmo motivo já registrado: nada a corrigir", "reason")
+        new = await conn.fetchrow(q.CORRECT_JUSTIFICATION, justification_id, body.reason)
+        await record(conn, "registry.run_justification.update", who, client_ip(request),
+                     f"route:{row['route_id']}",
+                     {"id": justification_id, "date": row["day"].isoformat(), "run_no": row["run_no"],
+                      "changes": {"reason": [row["reason"], body.reason]}})  # fmt: skip
+    return _justification_json(new, 200)
 
 
 def _closing_json(row: Any) -> dict[str, Any]:

@@ -65,6 +65,15 @@ INSERT INTO run_justifications (route_id, day, run_no, reason, created_by, kind,
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING id, route_id, day, run_no, reason, kind, made_at, created_by, created_at"""
 
+JUSTIFICATION = """
+SELECT j.id, j.route_id, j.day, j.run_no, j.reason, j.kind, j.made_at, j.created_by, j.created_at, r.code,
+       r.contract_id
+FROM run_justifications j JOIN routes r ON r.id = j.route_id WHERE j.id = $1 FOR UPDATE OF j"""
+
+CORRECT_JUSTIFICATION = """
+UPDATE run_justifications SET reason = $2 WHERE id = $1
+RETURNING id, route_id, day, run_no, reason, kind, made_at, created_by, created_at"""
+
 # A justification already covering the run (the same run, or the whole day, or — for a whole day — any run).
 JUSTIFIED = """
 SELECT id FROM run_justifications

@@ -82,6 +82,19 @@ async def measured_route(conn: asyncpg.Connection, w: World, role: str) -> int:
     return w["r1"]
 
 
+async def stored_justification(conn: asyncpg.Connection, w: World, role: str) -> int:
+    """A justification of route r1's run on a day of its own (each role corrects a fresh one)."""
+    await measured_route(conn, w, role)
+    return int(
+        await conn.fetchval(
+            "INSERT INTO run_justifications (route_id, day, reason, created_by)"
+            " VALUES ($1, $2, 'ponte caída na estrada', 'matrix') RETURNING id",
+            w["r1"],
+            date(2026, 3, 2) + timedelta(days=next(_seq)),
+        )
+    )
+
+
 async def closed_month(conn: asyncpg.Connection, w: World, role: str) -> str:
     await conn.execute(
         "INSERT INTO measurement_closures (contract_id, month, content, sha256, closed_by)"
@@ -344,6 +357,13 @@ CASES = [
         W,
         {"setup": measured_route},
         lambda w: {"route_id": w["r1"], "date": "2026-03-02", "reason": "ponte caída"},
+    ),
+    Case(
+        "PATCH",
+        "/api/v1/run-justifications/{justification_id}",
+        W,
+        {"justification_id": stored_justification},
+        lambda w: {"reason": "ponte caída: corrigido pelo servidor"},
     ),
     Case("POST", "/api/v1/measurements/{contract_id}/{month}/close", W, {"contract_id": "k1", "month": march}),
     Case(

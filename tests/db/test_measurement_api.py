@@ -169,6 +169,37 @@ async def test_a_justification_and_the_refusals(
     (k,) = (await _boletim(client, people, contract_id=world["k"]))["contracts"]
     assert (k["routes"][0]["runs_justified"], k["routes"][0]["runs_not_made"]) == (1, 1)
 
+    # issue 36: a justification can be corrected while its month is open; the old reason stays in the audit log
+    jid = r.json()["id"]
+    fix = "/api/v1/run-justifications/{}"
+    mon = people.auth("monitor")
+    for body, status, field in (({"reason": "curto"}, 422, "body.reason"), ({"reason": "ponte caída"}, 400, "reason")):
+        got = await client.patch(fix.format(jid), headers=mon, json=body)
+        assert got.status_code == status and field in got.text, got.text
+    assert (
+        await client.patch(fix.format(999999), headers=mon, json={"reason": "ponte caída ontem"})
+    ).status_code == 404
+    got = await client.patch(fix.format(jid), headers=people.auth("contractor"), json={"reason": "ponte caída ontem"})
+    assert got.status_code == 403
+    got = await client.patch(fix.format(jid), headers=mon, json={"reason": "ponte caída na RO-464"})
+    assert got.status_code == 200 and got.json()["reason"] == "ponte caída na RO-464", got.text
+    runs = (await _boletim(client, people, contract_id=world["k"]))["runs"]
+    assert runs[4]["status"] == "justified" and runs[4]["justification"] == "ponte caída na RO-464"
+    detail = await conn.fetchval(
+        "SELECT detail FROM audit_log WHERE action = 'registry.run_justification.update' AND target = $1",
+        f"route:{route}",
+    )
+    detail = orjson.loads(detail) if isinstance(detail, str) else detail
+    assert detail["changes"] == {"reason": ["ponte caída", "ponte caída na RO-464"]}
+    await conn.execute(
+        "INSERT INTO measurement_closures (contract_id, month, content, sha256, closed_by)"
+        " VALUES ($1, '2026-03-01', '{}', $2, 'test')",
+        world["k"],
+        "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+    )
+    got = await client.patch(fix.format(jid), headers=mon, json={"reason": "ponte caída, outra versão"})
+    assert got.status_code == 409 and "reabra o mês" in got.text, got.text
+
 
 @pytest.mark.parametrize(
     ("params", "status", "field"),
