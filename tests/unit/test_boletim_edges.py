@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, time
 from decimal import Decimal as D
 
+from telemetria.contracts.rule import PaymentRule
 from telemetria.measurement.boletim import (
     Justification,
     Line,
@@ -254,3 +255,24 @@ def test_totals_of_a_route_no_longer_listed_and_the_code_of_its_last_line() -> N
         bare.pending_km,
     ):
         assert isinstance(figure, D) and figure == 0
+
+
+def test_a_judged_line_carries_every_figure_and_a_rule_paying_off_route_km_pays_them() -> None:
+    """A run made at 97.00 % with 1.2345 km off the route, under a rule that pays off-route km (payment_rule
+    off_route_km_paid): 38.450 + 1.234 = 39.684 km × R$ 4.37 = R$ 173.42; the justification the line shows (none:
+    made) and the run's number, fixes and km as observed."""
+    r = run(run_no=2, share="1")
+    seen = Observation(10, DAY, 2, 1, 0.97, 37.2961, 1.2345, r.plan.start + 60, r.plan.end - 60)
+    paying = Terms(D("4.37"), PaymentRule(off_route_km_paid=True))
+    (ln,) = lines([r], index(seen), {}, lambda d: paying, VEHICLES, CONTRACTOR, [])
+    assert ln == Line(
+        DAY, 2, 10, "R10", 1, "AAA1A11", False, False, "made", D("97.00"), D("37.296"), D("1.234"),
+        D("38.450"), D("38.450"), D("39.684"), D("4.37"), D("173.42"), r.plan.start + 60, r.plan.end - 60,
+    )  # fmt: skip
+    # no vehicle assigned that day and nobody seen: judged not made, on nobody
+    (nobody,) = lines([replace(r, vehicle_ids=())], {}, {}, lambda d: TERMS, VEHICLES, CONTRACTOR, [])
+    assert (nobody.status, nobody.vehicle_id, nobody.plate, nobody.amount) == ("not_made", None, None, D("0.00"))
+    j = Justification(10, DAY, 2, "ponte caída", "monitor", datetime(2026, 3, 3, 9, tzinfo=UTC))
+    (shown,) = lines([r], {}, {}, lambda d: TERMS, VEHICLES, CONTRACTOR, [j])
+    assert (shown.status, shown.justified_at, shown.justification_kind) == (
+        "justified", datetime(2026, 3, 3, 9, tzinfo=UTC), "nao_realizada")  # fmt: skip
