@@ -41,8 +41,9 @@ from telemetria.measurement import api as measurement_api
 from telemetria.nulguard import NulGuardMiddleware
 from telemetria.occurrences import api as occurrences_api
 from telemetria.occurrences import day as day_api
-from telemetria.occurrences import detector, notify
-from telemetria.occurrences.duewindows import DueWindows
+from telemetria.occurrences.detection import detector
+from telemetria.occurrences.detection.duewindows import DueWindows
+from telemetria.occurrences.notify import outbox as notify
 from telemetria.ops import retention
 from telemetria.publication import api as publication_api
 from telemetria.publication.limit import PublicLimitMiddleware

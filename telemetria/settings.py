@@ -303,7 +303,7 @@ class Settings(BaseSettings):
     tracker out of signal may still send fixes of its last days)"""
 
     # Fiscalização (issue 18): the Termo de Comunicação's header, and new occurrences of chosen kinds announced by
-    # e-mail and by a signed webhook (occurrences/notify.py: an outbox in the database, retried until delivered).
+    # e-mail and by a signed webhook (occurrences/notify/outbox.py: an outbox in the database, retried until delivered).
     municipality_name: str = Field(default="Prefeitura Municipal de Jaru", min_length=1, max_length=200)
     """the name in the header of the Termo de Comunicação"""
     coat_of_arms_path: Path | None = None
@@ -443,7 +443,7 @@ class Settings(BaseSettings):
 
     @property
     def notify_kind_names(self) -> list[str]:
-        """The names in `notify_kinds` (checked against the kinds by occurrences/notify.py, which knows them)."""
+        """The names in `notify_kinds` (checked against the kinds by occurrences/notify/outbox.py, which knows them)."""
         return _names(self.notify_kinds)
 
     @field_validator("metrics_token")

@@ -14,7 +14,7 @@ Ash Wednesday is a ponto facultativo only until 14h; schools hold classes, so it
 (in Rondônia: 4 January, creation of the state; 18 June, Dia do Evangélico: `state_holidays`) and municipal ones
 (stored by the Secretaria, table municipal_holidays) are not national: for the school calendar the Secretaria marks
 them as days without school, with the reason; for business days (the terms of defence and appeal of Lei
-14.133/2021, occurrences/deadline.py) they are never business days.
+14.133/2021, occurrences/process/deadline.py) they are never business days.
 """
 
 from __future__ import annotations

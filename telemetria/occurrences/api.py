@@ -36,10 +36,10 @@ from telemetria.http import FieldError, HttpError, json_response, read_body
 from telemetria.ids import IdPath, IdQuery
 from telemetria.jobs import jobs_of, streamed, user_key
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline, pdfmap, termo, upfm, wording
-from telemetria.occurrences import process_store as store
+from telemetria.occurrences.documents import pdfmap, termo, wording
 from telemetria.occurrences.listing import CSV_COLUMNS, filters
 from telemetria.occurrences.model import KIND_NAMES, Kind, Severity
+from telemetria.occurrences.process import deadline, store, upfm
 from telemetria.paging import Page, page
 from telemetria.reports.output import files
 from telemetria.reports.output.csv import CSV_MEDIA_TYPE, content_disposition, csv_chunks, export_filename

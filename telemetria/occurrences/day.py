@@ -27,7 +27,7 @@ from telemetria.measurement import plans, store
 from telemetria.measurement.boletim import Line
 from telemetria.measurement.due import DueRun
 from telemetria.occurrences import day_queries as q
-from telemetria.occurrences.duewindows import DueWindows
+from telemetria.occurrences.detection.duewindows import DueWindows
 from telemetria.occurrences.model import KIND_NAMES, Kind
 from telemetria.reports.analysis.engine import line as route_line
 from telemetria.reports.kinds.reporting import Day, due_windows

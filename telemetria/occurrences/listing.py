@@ -11,9 +11,9 @@ import orjson
 
 from telemetria.http import FieldError
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import wording
+from telemetria.occurrences.documents import wording
 from telemetria.occurrences.model import KIND_NAMES, Kind, Status
-from telemetria.occurrences.process_store import Filters
+from telemetria.occurrences.process.store import Filters
 from telemetria.period import instant
 from telemetria.reports.output import csv
 
@@ -56,7 +56,7 @@ def filters(
 
 def _facts(row: Any) -> str:
     """The measured facts as people read them ("Velocidade máxima: 71,0 km/h; Duração: 2 min 00 s"), the same
-    words as the Termo's (occurrences/wording.py), never their JSON (issue 36)."""
+    words as the Termo's (occurrences/documents/wording.py), never their JSON (issue 36)."""
     facts = row["facts"]
     if isinstance(facts, str | bytes):
         facts = orjson.loads(facts)

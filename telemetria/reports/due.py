@@ -1,6 +1,6 @@
 """What the `reporting` and `schedule` reports need of the runs due on a day (issue 36: one truth per fact), as a
 protocol: the boletim's calendar and contracts live in packages above this one (contracts/, measurement/), so the
-concrete source (occurrences/duewindows.py) is handed in by the wiring (app.py, app.state.due_windows)."""
+concrete source (occurrences/detection/duewindows.py) is handed in by the wiring (app.py, app.state.due_windows)."""
 
 from __future__ import annotations
 

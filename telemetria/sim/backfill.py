@@ -49,7 +49,8 @@ WAIT_S = 240.0  # at most this long for the detector to judge the posted days
 FINE_KINDS = ("speeding", "unauthorized_stop", "route_deviation")  # kinds with an article of Art. 36–39
 
 
-# The detector's marks (occurrences/queries.py DIRTY): a vehicle's fixes from dirty_from on are still to judge.
+# The detector's marks (occurrences/detection/queries.py DIRTY): a vehicle's fixes from dirty_from on are still
+# to judge.
 DIRTY_BEFORE = "SELECT count(*) FROM latest_fixes WHERE vehicle_id = ANY($1::int[]) AND dirty_from < $2"
 
 

@@ -17,10 +17,10 @@ import orjson
 import pytest
 
 from telemetria.ingest.writer import SMALL_FLUSH_ROWS
-from telemetria.occurrences import detector, store
-from telemetria.occurrences.detector import RoundStats
+from telemetria.occurrences.detection import detector, store
+from telemetria.occurrences.detection.detector import RoundStats
+from telemetria.occurrences.detection.reconcile import NOTE_CHANGED, SILENCE_FILLED, Plan, Update, Withdrawal, reconcile
 from telemetria.occurrences.model import Candidate, Kind, Status
-from telemetria.occurrences.reconcile import NOTE_CHANGED, SILENCE_FILLED, Plan, Update, Withdrawal, reconcile
 from tests.db.conftest import People, Tracker
 from tests.db.world import World, make_world
 
@@ -349,7 +349,7 @@ def _shape(rows: list[asyncpg.Record]) -> list[tuple[Any, ...]]:
 async def test_the_same_occurrences_whatever_the_arrival_order(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
 ) -> None:
-    from telemetria.occurrences import detector
+    from telemetria.occurrences.detection import detector
     from tests.db.conftest import register
 
     await schedule(conn, world["r1"])
@@ -450,7 +450,7 @@ async def test_late_marks_what_a_late_fix_completed_and_not_what_arrived_in_time
 async def test_a_split_detector_works_each_part_s_vehicles_and_hands_run_days_to_the_first(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
 ) -> None:
-    from telemetria.occurrences import queries
+    from telemetria.occurrences.detection import queries
 
     await schedule(conn, world["r1"])
     await conn.execute("TRUNCATE detector_run_days")
@@ -499,7 +499,7 @@ async def test_a_chunk_whose_registry_cannot_be_read_at_once_has_each_window_rea
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    from telemetria.occurrences import derive
+    from telemetria.occurrences.detection import derive
     from telemetria.reports.model import Selection
 
     real = derive.context.load
@@ -553,7 +553,7 @@ async def test_a_round_gives_way_to_a_busy_service_and_still_does_its_windows(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    from telemetria.occurrences import yielding
+    from telemetria.occurrences.detection import yielding
 
     monkeypatch.setattr(yielding, "STEP_S", 0.05)
     monkeypatch.setattr(yielding, "MAX_PAUSE_S", 0.2)
@@ -577,7 +577,7 @@ async def test_a_round_reads_only_what_was_stored_since_unless_another_process_c
 ) -> None:
     """What a process kept of a vehicle's day (trackcache.py) plus what was stored from its dirty_from on is the
     day; but once another process cleared the mark in between, what it kept is stale and the day is read whole."""
-    from telemetria.occurrences import derive
+    from telemetria.occurrences.detection import derive
     from telemetria.reports.analysis.days import day_bounds
 
     token = await token_of(conn, world, 1)

@@ -9,7 +9,7 @@ import asyncpg
 import numpy as np
 import pytest
 
-from telemetria.occurrences import derive_queries as dq
+from telemetria.occurrences.detection import derive_queries as dq
 from telemetria.reports.analysis.track import Track
 from telemetria.reports.store import fetch
 from tests.db.conftest import Tracker, register

@@ -17,7 +17,7 @@ from telemetria.contracts.calendar import SchoolYear, school_days
 from telemetria.geo.geodesic import GEOD
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement.plans import plan_runs
-from telemetria.occurrences.derive import run_candidates, run_windows, window_candidates
+from telemetria.occurrences.detection.derive import run_candidates, run_windows, window_candidates
 from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DEFAULT
 from telemetria.registry import fleet
@@ -287,7 +287,7 @@ async def test_a_vehicle_that_sent_nothing_has_its_due_runs_not_made_even_when_a
     not made, in the boletim (N) and as run_not_made occurrences, also when its assignment was entered after the
     day (no fix changes then: the registry's change hands the past days to the detector)."""
     from telemetria.measurement import store as mstore
-    from telemetria.occurrences import detector
+    from telemetria.occurrences.detection import detector
 
     await conn.execute(
         "TRUNCATE detector_rescans, detector_run_days; UPDATE detector_state SET rescanned_through = NULL"

@@ -100,7 +100,7 @@ async def test_the_defence_term_is_15_business_days_of_the_municipality(
     assert bad.status_code == 400 and bad.json()["field"] == "holidays[0].date"
     assert (await api.put("/api/v1/holidays/2030/municipal", headers=auth(world, "auditor"),
                           json={"holidays": []})).status_code == 403  # fmt: skip
-    from telemetria.occurrences import process_store
+    from telemetria.occurrences.process import store as process_store
 
     cal = await process_store.business_calendar(conn)
     # Notified Friday 14 June 2030: Mon 17, (Tue 18 Rondônia), Wed 19, (Thu 20 Corpus Christi), Fri 21,
@@ -259,7 +259,7 @@ async def test_a_defence_is_bounded_and_its_replacements_too(
     """Issue 33, item 4 (40 defences of 20,000 characters in a second all accepted, an answer of 813 KB): a defence's
     text is bounded, and replacing it keeps each version in the history, up to a bound."""
     from telemetria.occurrences.api import MAX_TEXT
-    from telemetria.occurrences.process_store import MAX_DEFENSE_VERSIONS
+    from telemetria.occurrences.process.store import MAX_DEFENSE_VERSIONS
 
     oid = await occurrence(conn, world)
     await to_notified(api, world, oid)

@@ -22,7 +22,7 @@ import pytest
 from telemetria.app import create_app
 from telemetria.auth import store
 from telemetria.auth.roles import Role
-from telemetria.occurrences.evidence import sha256
+from telemetria.occurrences.process.evidence import sha256
 from tests.conftest import ScratchDb
 from tests.db.conftest import People
 from tests.db.world import World, make_world

@@ -11,7 +11,7 @@ import asyncpg
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement.plans import plan_runs
 from telemetria.occurrences.day import compliance
-from telemetria.occurrences.duewindows import DueWindows
+from telemetria.occurrences.detection.duewindows import DueWindows
 from telemetria.reports.analysis import engine
 from telemetria.reports.kinds import reporting
 from telemetria.reports.knobs import DEFAULT

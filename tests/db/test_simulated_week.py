@@ -31,7 +31,7 @@ import pytest
 
 from telemetria.db import connect
 from telemetria.ingest.writer import Writer
-from telemetria.occurrences.detector import run_round
+from telemetria.occurrences.detection.detector import run_round
 from telemetria.occurrences.model import Kind
 from telemetria.reports.knobs import DEFAULT as KNOBS
 from telemetria.settings import Settings

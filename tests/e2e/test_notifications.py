@@ -23,7 +23,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from telemetria.occurrences import notify, webhook
+from telemetria.occurrences.notify import outbox as notify
+from telemetria.occurrences.notify import webhook
 from telemetria.settings import Settings
 from tests.conftest import ScratchDb
 from tests.e2e.conftest import free_port

@@ -8,7 +8,7 @@ from pathlib import Path
 
 PROBE = """
 import os
-from telemetria.occurrences.detector import _lower_priority
+from telemetria.occurrences.detection.detector import _lower_priority
 before = os.nice(0)
 _lower_priority(7)
 try:

@@ -1,4 +1,5 @@
-"""The detector's gate: it pauses while the service that started it is busy (telemetria/occurrences/yielding.py)."""
+"""The detector's gate: it pauses while the service that started it is busy
+(telemetria/occurrences/detection/yielding.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import time
 
 import pytest
 
-from telemetria.occurrences import yielding
-from telemetria.occurrences.yielding import Gate, cpu_seconds, parse_stat
+from telemetria.occurrences.detection import yielding
+from telemetria.occurrences.detection.yielding import Gate, cpu_seconds, parse_stat
 
 # A /proc/<pid>/stat line whose command holds a space and a parenthesis; utime 250, stime 50 ticks.
 STAT = "4242 (uvicorn (w) 1) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 3 0 100 1000 10"

@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from telemetria.app import create_app
-from telemetria.occurrences import notify
 from telemetria.occurrences.model import Kind
+from telemetria.occurrences.notify import outbox as notify
 from telemetria.settings import Settings
 
 

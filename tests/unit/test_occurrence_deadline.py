@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time
 import pytest
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences.deadline import Calendar, add_business_days, defense_due, is_business_day, is_late
+from telemetria.occurrences.process.deadline import Calendar, add_business_days, defense_due, is_business_day, is_late
 
 
 def local(y: int, m: int, d: int, hh: int = 10, mm: int = 0) -> datetime:

@@ -9,7 +9,7 @@ from decimal import Decimal
 import orjson
 import pytest
 
-from telemetria.occurrences.evidence import build, canonical, sha256, span
+from telemetria.occurrences.process.evidence import build, canonical, sha256, span
 
 T0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
 FIXES = [

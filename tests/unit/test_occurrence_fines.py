@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences.fines import MissingUpfmValue, fine, months_before, recurrence_window
 from telemetria.occurrences.model import Severity
+from telemetria.occurrences.process.fines import MissingUpfmValue, fine, months_before, recurrence_window
 from telemetria.settings import Settings, parse_upfm_values
 
 VALUES = {2025: Decimal("4.52"), 2026: Decimal("4.71")}

@@ -8,7 +8,7 @@ import pytest
 
 from telemetria.auth.roles import PERMISSIONS, Perm, Role
 from telemetria.occurrences.model import Status
-from telemetria.occurrences.process import (
+from telemetria.occurrences.process.machine import (
     CONTRACTOR_VISIBLE,
     STATUS_NAMES,
     TRANSITIONS,

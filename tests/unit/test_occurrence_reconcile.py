@@ -6,8 +6,7 @@ import itertools
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from telemetria.occurrences.model import Candidate, Kind, Status
-from telemetria.occurrences.reconcile import (
+from telemetria.occurrences.detection.reconcile import (
     NOT_SUPPORTED,
     SILENCE_FILLED,
     Plan,
@@ -15,6 +14,7 @@ from telemetria.occurrences.reconcile import (
     reconcile,
     signature,
 )
+from telemetria.occurrences.model import Candidate, Kind, Status
 
 T0 = datetime(2026, 3, 9, 11, 0, tzinfo=UTC)
 WINDOW = (T0 - timedelta(hours=3), T0 + timedelta(hours=3))

@@ -14,7 +14,7 @@ from telemetria.fix import Fix
 from telemetria.geo.geodesic import GEOD
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement.plans import plan_runs
-from telemetria.occurrences import rules
+from telemetria.occurrences.detection import rules
 from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.reports.analysis import engine

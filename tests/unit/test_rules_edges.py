@@ -11,7 +11,7 @@ from decimal import Decimal
 import numpy as np
 
 from telemetria.measurement.model import RunPlan
-from telemetria.occurrences import rules
+from telemetria.occurrences.detection import rules
 
 KEPT = np.array([0.0, 100.0, 200.0])
 
@@ -62,12 +62,17 @@ def test_a_candidate_is_completed_by_the_first_fix_at_or_after_its_instant() -> 
 def test_an_episode_qualifies_at_the_fix_that_gives_it_both_its_fixes_and_its_seconds() -> None:
     t = np.array([1000.0, 1010.0, 1020.0, 1030.0, 1040.0, 1050.0])
     members = np.array([1, 2, 3, 4, 5])
-    assert rules._qualifying(t, members, 3, 20.0) == 1030.0  # 3 fixes (1010..1030) and 20 s, both exactly
-    assert rules._qualifying(t, members, 4, 10.0) == 1040.0  # the fixes decide
-    assert rules._qualifying(t, members, 2, 30.0) == 1040.0  # the seconds decide
-    assert rules._qualifying(t, members, 1, 0.0) == 1010.0
-    # never both: the last member (the episode as the engine found it)
-    assert rules._qualifying(t, np.array([1, 3, 4]), 9, 0.0) == 1040.0
+    first = 1010.0  # seconds counted from its first fix
+    assert rules._qualifying(t, members, 3, 20.0, first, None) == 1030.0  # 3 fixes (1010..1030) and 20 s, both exactly
+    assert rules._qualifying(t, members, 4, 10.0, first, None) == 1040.0  # the fixes decide
+    assert rules._qualifying(t, members, 2, 30.0, first, None) == 1040.0  # the seconds decide
+    assert rules._qualifying(t, members, 1, 0.0, first, None) == 1010.0
+    # seconds counted from the estimated start (issue 34: midway from the fix before, 1005): 25 s at 1030, not 1040
+    assert rules._qualifying(t, members, 1, 25.0, 1005.0, None) == 1030.0
+    assert rules._qualifying(t, members, 1, 25.0, first, None) == 1040.0
+    # never both: the fix after the run, which gave its estimated end, else its last member
+    assert rules._qualifying(t, np.array([1, 3, 4]), 9, 0.0, first, None) == 1040.0
+    assert rules._qualifying(t, np.array([1, 3, 4]), 9, 0.0, first, 1050.0) == 1050.0
 
 
 def test_a_silence_is_charged_to_the_first_due_span_it_covers_for_more_than_silent_s() -> None:

@@ -12,7 +12,7 @@ import pypdf
 import pytest
 from PIL import Image
 
-from telemetria.occurrences import termo
+from telemetria.occurrences.documents import termo
 from telemetria.reports.output import mapdraw
 
 T0 = datetime(2026, 3, 10, 11, 40, tzinfo=UTC)  # 07:40 in Porto Velho

@@ -1,4 +1,4 @@
-"""The detector's kept days (telemetria/occurrences/trackcache.py): valid only under their stamp, bounded."""
+"""The detector's kept days (telemetria/occurrences/detection/trackcache.py): valid only under their stamp, bounded."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from telemetria.occurrences.trackcache import TrackCache, extend
+from telemetria.occurrences.detection.trackcache import TrackCache, extend
 from telemetria.reports.analysis.track import Track
 
 D0 = datetime(2026, 3, 2, 4, tzinfo=UTC)
@@ -56,7 +56,7 @@ def test_drop_and_the_bound_on_fixes_earlier_dates_first_then_the_newcomer() -> 
 
 
 def test_the_analysis_values_go_with_their_track() -> None:
-    from telemetria.occurrences.trackcache import Computed
+    from telemetria.occurrences.detection.trackcache import Computed
     from telemetria.reports.analysis import perfix
     from telemetria.reports.knobs import DEFAULT
     from telemetria.reports.model import Vehicle

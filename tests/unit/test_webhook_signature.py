@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from telemetria.occurrences import webhook
+from telemetria.occurrences.notify import webhook
 
 
 def test_signature_is_hmac_sha256_of_the_raw_body_in_hex() -> None:

@@ -4,7 +4,7 @@ Cleaning, standing still, the distance of each segment, the speed, the offset fr
 limit are each decided from a fix and a few neighbours (clean.py and distance.py say how few): for a track that
 shares its first `changed` fixes with one already computed, the values of the fixes well before `changed` are the
 same, and the rest can be computed over the track's end with enough context before it. The live detector
-analyses a vehicle's whole day every round for the one or two fixes that arrived (occurrences/trackcache.py
+analyses a vehicle's whole day every round for the one or two fixes that arrived (occurrences/detection/trackcache.py
 keeps the day's values), and most of an analysis' time is this part. Episodes, stops, trips and legs are
 computed over the whole arrays as before (engine.analyze).
 """

@@ -1,7 +1,7 @@
 """`schedule`: each route run a vehicle was assigned on the local days the window touches, up to today, when
 it was due: the runs due are the boletim's (issue 36): a school day of the calendar (without a school year
 registered: a weekday), inside the route's contract validity, and not every run of the route in a shift that
-had no school that day (occurrences/duewindows.py). A Saturday lists no run.
+had no school that day (occurrences/detection/duewindows.py). A Saturday lists no run.
 
 A run's points served, passed, skipped or pending and its delays come from reports/analysis/schedule.py
 (the decisions are written there); this module makes its row, CSV columns and footer.
@@ -136,7 +136,7 @@ async def report(
     today = now.astimezone(LOCAL_TZ).date()
     zones = ctx.zones
     rows: list[dict[str, Any]] = []
-    due = due_source()  # the runs due as the boletim counts them (occurrences/duewindows.py)
+    due = due_source()  # the runs due as the boletim counts them (occurrences/detection/duewindows.py)
     for v in ctx.vehicles:
         for day in win.local_days():
             if day > today or not v.in_scope(day) or not v.routes_on(day):

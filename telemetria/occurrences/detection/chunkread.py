@@ -19,9 +19,9 @@ from telemetria.contracts import store as calendar_store
 from telemetria.contracts.calendar import school_days
 from telemetria.db import DB_ERRORS, Conn
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import derive_queries as dq
-from telemetria.occurrences import rules, trackcache
-from telemetria.occurrences.store import Mark
+from telemetria.occurrences.detection import derive_queries as dq
+from telemetria.occurrences.detection import rules, trackcache
+from telemetria.occurrences.detection.store import Mark
 from telemetria.reports.analysis.days import day_bounds, split
 from telemetria.reports.analysis.track import FloatArray, Track
 from telemetria.reports.model import Context, Route, Selection, Window

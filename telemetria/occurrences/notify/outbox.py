@@ -21,8 +21,10 @@ import asyncpg
 import httpx
 
 from telemetria.db import DB_ERRORS
-from telemetria.occurrences import mail, notify_queries, webhook, wording
+from telemetria.occurrences.documents import wording
 from telemetria.occurrences.model import Kind
+from telemetria.occurrences.notify import mail, webhook
+from telemetria.occurrences.notify import queries as notify_queries
 from telemetria.settings import Settings
 
 log = logging.getLogger(__name__)

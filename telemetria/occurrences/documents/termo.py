@@ -33,8 +33,9 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Image, KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import infraction, wording
+from telemetria.occurrences.documents import wording
 from telemetria.occurrences.model import DOUBLES_ON_RECURRENCE, UPFM
+from telemetria.occurrences.process import infraction
 from telemetria.reports.output import mapdraw
 
 MARGIN = 2 * cm

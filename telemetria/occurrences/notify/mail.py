@@ -15,7 +15,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from typing import Any
 
-from telemetria.occurrences import wording
+from telemetria.occurrences.documents import wording
 from telemetria.settings import Settings
 
 TIMEOUT_S = 20.0

@@ -21,11 +21,12 @@ from telemetria.auth.store import is_superior_authority
 from telemetria.db import Conn
 from telemetria.http import FieldError, HttpError
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import deadline, evidence, fines, infraction, process
-from telemetria.occurrences import process_queries as q
-from telemetria.occurrences.infraction import SANCTIONS, WITH_FINE, Penalty
 from telemetria.occurrences.model import KIND_NAMES, Kind, Severity, Status
-from telemetria.occurrences.process import Action
+from telemetria.occurrences.process import deadline, evidence, fines, infraction
+from telemetria.occurrences.process import machine as process
+from telemetria.occurrences.process import queries as q
+from telemetria.occurrences.process.infraction import SANCTIONS, WITH_FINE, Penalty
+from telemetria.occurrences.process.machine import Action
 from telemetria.paging import Page, split_total
 
 TERMO_LIVE = (

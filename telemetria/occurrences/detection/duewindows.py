@@ -16,7 +16,7 @@ from telemetria.contracts.calendar import ScheduleChange, Shift, schedule_change
 from telemetria.db import Conn
 from telemetria.measurement import plans, schoolday
 from telemetria.measurement.due import DueRun
-from telemetria.occurrences.chunkread import Days
+from telemetria.occurrences.detection.chunkread import Days
 from telemetria.reports.analysis import engine
 from telemetria.reports.model import Route
 

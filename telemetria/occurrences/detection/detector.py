@@ -39,12 +39,13 @@ from typing import Any
 
 from telemetria.db import DB_ERRORS, Conn, Pool
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import chunkread, derive, notify, queries, store
+from telemetria.occurrences.detection import chunkread, derive, queries, store
+from telemetria.occurrences.detection.reconcile import Plan, Stored, reconcile
+from telemetria.occurrences.detection.trackcache import TrackCache
+from telemetria.occurrences.detection.yielding import Gate
 from telemetria.occurrences.model import Candidate
+from telemetria.occurrences.notify import outbox as notify
 from telemetria.occurrences.params import DEFAULT, DetectParams
-from telemetria.occurrences.reconcile import Plan, Stored, reconcile
-from telemetria.occurrences.trackcache import TrackCache
-from telemetria.occurrences.yielding import Gate
 from telemetria.reports.analysis.days import day_bounds
 from telemetria.reports.analysis.schedule import EARLY_S, LATE_S
 from telemetria.reports.knobs import DEFAULT as REPORT_DEFAULT
@@ -434,7 +435,7 @@ async def _keep(dsn: str, interval_s: float, nice: int, part: Part) -> None:
     args = [str(interval_s), str(nice), str(part.k), str(part.n)]
     while True:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "telemetria.occurrences.detector", *args, env=env
+            sys.executable, "-m", "telemetria.occurrences.detection.detector", *args, env=env
         )
         try:
             code = await proc.wait()
@@ -497,8 +498,8 @@ async def _main(interval_s: float, part: Part) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`python -m telemetria.occurrences.detector INTERVAL_S NICE [K N]`: a detector process, part K of N (started
-    by supervise)."""
+    """`python -m telemetria.occurrences.detection.detector INTERVAL_S NICE [K N]`: a detector process,
+    part K of N (started by supervise)."""
     from telemetria.logs import log_config
 
     _die_with_parent()

@@ -20,8 +20,8 @@ from typing import Any
 import orjson
 
 from telemetria.db import Conn
-from telemetria.occurrences import process_queries as q
 from telemetria.occurrences.model import Kind
+from telemetria.occurrences.process import queries as q
 
 MARGIN = timedelta(minutes=10)  # fixes before and after the occurrence's span, for context on the map
 NOT_EVIDENCE = frozenset({"history", "attachments", "evidence_sha256"})

@@ -26,8 +26,8 @@ from telemetria.measurement import queries as mq
 from telemetria.measurement.boletim import Line
 from telemetria.measurement.document import Computed
 from telemetria.measurement.model import RunPlan
-from telemetria.occurrences import chunkread, rules, trackcache
-from telemetria.occurrences import derive_queries as dq
+from telemetria.occurrences.detection import chunkread, rules, trackcache
+from telemetria.occurrences.detection import derive_queries as dq
 from telemetria.occurrences.model import Candidate, Kind
 from telemetria.occurrences.params import DEFAULT, DetectParams
 from telemetria.reports.analysis import engine, perfix

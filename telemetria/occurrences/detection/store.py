@@ -10,9 +10,9 @@ from uuid import UUID
 
 from telemetria.db import Conn
 from telemetria.localtime import LOCAL_TZ
-from telemetria.occurrences import queries as q
+from telemetria.occurrences.detection import queries as q
+from telemetria.occurrences.detection.reconcile import Plan, Stored
 from telemetria.occurrences.model import Candidate, Kind, Status
-from telemetria.occurrences.reconcile import Plan, Stored
 
 WINDOW_KINDS = (
     Kind.SPEEDING, Kind.ROUTE_DEVIATION, Kind.UNAUTHORIZED_STOP, Kind.SCHEDULE_DELAY, Kind.OVER_2H_ON_BOARD,
