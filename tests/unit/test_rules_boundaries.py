@@ -1,0 +1,248 @@
+"""The occurrence rules at their exact boundaries (issue 33, mutation pass): schedule_delays' tolerances to the
+second, the window's ends, which instant of a stop is judged (the first point's departure, the others' arrival),
+the facts a delay carries; due_spans' ends. Each day is written by hand as a run's visits against a plan (epoch s)
+and a tracker reporting every 30 s; the expected values are worked out here from the rule's text, not by the
+code. No engine, no database."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from types import SimpleNamespace
+from typing import Any, cast
+
+import numpy as np
+import pytest
+
+from telemetria.measurement.model import RunPlan
+from telemetria.occurrences.detection import rules
+from telemetria.occurrences.model import Candidate, Kind
+from telemetria.occurrences.params import DEFAULT
+from telemetria.reports.analysis.engine import Analysis
+from telemetria.reports.analysis.schedule import PASSED, SERVED, SKIPPED, Run, Visit
+from telemetria.reports.model import Point, Route
+
+DAY = date(2026, 3, 2)
+T = 1_772_446_800.0  # 2026-03-02 10:20 UTC (06:20 in Jaru, UTC-4): the run's first scheduled time
+TOL = 600.0  # DEFAULT.delay_tolerance_min = 10
+EARLY = 900.0  # DEFAULT.early_tolerance_min = 15
+GARAGE = Point("Garagem", "garage", -10.43, -62.47, 1, None, 1)
+P1 = Point("Ponto 1", "boarding", -10.43, -62.45, 2, None, 1)
+P2 = Point("Ponto 2", "boarding", -10.43, -62.43, 3, None, 1)
+SCHOOL = Point("Escola", "school", -10.43, -62.41, 4, None, 1)
+ROUTE = Route(1, "L1", "Linha 1", [-62.47, -62.40], [-10.43, -10.43], 60.0, 100.0, (GARAGE, P1, P2, SCHOOL))
+SCHED = [T, T + 240.0, T + 480.0, T + 720.0]
+PLAN = RunPlan(1, DAY, 1, T - 3600.0, T + 7200.0, 0.0, 6000.0, Decimal(1))
+
+
+def analysis(t0: float = T - 3600.0, t1: float = T + 9000.0) -> Analysis:
+    """The only parts of an analysis schedule_delays reads: a fix every 30 s, all kept, and the vehicle."""
+    t = np.arange(t0, t1 + 1.0, 30.0)
+    return cast(Analysis, SimpleNamespace(track=SimpleNamespace(t=t), keep=np.ones(len(t), bool), vehicle=VEH))
+
+
+VEH = SimpleNamespace(id=7)
+
+
+def visit(p: Point, arrival: float | None, departure: float | None, status: str = SERVED) -> Visit:
+    return Visit(p, status, arrival, departure, 0.0)
+
+
+def on_time() -> list[Visit]:
+    """Leaves the garage at its time, a minute at each boarding stop, arrives at the school at its time."""
+    return [visit(GARAGE, T - 600.0, T), visit(P1, T + 240.0, T + 300.0), visit(P2, T + 480.0, T + 540.0),
+            visit(SCHOOL, T + 720.0, T + 1200.0)]  # fmt: skip
+
+
+def delays(visits: list[Visit], a: Analysis | None = None, plans: list[RunPlan] | None = None) -> list[Candidate]:
+    run = Run(DAY, visits, list[float | None](SCHED), T + 7200.0)
+    found = rules.schedule_delays(a or analysis(), DAY, [(ROUTE, run)], {1: plans or [PLAN]}, DEFAULT)
+    assert all(c.kind is Kind.SCHEDULE_DELAY for c in found)
+    return found
+
+
+def with_(visits: list[Visit], i: int, **change: Any) -> list[Visit]:
+    v = visits[i]
+    out = list(visits)
+    out[i] = Visit(change.get("point", v.point), change.get("status", v.status), change.get("arrival", v.arrival),
+                   change.get("departure", v.departure), v.distance_m)  # fmt: skip
+    return out
+
+
+def ts(x: float) -> datetime:
+    return datetime.fromtimestamp(x, UTC)
+
+
+def test_the_defaults_are_the_tolerances_these_days_are_written_for() -> None:
+    assert DEFAULT.delay_tolerance_min * 60 == TOL and DEFAULT.early_tolerance_min * 60 == EARLY
+    assert DEFAULT.report.gap_s == 60.0
+    assert delays(on_time()) == []
+
+
+def test_the_first_point_is_late_by_its_departure_more_than_the_tolerance_exactly_ten_minutes_is_not() -> None:
+    # the garage: arrival long before, departure at 06:30:00 exactly (10 min late): no delay; a second more: late
+    assert delays(with_(on_time(), 0, departure=T + TOL)) == []
+    (c,) = delays(with_(on_time(), 0, departure=T + TOL + 1.0))
+    assert c.start == ts(T + TOL + 1.0) and c.end == ts(T + TOL + 1.0)
+    assert c.facts == {"stop": "Garagem", "scheduled": ts(T).isoformat(), "arrived": ts(T + 601.0).isoformat(),
+                       "late_min": 10.0, "max_late_min": 10.0, "late_stops": 1}  # fmt: skip
+    assert c.route_id == 1 and c.run_no == 1 and c.key == f"1:{DAY.isoformat()}:1"
+    assert (c.lat, c.lon) == (GARAGE.lat, GARAGE.lon) and c.place == "Garagem (rota L1)" and c.vehicle_id == 7
+    # completed by the first fix at or after its start: fixes every 30 s from T - 3600, so T + 630
+    assert c.completed_ts == ts(T + 630.0)
+    # its arrival does not count: arrived 20 min late but left on time is no delay
+    assert delays(with_(on_time(), 0, arrival=T + 1200.0, departure=T + 1210.0)) != []
+    assert delays(with_(on_time(), 0, arrival=T + 1200.0, departure=T)) == []
+
+
+def test_the_other_points_are_late_by_their_arrival() -> None:
+    assert delays(with_(on_time(), 1, arrival=T + 240.0 + TOL, departure=T + 240.0 + TOL + 60.0)) == []
+    (c,) = delays(with_(on_time(), 1, arrival=T + 240.0 + TOL + 1.0, departure=T + 240.0 + TOL + 60.0))
+    assert c.facts["stop"] == "Ponto 1" and c.facts["late_min"] == 10.0 and c.facts["late_stops"] == 1
+    assert c.start == ts(T + 841.0) and c.place == "Ponto 1 (rota L1)" and (c.lat, c.lon) == (P1.lat, P1.lon)
+    # a departure late by far after an arrival on time is no delay at a later point
+    assert delays(with_(on_time(), 1, departure=T + 240.0 + 3 * TOL)) == []
+
+
+def test_late_at_several_points_starts_at_the_first_ends_at_the_last_with_the_largest_lateness() -> None:
+    late = [visit(GARAGE, T - 60.0, T + 660.0), visit(P1, T + 240.0 + 900.0, T + 1200.0),
+            visit(P2, T + 480.0 + 1500.0, T + 2040.0), visit(SCHOOL, T + 720.0 + 630.0, T + 1500.0)]  # fmt: skip
+    (c,) = delays(late)
+    assert c.start == ts(T + 660.0) and c.end == ts(T + 1980.0)
+    f = c.facts
+    assert (f["stop"], f["late_min"], f["max_late_min"], f["late_stops"]) == ("Garagem", 11.0, 25.0, 4)
+    assert f["arrived"] == ts(T + 660.0).isoformat() and f["scheduled"] == ts(T).isoformat()
+
+
+def test_passed_points_count_skipped_ones_do_not() -> None:
+    (c,) = delays(with_(on_time(), 3, status=PASSED, arrival=T + 720.0 + 700.0, departure=T + 720.0 + 700.0))
+    assert c.facts["stop"] == "Escola" and c.facts["late_min"] == pytest.approx(700.0 / 60.0, abs=0.05)
+    assert delays(with_(on_time(), 3, status=SKIPPED, arrival=T + 720.0 + 700.0, departure=None)) == []
+
+
+def test_reached_at_the_windows_end_still_counts_a_second_after_it_does_not() -> None:
+    end = PLAN.end  # T + 7200: the school reached exactly then is late; after it, the run was not made late
+    (c,) = delays(with_(on_time(), 3, arrival=end, departure=end + 60.0))
+    assert c.facts["stop"] == "Escola" and c.facts["late_min"] == 108.0  # (7200 - 720) / 60
+    assert delays(with_(on_time(), 3, arrival=end + 1.0, departure=end + 60.0)) == []
+
+
+def test_a_late_arrival_is_no_evidence_across_a_gap_in_the_fixes() -> None:
+    """The fix before the arrival came more than gap_s (60 s) earlier: it may have been there on time."""
+    arrival = T + 240.0 + 700.0  # Ponto 1, 700 s late
+    t = np.concatenate([np.arange(T - 3600.0, arrival - 61.0, 30.0), np.arange(arrival + 30.0, T + 9000.0, 30.0)])
+    gap = cast(Analysis, SimpleNamespace(track=SimpleNamespace(t=t), keep=np.ones(len(t), bool), vehicle=VEH))
+    assert float(t[t < arrival].max()) < arrival - 60.0
+    assert delays(with_(on_time(), 1, arrival=arrival, departure=arrival + 60.0), a=gap) == []
+    assert delays(with_(on_time(), 1, arrival=arrival, departure=arrival + 60.0)) != []
+
+
+def test_a_boarding_stop_left_more_than_fifteen_minutes_early() -> None:
+    # Ponto 2 (06:28) left at 06:13 exactly (15 min early): nothing; a second earlier: pupils left behind
+    assert delays(with_(on_time(), 2, arrival=T + 480.0 - EARLY - 60.0, departure=T + 480.0 - EARLY)) == []
+    (c,) = delays(with_(on_time(), 2, arrival=T + 480.0 - EARLY - 60.0, departure=T + 480.0 - EARLY - 1.0))
+    assert c.facts == {"early_stop": "Ponto 2", "early_scheduled": ts(T + 480.0).isoformat(),
+                       "departed": ts(T - 421.0).isoformat(), "early_min": 15.0, "early_stops": 1}  # fmt: skip
+    assert c.start == ts(T - 421.0) and c.end == ts(T - 421.0) and c.place == "Ponto 2 (rota L1)"
+    assert c.completed_ts == ts(T - 420.0)  # a fix: T - 3600 + 106 × 30
+
+
+def test_early_only_at_a_served_boarding_stop_not_the_first_point_and_inside_the_window() -> None:
+    far = T + 480.0 - 2000.0  # Ponto 2 left 33 min early
+    assert delays(with_(on_time(), 2, status=PASSED, arrival=far, departure=far)) == []
+    assert delays(with_(on_time(), 3, arrival=T + 720.0 - 2000.0, departure=T + 720.0 - 2000.0)) == []  # a school
+    # the first point of the run is judged by its departure for lateness only: a boarding stop first, left early
+    first = Route(1, "L1", "Linha 1", ROUTE.lon, ROUTE.lat, 60.0, 100.0, (P1, P2, SCHOOL, GARAGE))
+    visits = [visit(P1, T - 2100.0, T - 2000.0), visit(P2, T + 240.0, T + 300.0), visit(SCHOOL, T + 480.0, T + 540.0),
+              visit(GARAGE, T + 720.0, T + 800.0)]  # fmt: skip
+    run = Run(DAY, visits, list[float | None](SCHED), T + 7200.0)
+    assert rules.schedule_delays(analysis(), DAY, [(first, run)], {1: [PLAN]}, DEFAULT) == []
+    # left at the window's start exactly counts; a second before it does not (not this run's departure)
+    plan = RunPlan(1, DAY, 1, T - 1200.0, T + 7200.0, 0.0, 6000.0, Decimal(1))
+    (c,) = delays(with_(on_time(), 2, arrival=T - 1260.0, departure=T - 1200.0), plans=[plan])
+    assert c.facts["early_stop"] == "Ponto 2" and c.facts["early_min"] == 28.0
+    assert delays(with_(on_time(), 2, arrival=T - 1260.0, departure=T - 1201.0), plans=[plan]) == []
+
+
+def test_late_and_early_in_one_run_are_one_candidate_from_the_earliest() -> None:
+    visits = with_(with_(on_time(), 1, arrival=T + 240.0 - 1260.0, departure=T + 240.0 - 1200.0), 3,
+                   arrival=T + 720.0 + 900.0, departure=T + 720.0 + 960.0)  # fmt: skip
+    (c,) = delays(visits)
+    assert c.start == ts(T - 960.0) and c.end == ts(T + 1620.0) and c.place == "Ponto 1 (rota L1)"
+    f = c.facts
+    assert f["stop"] == "Escola" and f["late_min"] == 15.0 and f["late_stops"] == 1
+    assert f["early_stop"] == "Ponto 1" and f["early_min"] == 20.0 and f["early_stops"] == 1
+
+
+def test_points_outside_every_plan_or_unscheduled_are_not_judged() -> None:
+    plan = RunPlan(1, DAY, 1, T - 3600.0, T + 480.0, 0.0, 6000.0, Decimal(1))  # Ponto 2 and the school outside
+    assert delays(with_(on_time(), 3, arrival=T + 720.0 + 3000.0, departure=None), plans=[plan]) == []
+    run = Run(DAY, with_(on_time(), 1, arrival=T + 3000.0), [T, None, T + 480.0, T + 720.0], T + 7200.0)
+    assert rules.schedule_delays(analysis(), DAY, [(ROUTE, run)], {1: [PLAN]}, DEFAULT) == []
+    # a second plan: its own first point is judged by its departure, its own run_no and key
+    two = [RunPlan(1, DAY, 1, T - 3600.0, T + 400.0, 0.0, 3000.0, Decimal("0.5")),
+           RunPlan(1, DAY, 2, T + 400.0, T + 7200.0, 3000.0, 6000.0, Decimal("0.5"))]  # fmt: skip
+    (c,) = delays(with_(on_time(), 2, arrival=T + 480.0 - 300.0, departure=T + 480.0 + 700.0), plans=two)
+    assert c.run_no == 2 and c.key == f"1:{DAY.isoformat()}:2" and c.facts["stop"] == "Ponto 2"
+    # with one plan the same visit is judged by its arrival, on time
+    assert delays(with_(on_time(), 2, arrival=T + 480.0 - 300.0, departure=T + 480.0 + 700.0)) == []
+
+
+# --- due_spans ---------------------------------------------------------------------------------------------------
+
+TIMED = Route(1, "L1", "Linha 1", ROUTE.lon, ROUTE.lat, 60.0, 100.0,
+              tuple(Point(p.name, p.kind, p.lat, p.lon, p.seq, h, 1) for p, h in
+                    zip(ROUTE.points, ("06:20:00", "06:24:00", "06:28:00", "06:32:00"), strict=True)))  # fmt: skip
+
+
+def test_the_schedule_written_in_local_time_is_the_one_these_tests_use() -> None:
+    assert [rules.scheduled_at(p, DAY) for p in TIMED.points] == SCHED
+
+
+def test_a_due_span_runs_from_the_first_scheduled_time_to_the_arrival_at_the_last_point() -> None:
+    run = Run(DAY, with_(on_time(), 3, arrival=T + 900.0), list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, run) == [rules.DueSpan(1, 1, T - 3600.0, T + 7200.0, T, T + 900.0)]
+    early = Run(DAY, with_(on_time(), 3, arrival=T + 600.0), list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, early)[0].end == T + 600.0  # early, not its scheduled T + 720
+    # not arrived (or only passed nowhere): to the window's end
+    missing = Run(DAY, with_(on_time(), 3, status=SKIPPED, arrival=None), list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, missing)[0].end == T + 7200.0
+    passed = Run(DAY, with_(on_time(), 3, status=PASSED, arrival=T + 800.0), list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, passed)[0].end == T + 800.0
+    assert rules.due_spans(TIMED, [PLAN], DAY)[0].end == T + 7200.0  # no run seen yet
+    # a run whose visits do not match the points is ignored (its arrivals are not these points')
+    short = Run(DAY, on_time()[:3], list[float | None](SCHED[:3]), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, short)[0].end == T + 7200.0
+
+
+def test_a_run_not_arrived_yet_is_due_to_its_windows_end() -> None:
+    plan = RunPlan(1, DAY, 1, T - 600.0, T + 721.0, 0.0, 6000.0, Decimal(1))
+    assert rules.due_spans(TIMED, [plan], DAY)[0].end == T + 721.0
+    # points scheduled at the window's end belong to the next window: the span ends at Ponto 2's plan end
+    cut = RunPlan(1, DAY, 1, T, T + 720.0, 0.0, 6000.0, Decimal(1))
+    (s,) = rules.due_spans(TIMED, [cut], DAY)
+    assert (s.start, s.end) == (T, T + 720.0)
+    # the first point exactly at the window's start belongs to it; a window starting after it leaves it out
+    later = RunPlan(1, DAY, 1, T + 1.0, T + 7200.0, 0.0, 6000.0, Decimal(1))
+    assert rules.due_spans(TIMED, [later], DAY)[0].start == T + 240.0
+
+
+def test_a_run_arrived_at_its_first_scheduled_time_has_no_span() -> None:
+    at_start = Run(DAY, with_(on_time(), 3, arrival=T), list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, at_start) == []  # end == start: nothing to be due
+    just = Run(DAY, with_(on_time(), 3, arrival=T + 1.0), list[float | None](SCHED), T + 7200.0)
+    assert [(s.start, s.end) for s in rules.due_spans(TIMED, [PLAN], DAY, just)] == [(T, T + 1.0)]
+
+
+def test_an_ended_run_with_nothing_reached_has_no_span_an_open_one_does() -> None:
+    none = [with_(on_time(), i, status=SKIPPED, arrival=None, departure=None)[i] for i in range(4)]
+    nothing = Run(DAY, none, list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, nothing, now=T + 7200.0) == []  # the window ended at now exactly
+    assert len(rules.due_spans(TIMED, [PLAN], DAY, nothing, now=T + 7199.0)) == 1  # still open
+    assert len(rules.due_spans(TIMED, [PLAN], DAY, nothing)) == 1  # no `now`: not judged as ended
+    assert rules.due_spans(TIMED, [PLAN], DAY, None, now=T + 7200.0) == []  # no run seen at all
+    one = [*none[:3], visit(SCHOOL, T + 700.0, None)]
+    reached = Run(DAY, one, list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, reached, now=T + 9000.0)[0].end == T + 700.0
+    first_only = Run(DAY, [visit(GARAGE, T - 60.0, T + 5.0), *none[1:]], list[float | None](SCHED), T + 7200.0)
+    assert rules.due_spans(TIMED, [PLAN], DAY, first_only, now=T + 9000.0)[0].end == T + 7200.0
