@@ -246,3 +246,154 @@ def test_an_ended_run_with_nothing_reached_has_no_span_an_open_one_does() -> Non
     assert rules.due_spans(TIMED, [PLAN], DAY, reached, now=T + 9000.0)[0].end == T + 700.0
     first_only = Run(DAY, [visit(GARAGE, T - 60.0, T + 5.0), *none[1:]], list[float | None](SCHED), T + 7200.0)
     assert rules.due_spans(TIMED, [PLAN], DAY, first_only, now=T + 9000.0)[0].end == T + 7200.0
+
+
+# --- silences ----------------------------------------------------------------------------------------------------
+
+EQ_M = 6378137.0 * np.pi / 180.0 * 0.01  # 0.01° of longitude along the equator: 1,113.19 m on WGS84
+
+
+class _Track:
+    def __init__(self, t: np.ndarray, lon: np.ndarray) -> None:
+        self.t, self.lon, self.lat = t, lon, np.zeros(len(t))
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+def quiet(times: list[float], lons: list[float] | None = None, start: float = 0.0, end: float = 86400.0,
+          keep: list[bool] | None = None) -> Analysis:  # fmt: skip
+    """A day [start, end) of fixes on the equator at these times (epoch s) and longitudes."""
+    t = np.array(times, dtype=float)
+    lon = np.array(lons if lons is not None else [0.0] * len(t), dtype=float)
+    kept = np.array(keep if keep is not None else [True] * len(t))
+    return cast(Analysis, SimpleNamespace(track=_Track(t, lon), keep=kept, vehicle=VEH, start=start, end=end))
+
+
+def every(step: float, t0: float, t1: float) -> list[float]:
+    return [float(x) for x in np.arange(t0, t1 + step / 2, step)]
+
+
+SPAN = rules.DueSpan(1, 2, 0.0, 86400.0, 1000.0, 86400.0)  # due from the first fix of these days on
+
+
+def silent(a: Analysis, spans: list[rules.DueSpan] | None = None, now: float | None = None,
+           before: rules.Edge | None = None, after: rules.Edge | None = None) -> list[Candidate]:  # fmt: skip
+    if now is None:  # just after the last fix: no live silence
+        now = float(a.track.t[-1]) + 10.0
+    found = rules.silences(a, before, after, [SPAN] if spans is None else spans, now, DEFAULT)
+    assert all(c.kind is Kind.TRACKER_SILENT for c in found)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _no_places(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rules, "_place", lambda a, i: f"fix {i}")
+
+
+def test_the_trackers_interval_is_the_median_of_its_intervals_that_are_no_gap() -> None:
+    assert rules.fix_interval(np.array([0.0, 20.0, 40.0, 60.0, 200.0]), 60.0) == 20.0  # the 140 s gap left out
+    assert rules.fix_interval(np.array([0.0, 10.0, 10.0, 30.0, 90.0]), 60.0) == 20.0  # of 10, 20, 60: no 0, 60 in
+    assert rules.fix_interval(np.array([0.0, 61.0, 200.0]), 60.0) == rules.LEGAL_INTERVAL_S == 30.0  # all gaps
+    assert rules.fix_interval(np.array([5.0]), 60.0) == 30.0
+
+
+def test_a_silence_is_one_whose_gap_less_one_interval_exceeds_silent_s() -> None:
+    """A tracker every 20 s: a gap of 320 s is a silence of 300 s (not more than silent_s); 321 s is one."""
+    head = every(20.0, 1000.0, 2000.0)
+    assert silent(quiet([*head, 2320.0, 2340.0])) == []
+    (c,) = silent(quiet([*head, 2321.0, 2341.0], lons=[0.0] * len(head) + [0.01, 0.01]))
+    assert c.start == ts(2010.0) and c.end == ts(2311.0) and c.completed_ts == ts(2321.0)
+    assert c.route_id == 1 and c.run_no == 2 and c.vehicle_id == 7 and (c.lat, c.lon) == (0.0, 0.0)
+    assert c.place == f"fix {len(head) - 1}"
+    f = dict(c.facts)
+    assert f.pop("moved_m") == pytest.approx(EQ_M, abs=0.1)
+    assert f == {"gap_s": 321, "end_min": ts(2301.0).isoformat(), "end_max": ts(2321.0).isoformat(),
+                 "start_min": ts(2000.0).isoformat(), "start_max": ts(2020.0).isoformat()}  # fmt: skip
+
+
+def test_a_silence_counts_only_with_more_than_silent_s_inside_a_due_span() -> None:
+    a = quiet([*every(20.0, 1000.0, 2000.0), 2400.0, 2420.0])  # estimated 2010 → 2390
+    assert silent(a, [rules.DueSpan(1, 1, 0.0, 9000.0, 1500.0, 2310.0)]) == []  # 300 s inside it
+    (c,) = silent(a, [rules.DueSpan(1, 1, 0.0, 9000.0, 1500.0, 2311.0)])
+    assert (c.start, c.end) == (ts(2010.0), ts(2390.0))  # the whole silence, not its due part
+    assert silent(a, [rules.DueSpan(1, 1, 0.0, 9000.0, 2090.0, 5000.0)]) == []  # 2390 - 2090 = 300 inside it
+    assert len(silent(a, [rules.DueSpan(1, 1, 0.0, 9000.0, 2089.0, 5000.0)])) == 1
+    assert silent(a, []) == []
+
+
+def test_a_live_silence_is_half_an_interval_plus_silent_s_after_the_last_fix() -> None:
+    a = quiet(every(20.0, 1000.0, 2000.0))
+    assert silent(a, now=2310.0) == []  # estimated from 2010: 300 s
+    (c,) = silent(a, now=2311.0)
+    assert c.start == ts(2010.0) and c.end is None and c.completed_ts is None
+    assert c.facts == {"since": ts(2000.0).isoformat(), "start_min": ts(2000.0).isoformat(),
+                       "start_max": ts(2020.0).isoformat()}  # fmt: skip
+    # the last fix at the day's end exactly belongs to the next day's silence
+    assert silent(quiet(every(20.0, 1000.0, 2000.0), end=2000.0), now=5000.0) == []
+    assert len(silent(quiet(every(20.0, 1000.0, 2000.0), end=2000.5), now=5000.0)) == 1
+
+
+def test_a_silence_since_the_day_before_counts_from_the_first_span_it_silences() -> None:
+    before = rules.Edge(100.0, 0.0, -0.01)  # yesterday's last fix
+    a = quiet(every(20.0, 3000.0, 3600.0), start=1000.0)
+    (c,) = silent(a, [rules.DueSpan(1, 1, 0.0, 9000.0, 1500.0, 5000.0)], before=before)
+    assert c.start == ts(1500.0) and c.end == ts(2990.0) and c.completed_ts == ts(3000.0)
+    assert (c.lat, c.lon) == (0.0, 0.0) and c.place == "fix 0"  # where it reappeared
+    f = dict(c.facts)
+    assert f.pop("moved_m") == pytest.approx(EQ_M, abs=0.1)
+    assert f == {"gap_s": 2900, "end_min": ts(2980.0).isoformat(), "end_max": ts(3000.0).isoformat()}
+    assert silent(a, [], before=before) == []  # no span due: nothing
+    # a gap that ended when the day began is yesterday's
+    assert silent(quiet(every(20.0, 1000.0, 1600.0), start=1000.0), before=before) == []
+    # with no fix ever before: no gap_s, no moved_m
+    (d,) = silent(a, [rules.DueSpan(1, 1, 0.0, 9000.0, 1500.0, 5000.0)])
+    assert d.start == ts(1500.0) and d.facts["gap_s"] is None and d.facts["moved_m"] is None
+
+
+def test_where_a_silence_is_comes_from_kept_fixes_and_the_fix_after_it_from_after() -> None:
+    head = every(20.0, 1000.0, 2000.0)
+    lons = [0.0] * (len(head) - 1) + [0.5, 0.01]  # the last fix before the gap is an outlier, not kept
+    keep = [True] * (len(head) - 1) + [False, True]
+    (c,) = silent(quiet([*head, 2400.0], lons=lons, keep=keep))
+    assert (c.lat, c.lon) == (0.0, 0.0) and c.facts["moved_m"] == pytest.approx(EQ_M, abs=0.1)
+    assert c.start == ts(2010.0)  # from the last fix, kept or not: the tracker spoke
+    # the first fix after the silence is tomorrow's (after): it ends the silence
+    (d,) = silent(quiet(head), after=rules.Edge(2500.0, 0.0, 0.02), now=2510.0)
+    assert d.end == ts(2490.0) and d.completed_ts == ts(2500.0)
+    assert d.facts["moved_m"] == pytest.approx(2 * EQ_M, abs=0.2)
+
+
+def holed(frm: float, to: float) -> Analysis:
+    """Fixes every 30 s from T - 3600 with none in [frm, to)."""
+    t = np.arange(T - 3600.0, T + 9000.0, 30.0)
+    t = t[(t < frm) | (t >= to)]
+    return cast(Analysis, SimpleNamespace(track=SimpleNamespace(t=t), keep=np.ones(len(t), bool), vehicle=VEH))
+
+
+def test_a_departure_is_evidence_by_the_fix_after_it_not_the_one_before() -> None:
+    """The garage left 11 min late at T + 660 (a fix at T + 660 + 30... none for 200 s before it): seen leaving,
+    it is late; Ponto 2 left 20 min early, the same way."""
+    dep = T + 665.0
+    a = holed(dep - 200.0, dep)  # the fix before the departure 200 s earlier, the one after it 25 s later
+    (c,) = delays(with_(on_time(), 0, departure=dep), a=a)
+    assert c.facts["stop"] == "Garagem" and c.start == ts(dep)
+    left = T + 480.0 - 1200.0 + 5.0  # Ponto 2, 06:28 left at 06:08:05
+    (e,) = delays(with_(on_time(), 2, arrival=left - 60.0, departure=left), a=holed(left - 200.0, left))
+    assert e.facts["early_stop"] == "Ponto 2" and e.facts["early_min"] == 19.9  # 1195 s
+    assert delays(with_(on_time(), 2, arrival=left - 60.0, departure=left), a=holed(left, left + 100.0)) == []
+
+
+def test_early_minutes_are_rounded_to_a_tenth() -> None:
+    (c,) = delays(with_(on_time(), 2, arrival=T + 480.0 - 1002.0, departure=T + 480.0 - 942.0))
+    assert c.facts["early_min"] == 15.7  # 942 s
+
+
+def test_a_route_without_plans_that_day_has_no_delay_and_points_outside_plans_do_not_stop_the_others() -> None:
+    late = with_(on_time(), 2, arrival=T + 480.0 + 700.0, departure=T + 480.0 + 760.0)
+    run = Run(DAY, late, list[float | None](SCHED), T + 7200.0)
+    assert rules.schedule_delays(analysis(), DAY, [(ROUTE, run)], {}, DEFAULT) == []
+    # the garage before the window: not judged; Ponto 2 inside it still is (Ponto 1 is the run's first point)
+    plan = RunPlan(1, DAY, 1, T + 1.0, T + 7200.0, 0.0, 6000.0, Decimal(1))
+    (c,) = delays(late, plans=[plan])
+    assert c.facts["stop"] == "Ponto 2" and c.facts["late_stops"] == 1
