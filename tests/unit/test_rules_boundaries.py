@@ -296,6 +296,7 @@ def test_the_trackers_interval_is_the_median_of_its_intervals_that_are_no_gap() 
     assert rules.fix_interval(np.array([0.0, 10.0, 10.0, 30.0, 90.0]), 60.0) == 20.0  # of 10, 20, 60: no 0, 60 in
     assert rules.fix_interval(np.array([0.0, 61.0, 200.0]), 60.0) == rules.LEGAL_INTERVAL_S == 30.0  # all gaps
     assert rules.fix_interval(np.array([5.0]), 60.0) == 30.0
+    assert rules.fix_interval(np.array([0.0, 1.0, 2.0, 3.0, 33.0]), 60.0) == 1.0  # a 1 s tracker: 1 s counts
 
 
 def test_a_silence_is_one_whose_gap_less_one_interval_exceeds_silent_s() -> None:
@@ -307,7 +308,7 @@ def test_a_silence_is_one_whose_gap_less_one_interval_exceeds_silent_s() -> None
     assert c.route_id == 1 and c.run_no == 2 and c.vehicle_id == 7 and (c.lat, c.lon) == (0.0, 0.0)
     assert c.place == f"fix {len(head) - 1}"
     f = dict(c.facts)
-    assert f.pop("moved_m") == pytest.approx(EQ_M, abs=0.1)
+    assert f.pop("moved_m") == 1113.2  # EQ_M to a decimetre
     assert f == {"gap_s": 321, "end_min": ts(2301.0).isoformat(), "end_max": ts(2321.0).isoformat(),
                  "start_min": ts(2000.0).isoformat(), "start_max": ts(2020.0).isoformat()}  # fmt: skip
 
@@ -353,10 +354,15 @@ def test_a_silence_since_the_day_before_counts_from_the_first_span_it_silences()
 
 def test_where_a_silence_is_comes_from_kept_fixes_and_the_fix_after_it_from_after() -> None:
     head = every(20.0, 1000.0, 2000.0)
-    lons = [0.0] * (len(head) - 1) + [0.5, 0.01]  # the last fix before the gap is an outlier, not kept
+    # the last fix before the gap is an outlier, not kept: the one before it (0.003°) says where
+    lons = [0.0] * (len(head) - 2) + [0.003, 0.5, 0.01]
     keep = [True] * (len(head) - 1) + [False, True]
     (c,) = silent(quiet([*head, 2400.0], lons=lons, keep=keep))
-    assert (c.lat, c.lon) == (0.0, 0.0) and c.facts["moved_m"] == pytest.approx(EQ_M, abs=0.1)
+    assert (c.lat, c.lon) == (0.0, 0.003) and c.facts["moved_m"] == pytest.approx(0.7 * EQ_M, abs=0.1)
+    # the first fix after it is an outlier: the next kept one (0.02°) says where it reappeared
+    lons = [0.0] * len(head) + [0.5, 0.02, 0.03]
+    (d,) = silent(quiet([*head, 2400.0, 2420.0, 2440.0], lons=lons, keep=[True] * len(head) + [False, True, True]))
+    assert d.facts["moved_m"] == pytest.approx(2 * EQ_M, abs=0.2)
     assert c.start == ts(2010.0)  # from the last fix, kept or not: the tracker spoke
     # the first fix after the silence is tomorrow's (after): it ends the silence
     (d,) = silent(quiet(head), after=rules.Edge(2500.0, 0.0, 0.02), now=2510.0)
@@ -397,3 +403,45 @@ def test_a_route_without_plans_that_day_has_no_delay_and_points_outside_plans_do
     plan = RunPlan(1, DAY, 1, T + 1.0, T + 7200.0, 0.0, 6000.0, Decimal(1))
     (c,) = delays(late, plans=[plan])
     assert c.facts["stop"] == "Ponto 2" and c.facts["late_stops"] == 1
+
+
+def test_a_silence_from_a_fix_at_the_days_start_is_the_days_from_that_fix() -> None:
+    """The last fix exactly at the day's start (00:00): the silence starts half an interval after it, at that fix
+    (not at the first span it silences), with its bounds."""
+    a = quiet([1000.0, 2000.0, 2020.0], lons=[0.01, 0.02, 0.02], start=1000.0)
+    (c,) = silent(a, [rules.DueSpan(1, 1, 0.0, 9000.0, 1200.0, 5000.0)])
+    assert c.start == ts(1010.0) and c.end == ts(1990.0)
+    assert (c.lat, c.lon) == (0.0, 0.01) and c.place == "fix 0"
+    assert c.facts["start_min"] == ts(1000.0).isoformat() and c.facts["start_max"] == ts(1020.0).isoformat()
+
+
+def test_a_silence_off_duty_does_not_hide_a_later_due_one() -> None:
+    times = [*every(20.0, 1000.0, 2000.0), *every(20.0, 2500.0, 3000.0), 3500.0]
+    (c,) = silent(quiet(times), [rules.DueSpan(1, 1, 0.0, 9000.0, 2900.0, 5000.0)])
+    assert (c.start, c.end) == (ts(3010.0), ts(3490.0))
+
+
+def test_a_tracker_never_heard_is_silent_from_its_first_due_span_live() -> None:
+    (c,) = silent(quiet([]), [rules.DueSpan(1, 1, 0.0, 9000.0, 1000.0, 5000.0)], now=2000.0)
+    assert c.start == ts(1000.0) and c.end is None and c.completed_ts is None
+    assert c.facts == {"since": None} and (c.lat, c.lon, c.place) == (None, None, None)
+
+
+def test_due_spans_points_at_the_windows_end_are_the_next_windows_and_every_plan_is_looked_at() -> None:
+    run = Run(DAY, on_time(), list[float | None](SCHED), T + 7200.0)
+    cut = RunPlan(1, DAY, 1, T, T + 720.0, 0.0, 6000.0, Decimal(1))  # the school (T + 720) is not in it
+    assert [(s.start, s.end) for s in rules.due_spans(TIMED, [cut], DAY, run)] == [(T, T + 480.0)]  # Ponto 2
+    empty = RunPlan(1, DAY, 1, T - 9000.0, T - 8000.0, 0.0, 0.0, Decimal(0))  # no scheduled point in it
+    two = RunPlan(1, DAY, 2, T - 3600.0, T + 7200.0, 0.0, 6000.0, Decimal(1))
+    assert [s.run_no for s in rules.due_spans(TIMED, [empty, two], DAY, run)] == [2]
+    # an ended run with nothing reached before one that was reached: only the second is due
+    hours = ("06:20:00", "06:24:00", "08:50:00", "08:55:00")  # run 1: garage, Ponto 1; run 2: Ponto 2, school
+    pts = tuple(Point(p.name, p.kind, p.lat, p.lon, p.seq, h, 1) for p, h in zip(ROUTE.points, hours, strict=True))
+    timed = Route(1, "L1", "Linha 1", ROUTE.lon, ROUTE.lat, 60.0, 100.0, pts)
+    first = RunPlan(1, DAY, 1, T - 3600.0, T + 3600.0, 0.0, 3000.0, Decimal("0.5"))
+    second = RunPlan(1, DAY, 2, T + 3600.0, T + 14400.0, 3000.0, 6000.0, Decimal("0.5"))
+    visits = [visit(GARAGE, None, None, SKIPPED), visit(P1, None, None, SKIPPED), visit(P2, T + 9050.0, T + 9100.0),
+              visit(SCHOOL, T + 9350.0, T + 9400.0)]  # fmt: skip
+    run = Run(DAY, visits, [T, T + 240.0, T + 9000.0, T + 9300.0], T + 14400.0)
+    found = rules.due_spans(timed, [first, second], DAY, run, now=T + 3600.0)
+    assert [(s.run_no, s.start, s.end) for s in found] == [(2, T + 9000.0, T + 9350.0)]
