@@ -1,0 +1,132 @@
+"""Segments at their exact boundaries (issue 33, mutation pass): a gap at gap_s exactly, a link at max_link_s
+exactly, jitter at its radius, the chord's exact metres, along-route metres and their measures on a hand-made
+line. The line and the fixes lie on one geodesic east of Jaru (placed with pyproj's forward problem at the metres
+written here), so a chord between fixes x1 and x2 m along it is exactly x2 - x1; the route's measures go through
+the metric plane (UTM 20S, under 0.04 % scale error at Jaru), so along-route metres are pinned to 5 cm. The
+expected lengths are the metres written here, not values the code computed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from telemetria.fix import Fix
+from telemetria.geo.geodesic import GEOD
+from telemetria.geo.routeline import RouteLine
+from telemetria.reports.analysis.clean import keep_mask
+from telemetria.reports.analysis.distance import CHORD, NONE, ROUTE, Segments, segments
+from telemetria.reports.analysis.track import Track
+from telemetria.reports.knobs import DEFAULT
+
+T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+LON0, LAT0 = -62.47, -10.43
+
+
+def at(x_m: float, north_m: float = 0.0) -> tuple[float, float]:
+    """lon, lat x_m metres along the geodesic leaving Jaru due east, then north_m due north."""
+    lon, lat, _ = GEOD.fwd(LON0, LAT0, 90.0, x_m)
+    if north_m:
+        lon, lat, _ = GEOD.fwd(lon, lat, 0.0, north_m)
+    return float(lon), float(lat)
+
+
+def track(xs: list[float], dts: list[float], kmh: float | None = 48.0, north_m: float = 0.0,
+          heading: float | None = 90.0, accuracy: float | None = None) -> Track:  # fmt: skip
+    """Fixes at xs metres along the geodesic (north_m off it), dts seconds after the first."""
+    return Track.of([
+        Fix(T0 + timedelta(seconds=dt), at(x, north_m)[1], at(x, north_m)[0], speed_kmh=kmh, heading_deg=heading,
+            accuracy_m=accuracy)
+        for x, dt in zip(xs, dts, strict=True)
+    ])  # fmt: skip
+
+
+LINE = RouteLine.of(np.array([at(0.0)[0], at(20_000.0)[0]]), np.array([at(0.0)[1], at(20_000.0)[1]]))
+
+
+def run(t: Track, routes: list[RouteLine] | None = None) -> Segments:
+    routes = [LINE] if routes is None else routes
+    return segments(t, keep_mask(t, DEFAULT), routes, [100.0] * len(routes), DEFAULT)
+
+
+def test_a_chord_is_the_geodesic_between_the_fixes() -> None:
+    s = run(track([1000.0, 1400.0, 1900.0], [0.0, 30.0, 70.0]), routes=[])
+    assert s.method.tolist() == [NONE, CHORD, CHORD]
+    assert s.length_m.tolist() == pytest.approx([0.0, 400.0, 500.0], abs=1e-6)
+    assert s.dt_s[1:].tolist() == [30.0, 40.0] and np.isnan(s.dt_s[0])
+    assert s.route.tolist() == [-1, -1, -1] and np.isnan(s.m_start).all() and np.isnan(s.m_end).all()
+    assert s.by_method_m() == pytest.approx({"route": 0.0, "chord": 900.0, "road": 0.0}, abs=1e-6)
+
+
+def test_along_the_line_the_measures_and_the_metres_are_exact() -> None:
+    s = run(track([1000.0, 1400.0, 1900.0], [0.0, 30.0, 70.0]))
+    assert s.method.tolist() == [NONE, ROUTE, ROUTE] and s.route.tolist() == [-1, 0, 0]
+    assert s.length_m.tolist() == pytest.approx([0.0, 400.0, 500.0], abs=0.05)
+    assert s.m_start[1:].tolist() == pytest.approx([1000.0, 1400.0], abs=0.05)
+    assert s.m_end[1:].tolist() == pytest.approx([1400.0, 1900.0], abs=0.05)
+    assert np.isnan(s.m_start[0]) and np.isnan(s.m_end[0])
+
+
+def test_a_gap_is_a_segment_longer_than_gap_s_exactly_sixty_seconds_is_none() -> None:
+    s = run(track([0.0, 500.0, 1000.0], [0.0, 60.0, 121.0]))
+    assert s.gap.tolist() == [False, False, True]
+    assert s.gap_m() == pytest.approx(500.0, abs=0.05)
+
+
+def test_a_link_of_max_link_s_exactly_is_measured_a_second_more_is_not() -> None:
+    six = 6 * 3600.0
+    s = run(track([0.0, 5000.0, 10000.0], [0.0, six, 2 * six + 1.0], north_m=1000.0), routes=[])
+    assert s.method.tolist() == [NONE, CHORD, NONE]
+    assert s.length_m[1] > 4999.0 and s.length_m[2] == 0.0 and s.gap.tolist() == [False, True, True]
+
+
+def test_standing_still_within_the_jitter_floor_is_zero_beyond_it_is_measured() -> None:
+    """Both ends standing (0 km/h) and within max(jitter_floor_m 15, accuracy): jitter, zeroed."""
+    s = run(track([100.0, 114.9, 100.0, 115.1], [0.0, 30.0, 60.0, 90.0], kmh=0.0, heading=None), routes=[])
+    assert s.stationary_jitter.tolist() == [False, True, True, False]
+    assert s.length_m.tolist() == pytest.approx([0.0, 0.0, 0.0, 15.1], abs=1e-6)
+    # a fix's accuracy widens the radius: 20 m accuracy makes 15.1 m jitter
+    w = run(track([100.0, 115.1], [0.0, 30.0], kmh=0.0, heading=None, accuracy=20.0), routes=[])
+    assert w.stationary_jitter.tolist() == [False, True] and w.length_m.tolist() == [0.0, 0.0]
+    # moving: never jitter
+    m = run(track([100.0, 110.0], [0.0, 30.0], kmh=20.0), routes=[])
+    assert m.stationary_jitter.tolist() == [False, False] and m.length_m[1] == pytest.approx(10.0, abs=1e-6)
+
+
+def test_progress_along_the_line_beyond_max_jump_is_not_the_routes() -> None:
+    """150 km/h for 30 s is 1,250 m, plus both offsets and 5 m: progress beyond that is no route segment."""
+    s = run(track([1000.0, 2250.0 + 4.0], [0.0, 30.0]))
+    assert s.method[1] == ROUTE and s.length_m[1] == pytest.approx(1254.0, abs=0.05)
+    far = run(track([1000.0, 2250.0 + 6.0], [0.0, 30.0]))
+    assert far.method[1] != ROUTE
+
+
+OUT_AND_BACK = RouteLine.of(
+    np.array([at(0.0)[0], at(10_000.0)[0], at(0.0)[0]]), np.array([at(0.0)[1], at(10_000.0)[1], at(0.0)[1]])
+)
+
+
+def test_on_a_road_driven_out_and_back_the_measures_follow_the_way_travelled() -> None:
+    """A 10 km line out and back along one road (20 km of line): 1,000 → 1,400 m heading east is the way out
+    (measures 1,000 → 1,400); heading west it is the way back (18,600 → 19,000), 400 m either way."""
+    east = run(track([1000.0, 1400.0], [0.0, 30.0], heading=90.0), routes=[OUT_AND_BACK])
+    assert east.method[1] == ROUTE and east.length_m[1] == pytest.approx(400.0, abs=0.05)
+    assert (east.m_start[1], east.m_end[1]) == pytest.approx((1000.0, 1400.0), abs=0.1)
+    west = run(track([1400.0, 1000.0], [0.0, 30.0], heading=270.0), routes=[OUT_AND_BACK])
+    assert west.length_m[1] == pytest.approx(400.0, abs=0.05)
+    assert (west.m_start[1], west.m_end[1]) == pytest.approx((18600.0, 19000.0), abs=0.1)
+    # no heading: both passes fit as well; the measures are those of a pair moving forward along the line
+    none = run(track([1400.0, 1000.0], [0.0, 30.0], heading=None), routes=[OUT_AND_BACK])
+    assert none.length_m[1] == pytest.approx(400.0, abs=0.05)
+    assert (none.m_start[1], none.m_end[1]) == pytest.approx((18600.0, 19000.0), abs=0.1)
+    fwd = run(track([1000.0, 1400.0], [0.0, 30.0], heading=None), routes=[OUT_AND_BACK])
+    assert (fwd.m_start[1], fwd.m_end[1]) == pytest.approx((1000.0, 1400.0), abs=0.1)
+
+
+def test_the_route_closest_to_the_reported_speeds_wins_among_two_lines() -> None:
+    """Two routes over the same fixes: the one whose progress is plausible gives the metres and its index."""
+    far = RouteLine.of(np.array([at(0.0, 5000.0)[0], at(20_000.0, 5000.0)[0]]),
+                       np.array([at(0.0, 5000.0)[1], at(20_000.0, 5000.0)[1]]))  # fmt: skip
+    s = run(track([1000.0, 1400.0], [0.0, 30.0]), routes=[far, LINE])
+    assert s.method[1] == ROUTE and s.route[1] == 1 and s.length_m[1] == pytest.approx(400.0, abs=0.05)
