@@ -6,7 +6,7 @@ code. No engine, no database."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any, cast
@@ -445,3 +445,47 @@ def test_due_spans_points_at_the_windows_end_are_the_next_windows_and_every_plan
     run = Run(DAY, visits, [T, T + 240.0, T + 9000.0, T + 9300.0], T + 14400.0)
     found = rules.due_spans(timed, [first, second], DAY, run, now=T + 3600.0)
     assert [(s.run_no, s.start, s.end) for s in found] == [(2, T + 9000.0, T + 9350.0)]
+
+
+# --- deviations --------------------------------------------------------------------------------------------------
+
+
+def _detour() -> tuple[Any, int, int]:
+    """The morning run with a detour 400 m north of the road between km 2.5 and 3.5 (fixes every 30 s): the index
+    of the first fix off the route (200 m north) and of the last one (200 m north on the way back)."""
+    from tests.unit.test_occurrence_rules import Script
+
+    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(2500.0)
+    first = len(s.fixes)  # the next fix, 200 m north: off the route (tolerance 100 m)
+    s.drive(2500.0, north=400.0).drive(3500.0, north=400.0).drive(3500.0, north=0.0)
+    last = len(s.fixes) - 2  # 200 m north on the way back; the fix after it is on the road again
+    return s, first, last
+
+
+def test_a_deviation_starts_and_ends_midway_to_the_fixes_around_it_and_is_complete_at_its_second_fix() -> None:
+    from tests.unit.test_occurrence_rules import candidates
+
+    s, first, last = _detour()
+    s.drive(4000.0).park(60).drive(6000.0).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.ROUTE_DEVIATION]
+    t = [f.ts for f in s.fixes]
+    assert c.start == t[first] - timedelta(seconds=15) and c.end == t[last] + timedelta(seconds=15)
+    # 2 fixes (deviation_min_fixes) and 30 s (deviation_min_s) since its start: the second fix off the route
+    assert c.completed_ts == t[first + 1] and c.vehicle_id == 7 and c.route_id == 1
+    far = {(f.lat, f.lon) for f in s.fixes[first + 1 : last]}  # the fixes 400 m north
+    assert (c.lat, c.lon) in far
+    assert c.facts["start_min"] == t[first - 1].isoformat() and c.facts["end_max"] == t[last + 1].isoformat()
+
+
+def test_a_detour_before_the_first_boarding_neither_counts_nor_hides_one_with_pupils() -> None:
+    """Art. 26: a detour on the way to the first stop (no pupils) is no deviation, and it does not stop the one
+    after the boarding from counting, complete at its own second fix off the route."""
+    from tests.unit.test_occurrence_rules import Script, candidates
+
+    s = Script("05:50").until("06:00").drive(500.0).drive(500.0, north=400.0).drive(1500.0, north=400.0)
+    s.drive(1500.0, north=0.0).drive(2000.0).park(60).drive(2500.0)
+    first = len(s.fixes)
+    s.drive(2500.0, north=400.0).drive(3500.0, north=400.0).drive(3500.0, north=0.0)
+    s.drive(4000.0).park(60).drive(6000.0).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.ROUTE_DEVIATION]
+    assert c.start == s.fixes[first].ts - timedelta(seconds=15) and c.completed_ts == s.fixes[first + 1].ts
