@@ -489,3 +489,33 @@ def test_a_detour_before_the_first_boarding_neither_counts_nor_hides_one_with_pu
     s.drive(4000.0).park(60).drive(6000.0).park(600)
     (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.ROUTE_DEVIATION]
     assert c.start == s.fixes[first].ts - timedelta(seconds=15) and c.completed_ts == s.fixes[first + 1].ts
+
+
+# --- the facts a stop and an on-board leg carry ------------------------------------------------------------------
+
+
+def test_an_unauthorized_stop_carries_the_vehicle_its_place_and_the_nearest_point() -> None:
+    """Boards at Ponto 1 (2,000 m), stops 5 min at 3,000 m with pupils on board: 1,000 m from Ponto 1 and from
+    Ponto 2 (4,000 m), where every fix of the stop lies."""
+    from tests.unit.test_occurrence_rules import Script, at, candidates
+
+    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(3000.0)
+    arrived = len(s.fixes)  # the stop's first fix, the first at 0 km/h: its place ("fix i": _place stubbed above)
+    s.park(300).drive(6000.0).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.UNAUTHORIZED_STOP]
+    assert c.vehicle_id == 7 and c.route_id == 1 and (c.lat, c.lon) == at(3000.0)
+    assert c.place == f"fix {arrived}"
+    assert c.facts["nearest_stop"] in ("Ponto 1", "Ponto 2") and c.facts["ignition_off"] is False  # no fix said off
+    assert set(c.facts) >= {"duration_s", "nearest_stop", "nearest_m", "ignition_off"}
+
+
+def test_over_two_hours_on_board_carries_the_vehicle_the_route_and_the_boarding_stop() -> None:
+    from tests.unit.test_occurrence_rules import Script, at, candidates
+
+    s = Script("05:50").until("06:00").drive(2000.0)
+    boarded = len(s.fixes)  # the first fix standing at Ponto 1: where a leg to school is placed
+    s.park(60).drive(4000.0).park(60).drive(4000.0, north=2000.0)
+    s.park(2 * 3600).drive(4000.0, north=0.0).drive(6000.0).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.OVER_2H_ON_BOARD]
+    assert c.vehicle_id == 7 and c.route_id == 1 and (c.lat, c.lon) == at(2000.0)  # Ponto 1, the first boarding
+    assert c.place == f"fix {boarded}" and c.facts["leg"] == "to_school"
