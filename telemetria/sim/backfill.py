@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from telemetria.contracts import calendar
 from telemetria.fix import Fix
 from telemetria.localtime import LOCAL_TZ
 from telemetria.sim import wire
@@ -90,10 +91,12 @@ class Done:
 
 
 def school_days(first: date, today: date) -> list[date]:
-    """Monday to Friday from `first` to the day before `today`."""
+    """The school days from `first` to the day before `today`: Monday to Friday but the national holidays, as the
+    demo's school year counts them (a run planted on 20 November, Dia da Consciência Negra, would not be due: the
+    demo then showed no substitution when the 30 days put one there)."""
     out, d = [], first
     while d < today:
-        if d.isoweekday() <= 5:
+        if calendar.why_not(d, calendar.holidays_by_day(d.year)) is None:
             out.append(d)
         d += timedelta(days=1)
     return out

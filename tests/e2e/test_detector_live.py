@@ -62,7 +62,8 @@ async def test_a_speeding_episode_is_stored_within_60_s_of_the_fix_that_ends_it(
             await asyncio.sleep(0.5)
         assert row is not None, "no speeding occurrence 60 s after the fixes were posted"
         assert row["status"] == "detected" and not row["late"]
-        assert row["start_ts"] == t0 + timedelta(seconds=30) and row["facts"]["max_kmh"] == 88.0
+        # the episode starts midway between the last fix under the limit (k=1) and the first above it (k=2), issue 34
+        assert row["start_ts"] == t0 + timedelta(seconds=22.5) and row["facts"]["max_kmh"] == 88.0
         assert row["article"] == "Art. 37, X" and row["route_id"] == route
         history = await conn.fetch("SELECT actor, action FROM occurrence_history WHERE occurrence_id = $1", row["id"])
         assert [(h["actor"], h["action"]) for h in history] == [("detector", "detected")]

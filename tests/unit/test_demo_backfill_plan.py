@@ -13,7 +13,14 @@ FIRST = date(2026, 11, 5)  # a first start on 2026-12-05: the registry's first d
 
 def test_the_days_are_weekdays_before_the_first_start_and_the_plan_is_anchored_to_the_first_day() -> None:
     days = school_days(FIRST, FIRST + timedelta(days=30))
-    assert len(days) == 22 and all(d.isoweekday() <= 5 for d in days) and days[-1] == date(2026, 12, 4)
+    assert len(days) == 21 and all(d.isoweekday() <= 5 for d in days) and days[-1] == date(2026, 12, 4)
+    # 20 November is a national holiday (Dia da Consciência Negra): no run is due, so nothing is planted there
+    # (a substitution planted there left the closed month without one when the demo started on 6 December)
+    assert date(2026, 11, 20) not in days
+    for start in (date(2026, 12, d) for d in range(1, 15)):
+        later = school_days(start - timedelta(days=30), start)
+        assert {p.kind for p in plan_of(later).values()} == {"partial", "not_made", "substitution"}
+        assert date(2026, 11, 20) not in later
     plan = plan_of(days)
     assert len(plan) == len(PLAN)
     # a later start (more days) keeps each plant on its day: the stored past does not change
