@@ -188,6 +188,13 @@ def within(lines: Iterable[str], start: datetime, end: datetime) -> list[str]:
     return [x for x in lines if a <= x[:20] < b]
 
 
+def arrived_since(found: Sequence[tuple[int, str]], stored: Sequence[str]) -> bool:
+    """Whether the file's rows are the stored lines in order with only some stored lines missing from the file: what
+    a day not sealed yet looks like when positions arrived after the export (pure)."""
+    it = iter(stored)
+    return len(found) < len(stored) and all(any(line == want for want in it) for _, line in found)
+
+
 def first_difference(found: Sequence[tuple[int, str]], expected: Sequence[str], end_row: int) -> Difference | None:
     """Where the file's rows first differ from the expected lines; `end_row` names a line missing at the end."""
     for i, want in enumerate(expected):
@@ -244,10 +251,15 @@ def judge(
     if not versions:  # an unknown vehicle, one outside the caller's scope, a day not sealed: nothing of a seal said
         if current is not None and group is not None:  # not sealed yet: the rows against the data stored now
             start, end = _span(group)
-            diff = first_difference(rows, within(current, start, end), end_row)
-            if diff is None:
+            stored = within(current, start, end)
+            diff = first_difference(rows, stored, end_row)
+            if diff is None or arrived_since(rows, stored):
+                # Every row of the file is stored as it says; positions a tracker stored and forwarded (Art. 15
+                # §3) may still arrive for the day after the export: that is the day still open, not an alteration.
+                late = len(stored) - len(rows)
+                since = f" ({late} posição(ões) do período chegaram depois da exportação)" if late else ""
                 reason = ("dia ainda não selado: o selo deste dia é gerado depois que ele termina; tente novamente "
-                          "amanhã. As linhas conferem com os dados guardados hoje")  # fmt: skip
+                          "amanhã. As linhas conferem com os dados guardados hoje" + since)  # fmt: skip
                 return DayResult(vehicle_id, plate, day, None, None, len(rows), False, None, reason, NOT_SEALED_YET)
             reason = "dia ainda não selado, e as linhas do arquivo não conferem com os dados guardados"
             return DayResult(vehicle_id, plate, day, None, None, len(rows), False, diff, reason, ALTERED)

@@ -497,3 +497,17 @@ def test_a_sheet_declaring_every_cell_is_read_as_wide_and_long_as_its_cells() ->
         assert b"A1:XFD1048576" in z.read(SHEET)
     p = v.parse(wide)
     assert p.last_row == 7 and len(p.groups[(7, DAY)].rows) == 6
+
+
+def test_a_day_not_sealed_yet_whose_file_misses_positions_that_arrived_since_is_not_altered() -> None:
+    """Store and forward (Art. 15 §3): after today's export, positions of its period may still arrive. The file's
+    rows are then the stored lines in order with some missing: the day is open, not altered. A changed or extra
+    row is still an alteration."""
+    from telemetria.seals.verify import arrived_since
+
+    stored = ["a", "b", "c", "d"]
+    assert arrived_since([(1, "a"), (2, "c"), (3, "d")], stored)  # "b" arrived after the export
+    assert not arrived_since([(1, "a"), (2, "b"), (3, "c"), (4, "d")], stored)  # the same: first_difference says so
+    assert not arrived_since([(1, "a"), (2, "x"), (3, "d")], stored)  # a row changed
+    assert not arrived_since([(1, "c"), (2, "a")], stored)  # out of order
+    assert not arrived_since([(1, "a"), (2, "e")], stored)  # a row the data never had
