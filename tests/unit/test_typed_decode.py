@@ -81,7 +81,7 @@ def test_well_formed_fixes_take_the_fast_path_with_the_same_result(item: dict[st
         assert _typed(body) is not None
         assert answer(body) == general(body)
         items, _ = decode_body(body, 100)
-        assert all(isinstance(x, Fix) for x in items)
+        assert len(items) in (1, 2) and all(isinstance(x, Fix) for x in items)
 
 
 def test_the_fast_path_decodes_units_and_defaults() -> None:
