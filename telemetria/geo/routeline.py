@@ -1,8 +1,8 @@
 """A planned route as a line for linear referencing: offsets, per-pass measures and positions (pure, vectorized).
 
-Geometry is done in the UTM plane (telemetria.geo.metric); measures are GEODESIC metres along the route: a
-position inside a segment maps to the vertices' cumulative geodesic length, so that along-route distances agree
-with pyproj.Geod lengths rather than with the UTM scale.
+Geometry is done on the plane of the route's own UTM zone (telemetria.geo.metric); measures are GEODESIC metres
+along the route: a position inside a segment maps to the vertices' cumulative geodesic length, so that along-route
+distances agree with pyproj.Geod lengths rather than with the UTM scale.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy.typing as npt
 import shapely
 
 from telemetria.geo.geodesic import GEOD
-from telemetria.geo.metric import to_metric
+from telemetria.geo.metric import Plane, plane_of
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -60,6 +60,7 @@ class RouteLine:
     seg_m: FloatArray  # geodesic length of each segment
     az_deg: FloatArray  # geodesic azimuth of each segment at its start
     tree: shapely.STRtree  # over the segments as UTM linestrings, in segment order
+    plane: Plane  # the UTM zone of the route's middle longitude: points are measured against it on that plane
 
     @classmethod
     def of(cls, lon: npt.ArrayLike, lat: npt.ArrayLike) -> RouteLine:
@@ -74,11 +75,12 @@ class RouteLine:
             raise ValueError("a route line needs at least two distinct vertices")
         az, _, dist = GEOD.inv(lo[:-1], la[:-1], lo[1:], la[1:])
         seg = np.asarray(dist, dtype=float)
-        x, y = to_metric(lo, la)
+        plane = plane_of(lo)
+        x, y = plane.to_metric(lo, la)
         xy = np.column_stack([x, y])
         lines = shapely.linestrings(np.stack([xy[:-1], xy[1:]], axis=1))
         cum = np.concatenate([[0.0], np.cumsum(seg)])
-        return cls(lo, la, x, y, cum, seg, np.asarray(az, dtype=float) % 360.0, shapely.STRtree(lines))
+        return cls(lo, la, x, y, cum, seg, np.asarray(az, dtype=float) % 360.0, shapely.STRtree(lines), plane)
 
     @property
     def length_m(self) -> float:
@@ -87,7 +89,7 @@ class RouteLine:
 
     def offset_m(self, lon: npt.ArrayLike, lat: npt.ArrayLike) -> FloatArray:
         """Distance from each point (degrees) to the nearest location on the line, metres; NaN for NaN input."""
-        px, py = to_metric(np.ravel(lon), np.ravel(lat))
+        px, py = self.plane.to_metric(np.ravel(lon), np.ravel(lat))
         out = np.full(len(px), np.nan)
         ok = np.flatnonzero(np.isfinite(px) & np.isfinite(py))
         if len(ok):
@@ -106,7 +108,7 @@ class RouteLine:
 
     def candidates(self, lon: npt.ArrayLike, lat: npt.ArrayLike, tolerance_m: float) -> Candidates:
         """Every separate pass of the line within tolerance_m metres of each point (degrees): see Candidates."""
-        px, py = to_metric(np.ravel(lon), np.ravel(lat))
+        px, py = self.plane.to_metric(np.ravel(lon), np.ravel(lat))
         n = len(px)
         finite = np.isfinite(px) & np.isfinite(py)
         pts = shapely.points(np.where(finite, px, 0.0), np.where(finite, py, 0.0))

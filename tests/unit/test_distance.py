@@ -13,13 +13,15 @@ import pytest
 
 from telemetria.fix import Fix
 from telemetria.geo.geodesic import GEOD
-from telemetria.geo.metric import to_metric
+from telemetria.geo.metric import JARU_ZONE, zone_plane
 from telemetria.geo.routeline import RouteLine
 from telemetria.reports.analysis.clean import keep_mask
 from telemetria.reports.analysis.distance import CHORD, NONE, ROUTE, Segments, odometer_delta_m, segments
 from telemetria.reports.analysis.track import Track
 from telemetria.reports.knobs import DEFAULT
 from telemetria.sim import MotionParams, SimRun, TrackerParams, simulate_vehicle
+
+PLANE = zone_plane(JARU_ZONE)  # Jaru's UTM zone, 20S
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 LON0, LAT0 = -62.47, -10.43
@@ -138,9 +140,9 @@ def sparse_at_corners(s: SimRun, radius_m: float = 150.0, guard_s: float = 120.0
     line = s.truth.route.line
     turn = np.abs((np.diff(line.az) + 180.0) % 360.0 - 180.0)
     k = np.flatnonzero(turn > 45.0) + 1
-    cx, cy = to_metric(line.lon[k], line.lat[k])
+    cx, cy = PLANE.to_metric(line.lon[k], line.lat[k])
     fixes = [f for u in s.uploads for f in u.fixes]
-    fx, fy = to_metric([f.lon for f in fixes], [f.lat for f in fixes])
+    fx, fy = PLANE.to_metric([f.lon for f in fixes], [f.lat for f in fixes])
     near = np.hypot(fx[:, None] - cx[None, :], fy[:, None] - cy[None, :]).min(axis=1) <= radius_m
     t = np.array([(f.ts - s.truth.start).total_seconds() for f in fixes])
     detour, outlier = s.truth.detour, s.log.outlier_t_s

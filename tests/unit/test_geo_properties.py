@@ -16,8 +16,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from telemetria.geo.geodesic import GEOD, distance_m, line_length_m
-from telemetria.geo.metric import to_lonlat, to_metric
+from telemetria.geo.metric import JARU_ZONE, plane_at, zone_of, zone_plane
 from telemetria.geo.routeline import RouteLine
+
+PLANE = zone_plane(JARU_ZONE)  # Jaru's UTM zone, 20S
 
 # PROJ loads its database on first use: no per-example deadline.
 GEO = settings(deadline=None, max_examples=200)
@@ -78,7 +80,7 @@ def test_utm_distance_agrees_with_geodesic_in_rondonia(p: tuple[float, float], a
     # The UTM point scale k0·(1 + (Δλ·cos φ)²/2) runs from 0.9996 on the central meridian (-63°) to 1.0019 10 km
     # beyond Rondônia's western edge (3.9° away): planar metres are geodesic metres times a factor in that range.
     lon2, lat2, _ = GEOD.fwd(p[0], p[1], az, dist)
-    x, y = to_metric([p[0], lon2], [p[1], lat2])
+    x, y = PLANE.to_metric([p[0], lon2], [p[1], lat2])
     ratio = math.hypot(x[1] - x[0], y[1] - y[0]) / dist
     assert 0.9996 - 1e-6 <= ratio <= 1.0019
 
@@ -87,16 +89,43 @@ def test_utm_distance_agrees_with_geodesic_in_rondonia(p: tuple[float, float], a
 @given(jaru_points, st.floats(0.0, 360.0), st.floats(1.0, 10_000.0))
 def test_utm_scale_error_near_jaru_is_under_0_04_percent(p: tuple[float, float], az: float, dist: float) -> None:
     lon2, lat2, _ = GEOD.fwd(p[0], p[1], az, dist)
-    x, y = to_metric([p[0], lon2], [p[1], lat2])
+    x, y = PLANE.to_metric([p[0], lon2], [p[1], lat2])
     assert math.hypot(x[1] - x[0], y[1] - y[0]) == pytest.approx(dist, rel=4e-4)
+
+
+# Brazil's bounding box: zones 18 (Acre) to 25 (Fernando de Noronha's meridian is in 25 too).
+brazil_points = st.tuples(st.floats(-73.99, -34.8), st.floats(-33.7, 5.2))
+
+
+@GEO
+@given(brazil_points, st.floats(0.0, 360.0), st.floats(1.0, 10_000.0))
+def test_the_plane_of_a_place_anywhere_in_brazil_keeps_metres_within_0_11_percent(
+    p: tuple[float, float], az: float, dist: float
+) -> None:
+    # On its own zone a point is at most 3° from the central meridian (the far end of 10 km, 0.09° more):
+    # k0·(1 + (Δλ·cos φ)²/2) ≤ 0.9996 · 1.00146. Jaru's zone for all of Brazil stretched Recife's metres by 12 %.
+    lon2, lat2, _ = GEOD.fwd(p[0], p[1], az, dist)
+    plane = plane_at(p[0])
+    assert 18 <= plane.zone <= 25 and plane.crs == f"EPSG:{31960 + plane.zone}"
+    x, y = plane.to_metric([p[0], lon2], [p[1], lat2])
+    ratio = math.hypot(x[1] - x[0], y[1] - y[0]) / dist
+    assert 0.9996 - 1e-6 <= ratio <= 1.0011
+
+
+@given(st.floats(-180.0, 180.0))
+def test_a_longitude_lies_in_its_zone(lon: float) -> None:
+    zone = zone_of(lon)
+    west = -180.0 + 6.0 * (zone - 1)
+    # Within a nanodegree of its zone: -5e-324 / 6 underflows to -0.0, a zone boundary by a denormal's width.
+    assert 1 <= zone <= 60 and (west - 1e-9 <= lon < west + 6.0 + 1e-9 or (lon == 180.0 and zone == 1))
 
 
 @GEO
 @given(st.tuples(st.floats(-74.0, -52.0), st.floats(-20.0, 0.0)))
 def test_metric_projection_round_trips(p: tuple[float, float]) -> None:
     # Rondônia and well beyond (up to 11° from zone 20's central meridian): back within 1e-9° (0.1 mm).
-    x, y = to_metric(*p)
-    lon, lat = to_lonlat(x, y)
+    x, y = PLANE.to_metric(*p)
+    lon, lat = PLANE.to_lonlat(x, y)
     assert float(lon) == pytest.approx(p[0], abs=1e-9) and float(lat) == pytest.approx(p[1], abs=1e-9)
 
 
@@ -109,7 +138,7 @@ def test_non_finite_coordinates_give_nan_not_a_number(p: tuple[float, float], ba
     lon, lat = [p[0], p[0]], [p[1], p[1]]
     (lon if where % 2 == 0 else lat)[where // 2] = bad
     assert math.isnan(line_length_m(lon, lat))
-    x, y = to_metric(lon[where // 2], lat[where // 2])
+    x, y = PLANE.to_metric(lon[where // 2], lat[where // 2])
     assert not (math.isfinite(x) and math.isfinite(y))
 
 
@@ -155,7 +184,7 @@ def test_offsets_are_not_negative_and_zero_at_vertices(line: RouteLine, pts: lis
     assert np.all(off >= 0.0)
     assert np.all(line.offset_m(line.lon, line.lat) <= 1e-6)
     # Nearest distance on the plane is never more than the planar distance to any vertex.
-    x, y = to_metric(lon, lat)
+    x, y = line.plane.to_metric(lon, lat)
     to_vertices = np.hypot(x[:, None] - line.x[None, :], y[:, None] - line.y[None, :]).min(axis=1)
     assert np.all(off <= to_vertices + 1e-6)
 

@@ -14,7 +14,7 @@ import pytest
 from pyproj import Transformer
 
 from telemetria.geo.geodesic import distance_m
-from telemetria.geo.metric import to_lonlat, to_metric
+from telemetria.geo.metric import JARU_ZONE, zone_plane
 from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement.boletim import RouteTotals
 from telemetria.publication import tables
@@ -23,6 +23,8 @@ from telemetria.publication.grid import max_shift_m, snap
 from telemetria.publication.itinerary import public_route, route_json
 from telemetria.publication.lines import public_line
 from telemetria.publication.service import month_span, per_route
+
+PLANE = zone_plane(JARU_ZONE)  # Jaru's UTM zone, 20S
 
 JARU = (-10.4389, -62.4664)
 SCALE = 1.0005  # the UTM plane's scale error in Jaru is under 0.04 %
@@ -41,10 +43,8 @@ def test_a_boarding_point_moves_at_most_half_a_cell_diagonal(cell_m: int) -> Non
 
 def test_nearby_points_collapse_into_one_place_and_far_ones_do_not() -> None:
     # Three homes a few metres apart, in the middle of one 100 m cell; one 300 m away.
-    from telemetria.geo.metric import to_lonlat
-
     x, y = [500_050.0, 500_060.0, 500_041.0, 500_350.0], [8_850_050.0, 8_850_030.0, 8_850_071.0, 8_850_050.0]
-    lon, lat = to_lonlat(x, y)
+    lon, lat = PLANE.to_lonlat(x, y)
     got = snap(list(lat), list(lon), 100)
     assert got[0] == got[1] == got[2]
     assert got[3] != got[0]
@@ -80,15 +80,15 @@ def test_the_published_line_is_simplified_and_its_ends_are_on_the_grid() -> None
 
 def test_a_spur_to_a_boarding_place_loses_its_tip() -> None:
     # Along a road, then out 800 m to a farm gate (the boarding place) and back, then on: the tip is the home.
-    x0, y0 = to_metric([JARU[1]], [JARU[0]])
+    x0, y0 = PLANE.to_metric([JARU[1]], [JARU[0]])
     xs = [x0[0] + d for d in (0, 1000, 1000, 1000, 2000)]
     ys = [y0[0] + d for d in (0, 0, 800, 0, 0)]
-    lon, lat = to_lonlat(xs, ys)
+    lon, lat = PLANE.to_lonlat(xs, ys)
     gate = (float(lon[2]), float(lat[2]))
     exact = public_line(list(lon), list(lat), 0, hide=[gate])
     assert [round(gate[1], 6), round(gate[0], 6)] in exact  # precision 0: as registered
     published = public_line(list(lon), list(lat), 100, hide=[gate])
-    px, py = to_metric([p[1] for p in published], [p[0] for p in published])
+    px, py = PLANE.to_metric([p[1] for p in published], [p[0] for p in published])
     assert min(math.hypot(a - xs[2], b - ys[2]) for a, b in zip(px, py, strict=True)) > 100
 
 
@@ -202,3 +202,23 @@ def test_the_memo_keeps_an_answer_for_its_ttl_and_a_bounded_number_of_them() -> 
     memo.put("b", 2, now=0)
     memo.put("c", 3, now=0)
     assert memo.get("a", now=1) is None and (memo.get("b", now=1), memo.get("c", now=1)) == (2, 3)
+
+
+def test_a_place_far_from_jaru_moves_no_more_than_half_a_cells_diagonal_and_alone() -> None:
+    # Recife (zone 25, 28° east of Jaru's meridian): on Jaru's plane a 100 m cell was 89.5 m of ground, and a place
+    # moved up to 70.7 m of the plane was up to 63 m of ground; on its own zone's plane the cell is 100 m ± 0.1 %.
+    rng = random.Random(7)
+    pts = [(-8.05 + rng.uniform(-0.05, 0.05), -34.9 + rng.uniform(-0.05, 0.05)) for _ in range(200)]
+    got = snap([p[0] for p in pts], [p[1] for p in pts], 100)
+    shifts = [distance_m(p[1], p[0], g[1], g[0]) for p, g in zip(pts, got, strict=True)]
+    assert max(shifts) <= max_shift_m(100) * 1.0011
+    assert max(shifts) > max_shift_m(100) * 0.9  # not a cell shrunk to nothing
+    # Two places 100 m apart along a parallel are never in the same cell: ground cells are not wider than 100 m.
+    apart = [(-8.05, -34.9 + k * 1e-5) for k in range(0, 3000, 7)]
+    cells = snap([a for a, _ in apart], [o for _, o in apart], 100)
+    pairs = list(zip(apart, cells, strict=True))
+    for (p, c), (q, d) in zip(pairs, pairs[11:], strict=False):
+        if distance_m(p[1], p[0], q[1], q[0]) > 100.2:
+            assert c != d
+    # A place's cell does not depend on the places published with it.
+    assert snap([pts[0][0]], [pts[0][1]], 100) == got[:1]

@@ -11,7 +11,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from telemetria.geo.metric import to_metric
+from telemetria.geo.metric import JARU_ZONE, zone_plane
 from telemetria.reports.analysis.clean import keep_mask
 from telemetria.reports.analysis.distance import CHORD, ROAD, Segments, segments
 from telemetria.reports.analysis.track import Track
@@ -21,6 +21,8 @@ from telemetria.roads.model import Roads
 from telemetria.sim import MotionParams, SimRun, TrackerParams, simulate_vehicle
 from telemetria.sim.roadnet import grid_ways
 from telemetria.sim.roads import make_grid
+
+PLANE = zone_plane(JARU_ZONE)  # Jaru's UTM zone, 20S
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 CONTEXT = 6  # fixes each side of a window, as tests/unit/test_distance.py
@@ -95,9 +97,9 @@ def without_fixes_near_corners(s: SimRun, radius_m: float = 150.0) -> Track:
     line = s.truth.route.line
     turn = np.abs((np.diff(line.az) + 180.0) % 360.0 - 180.0)
     k = np.flatnonzero((turn > 45.0) & (turn < 135.0)) + 1
-    cx, cy = to_metric(line.lon[k], line.lat[k])
+    cx, cy = PLANE.to_metric(line.lon[k], line.lat[k])
     fixes = [f for u in s.uploads for f in u.fixes]
-    fx, fy = to_metric([f.lon for f in fixes], [f.lat for f in fixes])
+    fx, fy = PLANE.to_metric([f.lon for f in fixes], [f.lat for f in fixes])
     near = np.hypot(fx[:, None] - cx[None, :], fy[:, None] - cy[None, :]).min(axis=1) <= radius_m
     return Track.of([f for f, drop in zip(fixes, near, strict=True) if not drop])
 

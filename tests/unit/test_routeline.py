@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from telemetria.geo.geodesic import GEOD, line_length_m
-from telemetria.geo.metric import to_lonlat, to_metric
+from telemetria.geo.metric import JARU_ZONE, zone_plane
 from telemetria.geo.routeline import RouteLine
+
+PLANE = zone_plane(JARU_ZONE)  # Jaru's UTM zone, 20S
 
 LON0, LAT0 = -62.47, -10.43  # Jaru
 
@@ -24,10 +26,10 @@ def east_line(length_m: float = 10_000.0) -> tuple[float, float]:
 
 
 def test_metric_projection_is_utm_20s_and_round_trips() -> None:
-    x, y = to_metric(LON0, LAT0)
+    x, y = PLANE.to_metric(LON0, LAT0)
     # Easting from the zone's central meridian (-63°) plus the false easting; northing with the 10,000 km offset.
     assert float(x) == pytest.approx(558_008.4, abs=0.5) and float(y) == pytest.approx(8_846_996.0, abs=0.5)
-    lon, lat = to_lonlat(x, y)
+    lon, lat = PLANE.to_lonlat(x, y)
     assert float(lon) == pytest.approx(LON0, abs=1e-9) and float(lat) == pytest.approx(LAT0, abs=1e-9)
 
 
@@ -103,3 +105,17 @@ def test_a_route_needs_two_distinct_finite_vertices() -> None:
         RouteLine.of([LON0, LON0], [LAT0, LAT0])
     with pytest.raises(ValueError):
         RouteLine.of([LON0, np.nan], [LAT0, LAT0])
+
+
+def test_a_route_far_from_jaru_is_measured_on_its_own_zone() -> None:
+    # Recife (-34.9°, zone 25): a point 100 m north of an east-west street is 100 m from it, not the 111.7 m that
+    # Jaru's zone 20 (28° west of here) made of it.
+    lon0, lat0 = -34.90, -8.05
+    (lo1,), (la1,) = fwd(lon0, lat0, 90.0, np.array([2_000.0]))
+    line = RouteLine.of([lon0, lo1], [lat0, la1])
+    (mid_lon,), (mid_lat,) = fwd(lon0, lat0, 90.0, np.array([1_000.0]))
+    (plon,), (plat,) = fwd(mid_lon, mid_lat, 0.0, np.array([100.0]))
+    assert line.plane.zone == 25
+    assert float(line.offset_m([plon], [plat])[0]) == pytest.approx(100.0, rel=1e-3)
+    measure = line.candidates([plon], [plat], 150.0).measure_m[0, 0]
+    assert float(measure) == pytest.approx(1_000.0, rel=1e-3)
