@@ -6,6 +6,13 @@ import hashlib
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
+# The version of the derivation's rules themselves (cleaning, segments, map matching, stops, episodes, runs). Part
+# of every rollup's basis with the knobs: a release that changes what a day's fixes yield bumps it, so every
+# rollup computed by the old rules is stale at once. Reads compute such days from the fixes (never an old figure
+# beside a new one in one report) and the refresher recomputes them in the background (rollup.check_bases).
+# 1: up to issue 33; 2: issue 34's matcher on the imported roads and unbiased instants (midpoints between fixes).
+ANALYSIS_VERSION = 2
+
 
 @dataclass(frozen=True, slots=True)
 class ReportParams:
@@ -40,7 +47,8 @@ class ReportParams:
     deviation_min_fixes: int = 2
 
     def fingerprint(self) -> str:
-        """Changes whenever any knob does: stored with rollups so that old ones are recognized as stale."""
+        """Changes whenever any knob or the rules' version (ANALYSIS_VERSION) does: stored with rollups so that
+        old ones are recognized as stale."""
         return _fingerprint(self)
 
 
@@ -49,4 +57,4 @@ DEFAULT = ReportParams()
 
 @lru_cache(maxsize=64)
 def _fingerprint(params: ReportParams) -> str:
-    return hashlib.sha256(repr(sorted(asdict(params).items())).encode()).hexdigest()[:16]
+    return hashlib.sha256(repr((ANALYSIS_VERSION, sorted(asdict(params).items()))).encode()).hexdigest()[:16]

@@ -17,6 +17,7 @@ from defusedxml import ElementTree
 
 from telemetria.app import create_app
 from telemetria.formats import fmt
+from telemetria.reports import knobs
 from telemetria.reports.store import rollup
 from telemetria.sim import TrackerParams
 from tests.db.conftest import People, make_people
@@ -266,6 +267,33 @@ async def test_a_route_selects_the_vehicles_assigned_to_it(
     rows = orjson.loads(r.content)["vehicles"]
     assert [row["vehicle_id"] for row in rows] == [t.vehicle_id]
     assert rows[0]["trips"] >= 1 and rows[0]["km"] > 10 and rows[0]["active"] is True
+
+
+async def test_a_release_with_other_rules_outdates_every_rollup(
+    client: httpx.AsyncClient,
+    pool: asyncpg.Pool,
+    people: People,
+    posted: tuple[Any, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A release whose derivation yields other figures (knobs.ANALYSIS_VERSION) with no registry change: no report
+    # shows a rollup of the old rules, and the refresher recomputes them by itself.
+    t, _ = posted
+    assert await rollup.refresh(pool) >= 1
+    rolled = await _km(client, people, t.vehicle_id)
+    assert rolled["vehicle_days"] == {"from_rollups": 1, "computed_live": 0}
+    monkeypatch.setattr(knobs, "ANALYSIS_VERSION", knobs.ANALYSIS_VERSION + 1)
+    knobs._fingerprint.cache_clear()
+    try:
+        after = await _km(client, people, t.vehicle_id)
+        assert after["vehicle_days"] == {"from_rollups": 0, "computed_live": 1}
+        assert after["vehicles"] == rolled["vehicles"]
+        assert await rollup.refresh(pool) == 1
+        assert (await _km(client, people, t.vehicle_id))["vehicle_days"] == {"from_rollups": 1, "computed_live": 0}
+        assert await rollup.refresh(pool) == 0  # checked once per release, not every round
+    finally:
+        monkeypatch.undo()
+        knobs._fingerprint.cache_clear()
 
 
 async def test_the_service_refreshes_rollups_by_itself(

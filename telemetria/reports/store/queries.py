@@ -183,8 +183,8 @@ DELETE_MARKS = "DELETE FROM rollup_stale WHERE vehicle_id = $1 AND day = $2"
 # bases, and the generation last checked.
 ROLLUP_BASES = "SELECT day, basis FROM report_rollups WHERE vehicle_id = $1 ORDER BY day"
 ROLLED_VEHICLES = "SELECT DISTINCT vehicle_id FROM report_rollups ORDER BY vehicle_id"
-CHECKED = "SELECT checked_generation FROM rollup_horizon"
-SET_CHECKED = "UPDATE rollup_horizon SET checked_generation = $1"
+CHECKED = "SELECT checked_generation, checked_fingerprint FROM rollup_horizon"
+SET_CHECKED = "UPDATE rollup_horizon SET checked_generation = $1, checked_fingerprint = $2"
 MARK_DAYS = "INSERT INTO rollup_stale (vehicle_id, day) SELECT $1, unnest($2::date[])"
 UPSERT_ROLLUP = """
 INSERT INTO report_rollups (vehicle_id, day, basis, fixes, kept, route_m, chord_m, gap_m, road_m, paved_m, unpaved_m,

@@ -85,9 +85,11 @@ async def close_days(conn: Conn, now: datetime) -> date | None:
 
 
 async def check_bases(conn: Conn) -> None:
-    """After a registry change, mark the vehicle-days whose rollup no longer matches what they derive from."""
+    """After a registry change or a release with other rules (knobs.ANALYSIS_VERSION), mark the vehicle-days whose
+    rollup no longer matches what they derive from."""
     generation = await conn.fetchval(q.GENERATION)
-    if await conn.fetchval(q.CHECKED) == generation:
+    checked = await conn.fetchrow(q.CHECKED)
+    if (checked["checked_generation"], checked["checked_fingerprint"]) == (generation, DEFAULT.fingerprint()):
         return
     for (vehicle_id,) in await conn.fetch(q.ROLLED_VEHICLES):
         rows = await conn.fetch(q.ROLLUP_BASES, vehicle_id)
@@ -100,7 +102,7 @@ async def check_bases(conn: Conn) -> None:
         outdated = [r["day"] for r in rows if not ctx.holds({**r, "vehicle_id": vehicle_id})]
         if outdated:
             await conn.execute(q.MARK_DAYS, vehicle_id, outdated)
-    await conn.execute(q.SET_CHECKED, generation)
+    await conn.execute(q.SET_CHECKED, generation, DEFAULT.fingerprint())
 
 
 async def refresh(pool: Pool, limit: int = BATCH, now: datetime | None = None) -> int:
