@@ -16,30 +16,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import math
+import os
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 import asyncpg
+import httpx
+import orjson
 import pytest
 
 from telemetria.db import connect
 from telemetria.ingest.writer import Writer
 from telemetria.occurrences.detection.detector import run_round
 from telemetria.occurrences.model import Kind
+from telemetria.reports import knobs
 from telemetria.reports.knobs import DEFAULT as KNOBS
+from telemetria.reports.store import rollup
 from telemetria.settings import Settings
 from telemetria.sim.week import FLEET, INACTIVE, Arrival, Week, simulate_week
 from telemetria.sim.week_score import Item, Score, describe, markdown, score
 from tests.conftest import ScratchDb, scratch_database
 from tests.db import simcontract
-from tests.db.conftest import make_people
+from tests.db.conftest import People, make_people
 from tests.db.simcontract import Ids, app_client, ok
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -89,7 +95,7 @@ class Feeder:
         await self.pool.execute(SET_LATEST_RECEIVED, sorted(set(vids)))
 
 
-async def registry(db: ScratchDb, client: Any, w: Week) -> Ids:
+async def registry(db: ScratchDb, client: Any, w: Week) -> tuple[Ids, People]:
     conn = await asyncpg.connect(db.dsn)
     try:
         people = await make_people(conn)
@@ -98,7 +104,7 @@ async def registry(db: ScratchDb, client: Any, w: Week) -> Ids:
         await conn.close()
     patch = {"active": False}  # still the contractor's, and still reporting: an unauthorised substitute
     ok(await client.patch(f"/api/v1/vehicles/{ids.vehicles[INACTIVE]}", json=patch, headers=people.auth("admin")))
-    return ids
+    return ids, people
 
 
 def round_times(w: Week) -> list[datetime]:
@@ -178,47 +184,94 @@ class Outcome:
     ids_at_once: Ids
     score: Score
     text: str
+    reports_rolled: dict[str, bytes]  # live arrivals, read from the rollups
+    reports_computed: dict[str, bytes]  # all at once, computed from the fixes
 
 
 @contextlib.asynccontextmanager
-async def _fed_world(base_settings: Settings, name: str, w: Week) -> AsyncIterator[tuple[asyncpg.Pool, Feeder, Ids]]:
+async def _fed_world(base_settings: Settings, name: str, w: Week) -> AsyncIterator[World]:
     """A database of its own with the week's registry, a service on it (no detector of its own), a feeder whose
     writer runs until the caller stops it (stopping twice is harmless) or the block ends."""
     async with scratch_database(base_settings, name) as db, app_client(db, detector_interval_s=0) as client:
-        ids = await registry(db, client, w)
+        ids, people = await registry(db, client, w)
         pool = client.app.state.pool  # type: ignore[attr-defined]
         feed = Feeder(db, db.settings(), pool, ids)
         feed.writer.start()
         try:
-            yield pool, feed, ids
+            yield World(pool, feed, ids, client, people)
         finally:
             await feed.writer.stop()
 
 
-async def _live(base_settings: Settings, w: Week) -> tuple[list[asyncpg.Record], Ids, int, float]:
+@dataclass
+class World:
+    pool: asyncpg.Pool
+    feed: Feeder
+    ids: Ids
+    client: httpx.AsyncClient
+    people: People
+    sources: dict[str, int] | None = None  # the km report's vehicle_days: from rollups, computed live
+
+
+# The nine reports (issue 5), each over the whole week and the whole fleet, as the API answers them in JSON.
+REPORTS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("km", {}), ("km-by-day", {"by": "day"}), ("summary", {}), ("trips", {}), ("stops", {}), ("speeding", {}),
+    ("route-deviation", {}), ("track", {}), ("reporting", {}), ("schedule", {}),
+)  # fmt: skip
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "reports_golden" / "week.json"
+
+
+async def reports(world: World, w: Week) -> dict[str, bytes]:
+    """Every report of the week, JSON, as the API answers the auditor (its `vehicle_days` left out: it says where
+    the days came from, rollups or fixes, which is what the comparisons vary)."""
+    out = {}
+    for name, extra in REPORTS:
+        path = "/api/v1/reports/" + name.removesuffix("-by-day")
+        params = {"from": w.days[0].isoformat(), "to": w.days[-1].isoformat(), **extra}
+        r = await world.client.get(path, params=params, headers=world.people.auth("auditor"))
+        assert r.status_code == 200, (name, r.text)
+        doc = orjson.loads(r.content)
+        if name == "km":
+            world.sources = doc["vehicle_days"]
+        doc.pop("vehicle_days", None)
+        out[name] = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+    return out
+
+
+async def _live(base_settings: Settings, w: Week) -> tuple[list[asyncpg.Record], Ids, int, float, dict[str, bytes]]:
     t0 = time.perf_counter()
-    async with _fed_world(base_settings, "telemetria_week_a", w) as (pool, feed, ids):
+    async with _fed_world(base_settings, "telemetria_week_a", w) as world:
+        pool, feed = world.pool, world.feed
         rounds = await feed_live(feed, pool, w)
         await feed.writer.stop()
         assert feed.fixes == len({(a.vehicle, a.fix.ts) for a in w.arrivals})
-        return await occurrences(pool), ids, rounds, time.perf_counter() - t0
+        live_s = time.perf_counter() - t0
+        # Here the reports read rollups (every day of the week closed and rolled up); at once, the fixes.
+        assert await rollup.refresh_all(pool, now=w.end + timedelta(days=1)) > 0
+        rolled = await reports(world, w)
+        # Vehicle-days with no rollup (no fix stored that day: nothing to mark) are computed, as always.
+        assert world.sources is not None and world.sources["from_rollups"] >= 20, world.sources
+        return await occurrences(pool), world.ids, rounds, live_s, rolled
 
 
-async def _at_once(base_settings: Settings, w: Week) -> tuple[list[asyncpg.Record], Ids]:
-    async with _fed_world(base_settings, "telemetria_week_b", w) as (pool, feed, ids):
+async def _at_once(base_settings: Settings, w: Week) -> tuple[list[asyncpg.Record], Ids, dict[str, bytes]]:
+    async with _fed_world(base_settings, "telemetria_week_b", w) as world:
+        pool, feed = world.pool, world.feed
         await feed(w.arrivals)
         await feed.writer.stop()
         for _ in range(3):  # the first round queues the closed days, the next ones work through them
             stats = await run_round(pool, now=w.end)
             assert not stats.failed, stats
-        return await occurrences(pool), ids
+        computed = await reports(world, w)
+        assert world.sources is not None and world.sources["from_rollups"] == 0, world.sources
+        return await occurrences(pool), world.ids, computed
 
 
 @pytest.fixture(scope="module")
 async def outcome(base_settings: Settings) -> Outcome:
     w = week()
-    live, ids, rounds, live_s = await _live(base_settings, w)
-    at_once, ids2 = await _at_once(base_settings, w)
+    live, ids, rounds, live_s, rolled = await _live(base_settings, w)
+    at_once, ids2, computed = await _at_once(base_settings, w)
     s = score(truth(w), items(live, ids), START_TOLERANCE_S, kinds=[k.value for k in Kind])
     withdrawn = [r for r in live if r["status"] == "withdrawn"]
     extra = [f"{rounds} detector rounds (every {ROUND_S} s of simulated time) in {live_s:.0f} s; "
@@ -228,7 +281,7 @@ async def outcome(base_settings: Settings) -> Outcome:
     extra.append("")
     text = write_matrix(s, w, extra)
     print("\n" + text)
-    return Outcome(live, ids, at_once, ids2, s, text)
+    return Outcome(live, ids, at_once, ids2, s, text, rolled, computed)
 
 
 def test_every_planted_event_is_found_once_with_its_start_within_30_s(outcome: Outcome) -> None:
@@ -259,3 +312,27 @@ def test_a_live_alert_is_withdrawn_for_every_silence_filled_in_later(outcome: Ou
 def test_the_same_occurrences_whatever_the_arrival_order(outcome: Outcome) -> None:
     a, b = final_set(outcome.live, outcome.ids), final_set(outcome.at_once, outcome.ids_at_once)
     assert a == b, f"only live: {sorted(a - b)}\nonly at once: {sorted(b - a)}"
+
+
+def test_the_nine_reports_are_the_same_whatever_the_arrival_order_and_from_rollups(outcome: Outcome) -> None:
+    for name, _ in REPORTS:
+        assert outcome.reports_rolled[name] == outcome.reports_computed[name], name
+
+
+def test_the_reports_of_the_week_are_what_this_analysis_version_gave(outcome: Outcome) -> None:
+    """Every report's bytes pinned per ANALYSIS_VERSION (tests/data/reports_golden/week.json): work that must not
+    change a figure (issue 37's speed) cannot, and a change of the rules that does must bump the version, which
+    outdates every stored rollup (reports/knobs.py). After a deliberate bump, write the new digests with
+    TELEMETRIA_WRITE_GOLDEN=1 and say in the commit what changed and why."""
+    got = {name: hashlib.sha256(body).hexdigest() for name, body in outcome.reports_computed.items()}
+    if os.environ.get("TELEMETRIA_WRITE_GOLDEN") == "1":
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"analysis_version": knobs.ANALYSIS_VERSION, "sha256": got}
+        GOLDEN.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    want = orjson.loads(GOLDEN.read_bytes())
+    changed = sorted(name for name in got if got[name] != want["sha256"].get(name))
+    if want["analysis_version"] == knobs.ANALYSIS_VERSION:
+        assert not changed, f"{changed}: figures changed without a new ANALYSIS_VERSION (reports/knobs.py)"
+    else:
+        assert changed, "a new ANALYSIS_VERSION that changes no report of the week: write the golden again"
+        pytest.fail(f"ANALYSIS_VERSION {knobs.ANALYSIS_VERSION} (golden: {want['analysis_version']}): write the golden")
