@@ -5,8 +5,9 @@ of the same rows and with openpyxl's write-only mode (the library not chosen, do
     .venv/bin/python -m bench.xlsx --quick      # 1 repetition
 
 Writers: ours (XlsxWriter, constant memory, one write per typed cell), the CSV of the same rows (the baseline),
-openpyxl write-only, XlsxWriter's typed-column path (column formats, write_row) and, when installed,
-rustpy-xlsxwriter (docs/performance.md compares them).
+XlsxWriter's typed-column paths (the leanest, `typed`, and `write_row`), the rows alone and, when installed, the
+compiled writers rustpy-xlsxwriter, fastxlsxio and rvgsrust-xlsxwriter; openpyxl write-only with --all
+(docs/performance.md compares them; --profile: where our writer's time goes).
 
 Every export runs in a fresh process (`--one WRITER ROWS`), so that its peak RSS is its own; the rows are made
 lazily, as the track's are computed while they stream. Exits 1 when the target is not met.
@@ -223,6 +224,36 @@ async def with_fastxlsxio(n: int, out: Path) -> None:
     book.save()
 
 
+async def with_rvgs(n: int, out: Path) -> None:
+    """The same typed cells through rvgsrust-xlsxwriter (a binding of rust_xlsxwriter with a cell API: constant
+    memory, frozen panes, autofilter, font sizes, widths set at the end), one `write` per cell with its column's
+    format, as ours writes them; measured when installed."""
+    import importlib
+
+    rx = importlib.import_module("rvgsrust_xlsxwriter")
+    wb = rx.Workbook()
+    wb.set_tempdir(str(out.parent))
+    wb.add_worksheet("Consulta", constant_memory=True).write(0, 0, "Trajetória", wb.add_format().set_bold())
+    ws = wb.add_worksheet("Trajetória", constant_memory=True)
+    bold = wb.add_format().set_bold()
+    for j, h in enumerate(xlsx.headers_of(COLUMNS, LOCAL_TZ)):
+        ws.write(0, j, h, bold)
+    plan = []
+    for j, c in enumerate(COLUMNS):
+        style = xlsx.DATETIME_FORMAT if c.kind.name == "datetime" else xlsx.number_format(c.kind)
+        plan.append((j, c.get, _converter(c.kind.name), wb.add_format().set_num_format(style) if style else None))
+    write, i = ws.write, 0
+    async for row in lazily(n):
+        i += 1
+        for j, get, conv, fmt in plan:
+            v = row[get] if isinstance(get, str) else get(row)
+            if v is not None:
+                write(i, j, conv(v) if conv else v, fmt)
+    ws.freeze_panes(1, 0)
+    ws.autofilter(0, 0, n, len(COLUMNS) - 1)
+    await asyncio.to_thread(wb.close, str(out))
+
+
 async def rows_only(n: int, out: Path) -> None:
     """The rows alone, made and iterated, nothing written: what every writer pays before its first cell."""
     count = 0
@@ -288,6 +319,8 @@ if _has("rustpy_xlsxwriter"):
     WRITERS["rustpy"] = with_rustpy
 if _has("fastxlsxio"):
     WRITERS["fastxlsxio"] = with_fastxlsxio
+if _has("rvgsrust_xlsxwriter"):
+    WRITERS["rvgs"] = with_rvgs
 
 
 def one(writer: str, n: int) -> dict[str, Any]:
