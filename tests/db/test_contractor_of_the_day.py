@@ -12,7 +12,9 @@ import httpx
 import pytest
 
 from telemetria.localtime import LOCAL_TZ
-from tests.db.conftest import People
+from tests.db.conftest import People, register
+from tests.db.test_measurement_api import _drive, _garage, _post_fixes
+from tests.db.test_measurement_once import _boletim, _contract, _route
 from tests.db.world import World, make_world
 
 TODAY = datetime.now(LOCAL_TZ).date()
@@ -30,11 +32,13 @@ async def _move(conn: asyncpg.Connection, vehicle: int, contractor: int, day: da
         await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", contractor, vehicle)
 
 
-async def _newest(conn: asyncpg.Connection, vehicle: int, at: datetime) -> None:
+async def _newest(conn: asyncpg.Connection, vehicle: int, at: datetime, kmh: float = 0.0) -> None:
     await conn.execute(
-        "INSERT INTO latest_fixes (vehicle_id, last_ts, valid_ts, lat, lon) VALUES ($1, $2, $2, -10.44, -62.46)"
-        " ON CONFLICT (vehicle_id) DO UPDATE SET last_ts = $2, valid_ts = $2, lat = -10.44, lon = -62.46",
-        vehicle, at,
+        "INSERT INTO latest_fixes (vehicle_id, last_ts, valid_ts, lat, lon, speed_kmh)"
+        " VALUES ($1, $2, $2, -10.44, -62.46, $3)"
+        " ON CONFLICT (vehicle_id) DO UPDATE SET last_ts = $2, valid_ts = $2, lat = -10.44, lon = -62.46,"
+        " speed_kmh = $3",
+        vehicle, at, kmh,
     )  # fmt: skip
 
 
@@ -56,6 +60,12 @@ async def test_a_move_dated_ahead_leaves_the_live_map_as_it_is_today(
     assert mine[world["v1"]]["contractor_id"] == world["c1"]
     every = await _live(client, world, "admin")
     assert {v: every[v]["contractor_id"] for v in every} == {world["v1"]: world["c1"], world["v2"]: world["c2"]}
+    # The day panel too: contractor 1's vehicle in service today is vehicle 1.
+    for v in (world["v1"], world["v2"]):
+        await _newest(conn, v, datetime.now(LOCAL_TZ) - timedelta(seconds=20), kmh=40.0)
+    r = await client.get("/api/v1/day", headers=world.people.auth("contractor"))
+    assert r.status_code == 200, r.text
+    assert [v["vehicle_id"] for v in r.json()["vehicles"]["items"]] == [world["v1"]]
 
 
 async def test_the_live_map_shows_no_position_of_another_contractors_day(
@@ -73,3 +83,50 @@ async def test_the_live_map_shows_no_position_of_another_contractors_day(
     # Once it reports on a day of contractor 1, contractor 1 sees it.
     await _newest(conn, world["v2"], datetime.now(LOCAL_TZ) - timedelta(seconds=20))
     assert (await _live(client, world))[world["v2"]]["lat"] == -10.44
+
+
+DAY = "2026-03-04"  # a Wednesday of the 2026 school year
+
+
+async def _one_route_drive_by_another(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, drives_for: int
+) -> tuple[int, int, int]:
+    """Contract 021/2026 of contractor 1 with route L01, assigned to a vehicle that stays at the garage on DAY;
+    another vehicle, contractor `drives_for`'s on DAY, drives the route then. Returns (contract, assigned,
+    driver's vehicle)."""
+    assigned = await register(conn, "EEE5E55", "861000000000501")
+    other = await register(conn, "FFF6F66", "861000000000502")
+    await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", people.contractor_id,
+                       assigned.vehicle_id)  # fmt: skip
+    await conn.execute("UPDATE vehicles SET contractor_id = $1 WHERE id = $2", drives_for, other.vehicle_id)
+    r = await client.put("/api/v1/school-years/2026", headers=people.auth("monitor"),
+                         json={"start": "2026-02-02", "end": "2026-12-18"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    k = await _contract(client, people, "021/2026", "2026-02-01", "2026-12-31")
+    await _route(conn, "L01", k, assigned.vehicle_id, "2026-02-01")
+    day = date.fromisoformat(DAY)
+    await _post_fixes(client, assigned, _garage(day))
+    await _post_fixes(client, other, _drive(day))
+    return k, assigned.vehicle_id, other.vehicle_id
+
+
+async def test_a_substitute_is_the_holders_vehicle_on_the_runs_day(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, clean: None
+) -> None:
+    """The substitute was contractor 1's on DAY and is contractor 2's since today: it made contractor 1's run as
+    an authorized substitute."""
+    k, _, sub = await _one_route_drive_by_another(client, conn, people, people.contractor_id)
+    await _move(conn, sub, people.other_contractor_id, TODAY)
+    (run,) = (await _boletim(client, people, k, DAY, DAY))["runs"]
+    assert (run["status"], run["vehicle_id"], run["substitution"], run["unauthorized"]) == ("made", sub, True, False)
+
+
+async def test_a_vehicle_the_holder_only_has_since_is_no_substitute_of_that_day(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, people: People, clean: None
+) -> None:
+    """The vehicle that drove was contractor 2's on DAY and is contractor 1's since today: it is not contractor
+    1's substitute on DAY (the run is not made), and never flagged authorized."""
+    k, assigned, other = await _one_route_drive_by_another(client, conn, people, people.other_contractor_id)
+    await _move(conn, other, people.contractor_id, TODAY)
+    (run,) = (await _boletim(client, people, k, DAY, DAY))["runs"]
+    assert (run["status"], run["vehicle_id"], run["substitution"]) == ("not_made", assigned, False)
