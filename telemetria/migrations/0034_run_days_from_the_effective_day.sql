@@ -17,7 +17,9 @@
 -- Handing never goes further back than detector.RUN_DAYS_BACK (35) days: older days are judged by their complete
 -- rescan. Nothing here reaches a closed month of a contract the change touches: those edits are refused before
 -- they are written (TL031, 0026; contracts/store.py for contracts, prices and the calendar), so the days handed
--- from an edit's effective day are days still open for the contracts it changes.
+-- from an edit's effective day are days still open for the contracts it changes; a new item's earliest version,
+-- in force from the beginning, is handed from the day after the last closed month of the contracts it touches
+-- (registry_open_from).
 -- Routes, stops and assignments hand nothing from their current tables any more: every field of theirs is
 -- versioned, so their versions say when (registry_apply's writes, which make no version, change no day).
 
@@ -33,9 +35,18 @@ BEGIN
     ON CONFLICT (day) DO UPDATE SET marked_at = clock_timestamp();
 END $$;
 
+-- The first local day after the closed (not reopened) months of the contracts a version touches (0026's
+-- registry_version_contracts): an edit dated inside one is refused (TL031), but an item's earliest version is in
+-- force from the beginning, so its days are handed from here on only: a closed month stays as it was paid.
+CREATE FUNCTION registry_open_from(k text, item integer, data jsonb, old_data jsonb) RETURNS date
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(max((m.month + interval '1 month')::date), '-infinity'::date) FROM measurement_closures m
+    WHERE m.reopened_at IS NULL AND m.contract_id = ANY (registry_version_contracts(k, item, data, old_data))
+$$;
+
 -- The first local day a version's row changes: its valid_from, or (the item's earliest version, in force from the
--- beginning) -infinity, an assignment's own valid_from (the earlier of its data's and the version it was made
--- from); speed zones decide no run.
+-- beginning) from the beginning, an assignment from its own valid_from (the earlier of its data's and the version
+-- it was made from's), never inside a closed month of a contract it touches; speed zones decide no run.
 CREATE FUNCTION registry_version_first_day(k text, item integer, valid_from date, data jsonb, based_on bigint)
 RETURNS date LANGUAGE sql STABLE AS $$
     SELECT CASE
@@ -44,11 +55,14 @@ RETURNS date LANGUAGE sql STABLE AS $$
                      WHERE o.kind = k AND o.item_id = item AND o.superseded_at IS NULL
                        AND o.valid_from < registry_version_first_day.valid_from)
             THEN registry_version_first_day.valid_from
-        WHEN k = 'route_assignment' THEN least(
-            (data ->> 'valid_from')::date,
-            (SELECT (b.data ->> 'valid_from')::date FROM registry_versions b WHERE b.id = based_on),
-            registry_version_first_day.valid_from)
-        ELSE '-infinity'::date END
+        ELSE greatest(
+            CASE WHEN k = 'route_assignment'
+                 THEN least((registry_version_first_day.data ->> 'valid_from')::date,
+                            (b.old_data ->> 'valid_from')::date, registry_version_first_day.valid_from)
+                 ELSE '-infinity'::date END,
+            registry_open_from(k, item, registry_version_first_day.data, b.old_data)) END
+    FROM (SELECT (SELECT x.data FROM registry_versions x WHERE x.id = registry_version_first_day.based_on)
+                 AS old_data) b
 $$;
 
 -- Statement triggers, one per event (transition tables allow no more): TG_TABLE_NAME says how a row's first day is

@@ -11,7 +11,7 @@ import asyncpg
 
 from telemetria.localtime import LOCAL_TZ
 from telemetria.occurrences.detection import detector
-from tests.db.test_occurrence_derive import Script, add_vehicle, local, school_day_back, store, world
+from tests.db.test_occurrence_derive import Script, add_route, add_vehicle, local, school_day_back, store, world
 
 
 def today() -> date:
@@ -100,6 +100,17 @@ async def test_an_edit_hands_the_days_from_its_effective_day(conn: asyncpg.Conne
         w["l10"], v, t - timedelta(days=6),
     )  # fmt: skip
     assert await handed(conn) == span(t - timedelta(days=6), t)
+    # A new route's first version is in force from the beginning: from the day after its contract's closed month.
+    closed = (t - timedelta(days=detector.RUN_DAYS_BACK)).replace(day=1)
+    reopens = (closed + timedelta(days=31)).replace(day=1)
+    await conn.execute(
+        "INSERT INTO measurement_closures (contract_id, month, content, sha256, closed_by)"
+        " VALUES ($1, $2, '\\x00', repeat('0', 64), 'fiscal')",
+        w["contract"], closed,
+    )  # fmt: skip
+    await conn.execute("TRUNCATE detector_run_days")
+    await add_route(conn, "L11", w["contract"])
+    assert await handed(conn) == span(reopens, t)
     # Never more than RUN_DAYS_BACK back.
     await conn.execute("TRUNCATE detector_run_days")
     await edit(conn, "UPDATE vehicles SET contractor_id = NULL WHERE id = $1", v, effective=t - timedelta(days=200))
