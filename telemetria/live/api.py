@@ -42,7 +42,7 @@ async def live(
     now = datetime.now(UTC)
     rows = await queries.live(conn, who.scope, vehicle_id, now.astimezone(LOCAL_TZ).date())
     seen = [r["vehicle_id"] for r in rows if r["ts"] is not None]
-    trails = await queries.trails(conn, seen, now - timedelta(seconds=trail_s)) if trail_s and seen else {}
+    trails = await queries.trails(conn, seen, now - timedelta(seconds=trail_s), who.scope) if trail_s and seen else {}
     vehicles: list[dict[str, Any]] = []
     for r in rows:
         age = r["age_s"]

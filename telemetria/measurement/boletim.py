@@ -50,10 +50,24 @@ class Terms:
 
 @dataclass(frozen=True, slots=True)
 class VehicleInfo:
+    """A vehicle as the boletim names it. `contractor_id`: its contractor today; `spans`: the contractors that had
+    it, (first local day or None, day after the last or None, contractor), from vehicle_contractor_spans
+    (migrations/0028); empty: `contractor_id` on every day."""
+
     id: int
     plate: str
     active: bool
     contractor_id: int | None
+    spans: tuple[tuple[date | None, date | None, int | None], ...] = ()
+
+    def contractor_on(self, day: date) -> int | None:
+        """The contractor that had the vehicle on local `day` (issue 33: attribution by day)."""
+        if not self.spans:
+            return self.contractor_id
+        for lo, hi, contractor in self.spans:
+            if (lo is None or lo <= day) and (hi is None or day < hi):
+                return contractor
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +269,10 @@ def lines(
         off = km(o.off_route_km) if o else ZERO
         payable = rule.payable_km(status, coverage, run.contracted_km, off).quantize(METRE, rounding=ROUND_HALF_EVEN)
         v = vehicles.get(pick.vehicle_id) if pick.vehicle_id is not None else None
-        unauthorized = pick.substitution and (v is None or not v.active or v.contractor_id != contractor_id)
+        # a substitute is the holder's own when the holder had it on the run's day, whoever has it today
+        unauthorized = pick.substitution and (
+            v is None or not v.active or v.contractor_on(run.plan.day) != contractor_id
+        )
         shown = just if status == "justified" or there is not None else None
         u = shares.get(i) if shares else None
         second = terms.price_per_km_unpaved

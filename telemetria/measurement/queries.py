@@ -42,19 +42,27 @@ SELECT contract_id, during, price_per_km, price_per_km_unpaved, made_min_coverag
 FROM contract_terms_in_force
 WHERE contract_id = ANY ($1::int[]) AND during && daterange($2::date, $3::date, '[]')"""
 
-# The vehicles a boletim may name: the contractors' own ($1) and any other by id ($2).
+# The vehicles a boletim may name: the contractors' own ($1) and any other by id ($2), with the contractors that
+# had each (vehicle_contractor_spans, migrations/0028: lo/hi the local days, hi exclusive, NULL open).
 VEHICLES = """
-SELECT id, plate, active, contractor_id FROM vehicles
-WHERE contractor_id = ANY ($1::int[]) OR id = ANY ($2::int[])"""
+SELECT v.id, v.plate, v.active, v.contractor_id, h.los, h.his, h.contractors
+FROM vehicles v
+CROSS JOIN LATERAL (
+    SELECT coalesce(array_agg(lower(s.during) ORDER BY lower(s.during) NULLS FIRST), '{}') AS los,
+           coalesce(array_agg(upper(s.during) ORDER BY lower(s.during) NULLS FIRST), '{}') AS his,
+           coalesce(array_agg(s.contractor_id ORDER BY lower(s.during) NULLS FIRST), '{}') AS contractors
+    FROM vehicle_contractor_spans s WHERE s.vehicle_id = v.id AND NOT isempty(s.during)) h
+WHERE v.contractor_id = ANY ($1::int[]) OR v.id = ANY ($2::int[])"""
 
-# For each window i ([s, e) of a run no assigned vehicle made, of contractor c), the contractor's vehicles with a
-# fix in it (the caller leaves out the ones assigned to the run).
+# For each window i ([s, e) of a run of local day d no assigned vehicle made, of contractor c), the vehicles the
+# contractor had on that day (issue 33: not today's) with a fix in it (the caller leaves out the ones assigned to
+# the run).
 WITH_FIXES = """
-SELECT w.i, v.id AS vehicle_id
-FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[], $4::int[]) AS w(i, s, e, contractor)
-JOIN vehicles v ON v.contractor_id = w.contractor
-WHERE EXISTS (SELECT 1 FROM fixes f WHERE f.vehicle_id = v.id AND f.ts >= w.s AND f.ts < w.e)
-ORDER BY w.i, v.id"""
+SELECT w.i, s.vehicle_id
+FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[], $4::int[], $5::date[]) AS w(i, s, e, contractor, d)
+JOIN vehicle_contractor_spans s ON s.contractor_id = w.contractor AND s.during @> w.d
+WHERE EXISTS (SELECT 1 FROM fixes f WHERE f.vehicle_id = s.vehicle_id AND f.ts >= w.s AND f.ts < w.e)
+ORDER BY w.i, s.vehicle_id"""
 
 JUSTIFICATIONS = """
 SELECT route_id, day, run_no, reason, created_by, created_at, kind, made_at FROM run_justifications

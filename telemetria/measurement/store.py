@@ -97,13 +97,14 @@ async def school_calendar(conn: Conn, wanted: Sequence[date], where: str) -> Cal
 
 
 async def _others(conn: Conn, runs: Sequence[DueRun], short: Sequence[int], contractor: int) -> dict[int, list[int]]:
-    """Run index → the contractor's vehicles, not assigned to it, with a fix in its window."""
+    """Run index → the vehicles the contractor had on the run's day, not assigned to it, with a fix in its window."""
     if not short:
         return {}
     starts = [datetime.fromtimestamp(runs[i].plan.start, UTC) for i in short]
     ends = [datetime.fromtimestamp(runs[i].plan.end, UTC) for i in short]
     out: dict[int, list[int]] = {}
-    for r in await conn.fetch(q.WITH_FIXES, list(short), starts, ends, [contractor] * len(short)):
+    days = [runs[i].plan.day for i in short]
+    for r in await conn.fetch(q.WITH_FIXES, list(short), starts, ends, [contractor] * len(short), days):
         if r["vehicle_id"] not in runs[r["i"]].vehicle_ids:
             out.setdefault(r["i"], []).append(r["vehicle_id"])
     return out
@@ -276,10 +277,12 @@ async def live_lines(
                                            if (r.plan.route_id, r.plan.day, r.plan.run_no, v) not in obs])  # fmt: skip
     taken = await rival_claims(conn, runs, others, obs, first, last, cal)
     assigned = sorted({v for r in runs for v in r.vehicle_ids})
+    named = sorted({*assigned, *(v for vs in others.values() for v in vs)})  # the substitutes too
     vehicles = {
-        r["id"]: VehicleInfo(r["id"], r["plate"], r["active"], r["contractor_id"])
-        for r in await conn.fetch(q.VEHICLES, [head.contractor_id], assigned)
-    }
+        r["id"]: VehicleInfo(r["id"], r["plate"], r["active"], r["contractor_id"],
+                             tuple(zip(r["los"], r["his"], r["contractors"], strict=True)))
+        for r in await conn.fetch(q.VEHICLES, [head.contractor_id], named)
+    }  # fmt: skip
     justifications = [
         Justification(r["route_id"], r["day"], r["run_no"], r["reason"], r["created_by"], r["created_at"], r["kind"],
                       r["made_at"])

@@ -8,14 +8,18 @@ from datetime import datetime
 from telemetria.db import Conn
 
 # $1 the caller's contractor scope (NULL: all). Active vehicles with their newest valid fix (latest_fixes, kept by
-# the ingest writer: the panel costs the same on an old installation as on a new one).
+# the ingest writer: the panel costs the same on an old installation as on a new one). Scope by day (issue 33,
+# as the live map): the contractor that has the vehicle today, and its newest fix only if of one of its days.
 FLEET = """
-SELECT v.id, v.plate, v.prefix, v.contractor_id, c.name AS contractor,
+SELECT v.id, v.plate, v.prefix, k.contractor_id, c.name AS contractor,
        f.valid_ts AS ts, f.lat, f.lon, f.speed_kmh
 FROM vehicles v
-LEFT JOIN contractors c ON c.id = v.contractor_id
+CROSS JOIN LATERAL (SELECT vehicle_contractor_on(v.id, (now() AT TIME ZONE 'America/Porto_Velho')::date)
+                           AS contractor_id) k
+LEFT JOIN contractors c ON c.id = k.contractor_id
 LEFT JOIN latest_fixes f ON f.vehicle_id = v.id
-WHERE v.active AND ($1::int IS NULL OR v.contractor_id = $1)
+      AND ($1::int IS NULL OR vehicle_in_scope($1, v.id, (f.valid_ts AT TIME ZONE 'America/Porto_Velho')::date))
+WHERE v.active AND ($1::int IS NULL OR k.contractor_id = $1)
 ORDER BY v.plate"""
 
 # Occurrences since $1 (the local midnight starting yesterday) that nobody has reviewed yet (status detected), per

@@ -205,7 +205,7 @@ async def run_candidates(
         lines = [ln for ln in computed.lines if (ln.route_id, ln.run_no) in ended]
         made_pct = _made_pct(computed, day)
         flagged = [ln for ln in lines if ln.unauthorized and ln.status in ("made", "partial")]
-        info = await dq.vehicles(conn, [ln.vehicle_id for ln in flagged if ln.vehicle_id is not None])
+        info = await dq.vehicles(conn, [ln.vehicle_id for ln in flagged if ln.vehicle_id is not None], day)
         assigned: dict[int, list[int]] = {}
         for a in await asof.assignments(conn, route_ids, day, day):
             if a.on(day):

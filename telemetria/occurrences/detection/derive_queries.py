@@ -41,9 +41,11 @@ SELECT id FROM vehicles WHERE id = ANY ($1::int[]) ORDER BY id"""
 CONTRACTED_ROUTES = """
 SELECT id FROM routes WHERE contract_id IS NOT NULL ORDER BY id"""
 
-# The vehicles $1 as registered now: whether each is active and whose it is (why a substitute is not authorized).
+# The vehicles $1: whether each is active now and whose it was on local day $2 (why a substitute is not
+# authorized; issue 33: the contractor of the run's day, migrations/0028).
 VEHICLES = """
-SELECT id, plate, active, contractor_id FROM vehicles WHERE id = ANY ($1::int[])"""
+SELECT id, plate, active, vehicle_contractor_on(id, $2::date) AS contractor_id FROM vehicles
+WHERE id = ANY ($1::int[])"""
 
 
 async def fix_after(conn: Conn, vehicle_id: int, after: datetime) -> dict[str, Any] | None:
@@ -80,8 +82,8 @@ async def contracted_routes(conn: Conn) -> list[int]:
     return [r["id"] for r in await conn.fetch(CONTRACTED_ROUTES)]
 
 
-async def vehicles(conn: Conn, ids: list[int]) -> dict[int, dict[str, Any]]:
-    return {r["id"]: dict(r) for r in await conn.fetch(VEHICLES, ids)}
+async def vehicles(conn: Conn, ids: list[int], day: date) -> dict[int, dict[str, Any]]:
+    return {r["id"]: dict(r) for r in await conn.fetch(VEHICLES, ids, day)}
 
 
 async def known_vehicles(conn: Conn, ids: list[int]) -> list[int]:

@@ -63,7 +63,8 @@ MAX_VEHICLES = 20_000  # windows per round at most (oldest marks first); the res
 SILENT_RECHECK_S = 30.0  # a silent vehicle is looked at again this often, however short the rounds
 RESCANS_PER_ROUND = 200  # complete vehicle-days rescanned per round after a day closes
 RUN_DAYS_BACK = 35  # how far back a change makes a round judge the runs of every day up to today (and
-# migrations/0030: a registry change hands these days too: runs that became due late are judged)
+# migrations/0034: a registry change hands the days from its effective day, at most these: runs that became due
+# late are judged)
 CHUNK = 250  # windows whose registry is read together and whose marks are cleared together
 MIN_PAUSE_S = 1.0  # between two rounds at least
 AUTOGROUP_TRIES = 20  # setting the autogroup's nice, 0.15 s apart
