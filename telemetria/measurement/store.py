@@ -62,7 +62,8 @@ def _terms_on(spans: Sequence[tuple[date, date, Terms]], cid: int) -> Callable[[
         for lo, hi, t in spans:
             if lo <= day <= hi:
                 return t
-        raise FieldError(f"contract_id: contract {cid} has no price in force on {day}", "contract_id", 409)
+        sentence = f"o contrato nº {cid} não tem preço em vigor em {day:%d/%m/%Y}"
+        raise FieldError(f"contract_id: {sentence}", "contract_id", 409, people=sentence[:1].upper() + sentence[1:])
 
     return on
 
@@ -84,7 +85,10 @@ async def _calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
     for year in sorted({d.year for d in wanted}):
         sy = await calendar_store.school_year(conn, year)
         if sy is None:
-            raise FieldError(f"{where}: no school year {year}: PUT /api/v1/school-years/{year} first", where, 409)
+            sentence = (
+                f"não há ano letivo {year} cadastrado: cadastre-o antes de medir (PUT /api/v1/school-years/{year})"
+            )
+            raise FieldError(f"{where}: {sentence}", where, 409, people=sentence[:1].upper() + sentence[1:])
         cal.days.update(school_days(sy))
         cal.off.update(shifts_off(sy))
         cal.changes.update(schedule_changes(sy))
