@@ -185,7 +185,9 @@ async def measurement_report(
         spans = [(h, *c) for h in await store.contracts(conn, who.scope, None) if (c := _clip(h, first, last))]
     computed = [await store.compute(conn, h, lo, hi) for h, lo, hi in spans]
     if format == "json":
-        return json_response(store.answer(computed, first, last, LOCAL_TZ))
+        out = store.answer(computed, first, last, LOCAL_TZ)
+        await store.name_justifications(conn, out["runs"], first, last)
+        return json_response(out)
     await record(conn, "export.measurement", who, client_ip(request), None,
                  {"format": format, "from": first.isoformat(), "to": last.isoformat(),
                   "contracts": [h.id for h, _, _ in spans][:100]})  # fmt: skip

@@ -349,6 +349,23 @@ async def _networks(conn: Conn, spans: Sequence[tuple[date, date, Terms]], wante
     return {n: named[n] for n in used}
 
 
+async def name_justifications(conn: Conn, runs: Sequence[dict[str, Any]], first: date, last: date) -> None:
+    """Give each justified run line of an answer its `justification_id`: the one the boletim shows, as
+    boletim._justification picks it (the earliest of that run's or of its whole day's), which the page's
+    "Corrigir justificativa" sends its new reason to. Lines without a justification get null."""
+    route_ids = sorted({r["route_id"] for r in runs if r["justification"] is not None})
+    rows = await conn.fetch(q.JUSTIFICATION_IDS, route_ids, first, last) if route_ids else []
+    by_day: dict[tuple[int, date], list[Any]] = {}
+    for row in rows:  # in created_at order: the first that matches is the one shown
+        by_day.setdefault((row["route_id"], row["day"]), []).append(row)
+    for r in runs:
+        found = None
+        if r["justification"] is not None:
+            key = (r["route_id"], date.fromisoformat(r["date"]))
+            found = next((j["id"] for j in by_day.get(key, ()) if j["run_no"] in (None, r["run_no"])), None)
+        r["justification_id"] = found
+
+
 def answer(computed: Sequence[Computed], first: date, last: date, tz: Any) -> dict[str, Any]:
     """The report's JSON: `contracts` (totals per route and contract, prices, rule, months) and `runs`."""
     return {

@@ -198,6 +198,9 @@ async def test_a_justification_and_the_refusals(
     runs = (await _boletim(client, people, contract_id=world["k"]))["runs"]
     assert runs[4]["status"] == "justified" and runs[4]["justification"] == "ponte caída"
     assert runs[4]["payable_km"] == 0 and runs[4]["justified_by"] == "monitor"
+    # the id the boletim page corrects the reason by (PATCH /api/v1/run-justifications/{id}); null where none
+    assert runs[4]["justification_id"] == r.json()["id"]
+    assert {x["justification_id"] for i, x in enumerate(runs) if i != 4} == {None}
     (k,) = (await _boletim(client, people, contract_id=world["k"]))["contracts"]
     assert (k["routes"][0]["runs_justified"], k["routes"][0]["runs_not_made"]) == (1, 1)
 
