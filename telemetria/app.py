@@ -258,7 +258,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(FieldError)  # registry and user-management refusals
     async def _field_error(request: Request, exc: FieldError) -> Response:
-        return json_response({"detail": str(exc), "field": exc.field}, exc.status)
+        return json_response(exc.answer(), exc.status)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:

@@ -26,15 +26,23 @@ class HttpError(Exception):
 
 
 class FieldError(ValueError):
-    """A request that cannot be carried out because of one field; answered as `{"detail", "field"}`."""
+    """A request that cannot be carried out because of one field; answered as `{"detail", "field"}`.
+
+    `people`, when given, is the refusal as a Portuguese sentence for the person, answered as `message` too:
+    pages show it as it is (api.js `explain`), as they do the process's 409s."""
 
     status = 400
 
-    def __init__(self, message: str, field: str | None = None, status: int | None = None):
+    def __init__(self, message: str, field: str | None = None, status: int | None = None, *, people: str = ""):
         super().__init__(message)
         self.field = field
+        self.people = people
         if status is not None:
             self.status = status
+
+    def answer(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": str(self), "field": self.field}
+        return {**body, "message": self.people} if self.people else body
 
 
 def json_response(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

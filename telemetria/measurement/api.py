@@ -27,7 +27,6 @@ from telemetria.localtime import LOCAL_TZ
 from telemetria.measurement import document, sheet, signed, store
 from telemetria.measurement import queries as q
 from telemetria.measurement.document import Computed, ContractHead
-from telemetria.registry.errors import Conflict, NotFound
 from telemetria.registry.schemas import Name, Strict
 from telemetria.reports.output import csv, files
 from telemetria.reports.output.document import Document, Table
@@ -43,8 +42,26 @@ MonthPath = Annotated[str, Path(pattern=r"^\d{4}-\d{2}$", description="yyyy-mm, 
 
 def _nonblank(v: str) -> str:
     if not v:
-        raise ValueError("say why (the reason may not be blank)")
+        raise ValueError("diga o motivo: ele não pode ficar em branco")
     return v
+
+
+def refusal(field: str, sentence: str, status: int = 400) -> FieldError:
+    """A refusal of the measurement API: `detail` is "field: sentence", the sentence in Portuguese for the
+    servidor naming what is wrong, also answered as `message` (what pages show); `field` and the status are
+    for programs (issue 33: some refusals were still in English while the rest of the product answers in
+    Portuguese). The message opens with a capital: pages put it after a sentence of their own."""
+    return FieldError(f"{field}: {sentence}", field, status, people=sentence[:1].upper() + sentence[1:])
+
+
+def _br(d: date) -> str:
+    """A day as the servidor writes it: 10/03/2026."""
+    return f"{d:%d/%m/%Y}"
+
+
+def _mm(text: str) -> str:
+    """A month asked as yyyy-mm, as the servidor writes it: 03/2026."""
+    return f"{text[5:]}/{text[:4]}"
 
 
 Reason = Annotated[Name, Field(max_length=500), AfterValidator(_nonblank)]
@@ -89,11 +106,12 @@ def local_today() -> date:
 
 def _day(text: str, name: str) -> date:
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
-        raise FieldError(f"{name}: {text!r} is not a date (YYYY-MM-DD): the boletim counts whole days", name)
+        raise refusal(name, f"«{text}» não é uma data (use AAAA-MM-DD, por exemplo 2026-03-01): o boletim conta "
+                            "dias inteiros")  # fmt: skip
     try:
         return date.fromisoformat(text.strip())
     except ValueError:
-        raise FieldError(f"{name}: {text!r} is not a date (YYYY-MM-DD)", name) from None
+        raise refusal(name, f"«{text}» não é uma data que exista (AAAA-MM-DD)") from None
 
 
 def _month(text: str) -> tuple[date, date]:
@@ -102,9 +120,9 @@ def _month(text: str) -> tuple[date, date]:
     try:
         first = date.fromisoformat(text + "-01")
     except ValueError:
-        raise FieldError(f"month: {text!r} is not a month (yyyy-mm)", "month") from None
+        raise refusal("month", f"«{text}» não é um mês (use AAAA-MM, por exemplo 2026-03)") from None
     if not FIRST_YEAR <= first.year <= LAST_YEAR:
-        raise FieldError(f"month: {text} is outside the years measured ({FIRST_YEAR} to {LAST_YEAR})", "month")
+        raise refusal("month", f"o mês {_mm(text)} está fora dos anos medidos ({FIRST_YEAR} a {LAST_YEAR})")
     return first, first.replace(day=monthrange(first.year, first.month)[1])
 
 
@@ -116,7 +134,8 @@ def _clip(head: ContractHead, first: date, last: date) -> tuple[date, date] | No
 async def _one(conn: DbConn, who: Principal, contract_id: int) -> ContractHead:
     found = await store.contracts(conn, who.scope, contract_id)
     if not found:
-        raise NotFound(f"contract_id: no contract {contract_id}", "contract_id")
+        raise refusal("contract_id", f"contrato nº {contract_id} não encontrado (ou fora do que seu perfil pode ver)",
+                      404)  # fmt: skip
     return found[0]
 
 
@@ -148,23 +167,27 @@ async def measurement_report(
     """The boletim de medição per contract: runs due, made, partial, not made, justified; km and R$ to pay."""
     first, last = _day(start, "from"), _day(end, "to")
     if last < first:
-        raise FieldError("to: must not be before from", "to")
+        raise refusal("to", f"o fim ({_br(last)}) é antes do início ({_br(first)})")
     if last - first >= MAX_SPAN:
-        raise FieldError(f"to: a boletim covers at most {MAX_SPAN.days} days", "to")
+        raise refusal("to", f"um boletim cobre no máximo {MAX_SPAN.days} dias: escolha um período menor")
     if format != "json" and not who.can(Perm.EXPORT):
-        raise FieldError(f"format: role {who.role.value!r} may not export files", "format", 403)
+        raise refusal("format", f"o perfil «{who.role.value}» não pode exportar arquivos", 403)
     if contract_id is not None:
         head = await _one(conn, who, contract_id)
         if first < head.valid_from:
-            raise FieldError(f"from: {first} is before contract {head.number}'s validity ({head.valid_from})", "from")
+            raise refusal("from", f"{_br(first)} é antes da vigência do contrato {head.number}, que começa em "
+                                  f"{_br(head.valid_from)}")  # fmt: skip
         if last > head.valid_to:
-            raise FieldError(f"to: {last} is after contract {head.number}'s validity ({head.valid_to})", "to")
+            raise refusal("to", f"{_br(last)} é depois da vigência do contrato {head.number}, que termina em "
+                                f"{_br(head.valid_to)}")  # fmt: skip
         spans = [(head, first, last)]
     else:
         spans = [(h, *c) for h in await store.contracts(conn, who.scope, None) if (c := _clip(h, first, last))]
     computed = [await store.compute(conn, h, lo, hi) for h, lo, hi in spans]
     if format == "json":
-        return json_response(store.answer(computed, first, last, LOCAL_TZ))
+        out = store.answer(computed, first, last, LOCAL_TZ)
+        await store.name_justifications(conn, out["runs"], first, last)
+        return json_response(out)
     await record(conn, "export.measurement", who, client_ip(request), None,
                  {"format": format, "from": first.isoformat(), "to": last.isoformat(),
                   "contracts": [h.id for h, _, _ in spans][:100]})  # fmt: skip
@@ -185,63 +208,67 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
     """Justify a route's run not made (or partial) on a day: the reason, who, when; audited."""
     late = body.kind == "feito_fora_do_horario"
     if late and body.run_no is None:
-        raise FieldError("run_no: say which run was made outside its window (feito_fora_do_horario)", "run_no")
+        raise refusal("run_no", "diga qual corrida foi feita fora do horário (feito_fora_do_horario pede run_no)")
     if late != (body.made_at is not None):
-        raise FieldError("made_at: give the local time the run was made (HH:MM) with feito_fora_do_horario, and "
-                         "only with it", "made_at")  # fmt: skip
+        raise refusal("made_at", "a hora local em que a corrida foi feita (HH:MM) vai com feito_fora_do_horario, e "
+                                 "só com ele")  # fmt: skip
     route = await conn.fetchrow(q.ROUTE, body.route_id)
     if route is None:
-        raise NotFound(f"route_id: no route {body.route_id}", "route_id")
+        raise refusal("route_id", f"rota nº {body.route_id} não encontrada", 404)
     if body.day > local_today():
-        raise FieldError(f"date: {body.day} has not come yet", "date")
+        raise refusal("date", f"o dia {_br(body.day)} ainda não chegou")
     then = (await asof.routes_on(conn, [body.route_id], body.day)).get(body.route_id)  # its contract that day
     contract_id = then.contract_id if then is not None else route["contract_id"]
     if contract_id is None:
-        raise FieldError(f"route_id: route {route['code']} had no contract on {body.day}: its runs are not measured",
-                         "route_id")  # fmt: skip
+        raise refusal("route_id", f"a rota {route['code']} não tinha contrato em {_br(body.day)}: suas corridas "
+                                  "não são medidas")  # fmt: skip
     head = await _one(conn, who, contract_id)
     if not head.covers(body.day, body.day):
-        raise FieldError(f"date: no run is due on {body.day}: outside contract {head.number}'s validity", "date")
+        raise refusal("date", f"nenhuma corrida é devida em {_br(body.day)}: fora da vigência do contrato "
+                              f"{head.number}")  # fmt: skip
     async with conn.transaction():
         if await conn.fetch(q.CLOSED, [head.id], body.day, body.day):
-            raise Conflict(f"date: {body.day:%Y-%m} is closed for contract {head.number}: reopen it first", "date")
+            raise refusal("date", f"o mês {body.day:%m/%Y} do contrato {head.number} está fechado: reabra o mês "
+                                  "para justificar", 409)  # fmt: skip
         got = await store.compute(conn, head, body.day, body.day, frozen=False, route_ids=[body.route_id],
                                   where="date")  # fmt: skip
         runs = [ln for ln in got.lines if ln.route_id == body.route_id]
         if not runs:
-            raise FieldError(f"date: route {route['code']} has no run due on {body.day} (not a school day, or "
-                             "not assigned that day)", "date")  # fmt: skip
+            raise refusal("date", f"a rota {route['code']} não tem corrida devida em {_br(body.day)} (não é dia "
+                                  "letivo, ou a rota não estava atribuída nesse dia)")  # fmt: skip
         if body.run_no is not None:
             runs = [ln for ln in runs if ln.run_no == body.run_no]
             if not runs:
-                raise FieldError(f"run_no: route {route['code']} has no run {body.run_no} on {body.day}", "run_no")
+                raise refusal("run_no", f"a rota {route['code']} não tem a corrida {body.run_no} em {_br(body.day)}")
         if any(ln.status == "pending" for ln in runs):
             field = "run_no" if body.run_no is not None else "date"
-            raise FieldError(f"{field}: the run of route {route['code']} on {body.day} has not ended yet: justify it "
-                             "once its window has closed", field)  # fmt: skip
+            raise refusal(field, f"a corrida da rota {route['code']} em {_br(body.day)} ainda não terminou: "
+                                 "justifique depois que a janela dela fechar")  # fmt: skip
         if all(ln.status == "made" for ln in runs):
             field = "run_no" if body.run_no is not None else "date"
-            raise FieldError(f"{field}: the run of route {route['code']} on {body.day} was made: nothing to justify",
-                             field)  # fmt: skip
+            raise refusal(field, f"a corrida da rota {route['code']} em {_br(body.day)} foi realizada: não há o que "
+                                 "justificar")  # fmt: skip
+        justified = refusal("date", f"a corrida da rota {route['code']} em {_br(body.day)} já está justificada", 409)
         if await conn.fetchval(q.JUSTIFIED, body.route_id, body.day, body.run_no):
-            raise Conflict(f"date: route {route['code']}'s run on {body.day} is already justified", "date")
+            raise justified
         try:
             row = await conn.fetchrow(q.INSERT_JUSTIFICATION, body.route_id, body.day, body.run_no, body.reason,
                                       who.username, body.kind, body.made_at)  # fmt: skip
         except asyncpg.UniqueViolationError:  # a concurrent request justified it first
-            raise Conflict(f"date: route {route['code']}'s run on {body.day} is already justified", "date") from None
+            raise justified from None
         if late and body.made_at is not None:
             # judged as the boletim will judge it with this justification stored (rolled back when refused)
             again = await store.compute(conn, head, body.day, body.day, frozen=False, route_ids=[body.route_id],
                                         where="date")  # fmt: skip
             [ln] = [x for x in again.lines if x.route_id == body.route_id and x.run_no == body.run_no]
             if ln.justification_kind != "feito_fora_do_horario":
-                raise FieldError(
-                    f"made_at: the GPS does not show run {body.run_no} of route {route['code']} made on {body.day} "
-                    f"from {body.made_at:%H:%M}: its assigned vehicles covered {ln.coverage_pct} % of it in its "
-                    "window, and not the contract's made threshold within the window moved to that time (or only "
-                    "in a drive already counted as another run of the route): record it as nao_realizada, or give "
-                    "the time it was made", "made_at")  # fmt: skip
+                pct = str(ln.coverage_pct).replace(".", ",")
+                raise refusal("made_at",
+                    f"o GPS não mostra a corrida {body.run_no} da rota {route['code']} feita em {_br(body.day)} a "
+                    f"partir das {body.made_at:%H:%M}: os veículos atribuídos cobriram {pct} % dela na janela, e "
+                    "não o mínimo do contrato para realizada na janela deslocada para essa hora (ou só num trajeto "
+                    "já contado como outra corrida da rota): registre-a como não realizada (nao_realizada) ou "
+                    "informe a hora em que foi feita")  # fmt: skip
         await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
                      {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"], "kind": body.kind,
                       "made_at": body.made_at.strftime("%H:%M") if body.made_at else None,
@@ -267,19 +294,16 @@ async def correct_justification(
     async with conn.transaction():
         row = await conn.fetchrow(q.JUSTIFICATION, justification_id)
         if row is None:
-            raise NotFound(f"justification_id: não há justificativa nº {justification_id}", "justification_id")
+            raise refusal("justification_id", f"não há justificativa nº {justification_id}", 404)
         then = (await asof.routes_on(conn, [row["route_id"]], row["day"])).get(row["route_id"])
         contract_id = then.contract_id if then is not None else row["contract_id"]
         if contract_id is not None:
             head = await _one(conn, who, contract_id)
             if await conn.fetch(q.CLOSED, [head.id], row["day"], row["day"]):
-                raise Conflict(
-                    f"date: o mês {row['day']:%m/%Y} do contrato {head.number} está fechado: reabra o mês para "
-                    "corrigir a justificativa",
-                    "date",
-                )
+                raise refusal("date", f"o mês {row['day']:%m/%Y} do contrato {head.number} está fechado: reabra o "
+                                      "mês para corrigir a justificativa", 409)  # fmt: skip
         if body.reason == row["reason"]:
-            raise FieldError("reason: é o mesmo motivo já registrado: nada a corrigir", "reason")
+            raise refusal("reason", "é o mesmo motivo já registrado: nada a corrigir")
         new = await conn.fetchrow(q.CORRECT_JUSTIFICATION, justification_id, body.reason)
         await record(conn, "registry.run_justification.update", who, client_ip(request),
                      f"route:{row['route_id']}",
@@ -308,17 +332,17 @@ async def close_month(
     first, last = _month(month)
     today = local_today()
     if last >= today:
-        raise Conflict(f"month: {month} is not over yet", "month")
+        raise refusal("month", f"o mês {_mm(month)} ainda não terminou: só se fecha um mês encerrado", 409)
     grace = request.app.state.settings.measurement_close_grace_days
     if today <= last + timedelta(days=grace) and not (body and body.confirm_early):
-        raise Conflict(
-            f"confirm_early: {month} ended {(today - last).days} day(s) ago; fixes of its last days kept by a "
-            f"tracker out of signal may still arrive until {grace} days after its end: send "
-            '{"confirm_early": true} to close it now', "confirm_early",
-        )  # fmt: skip
+        ago = (today - last).days
+        raise refusal("confirm_early",
+            f"o mês {_mm(month)} terminou há {ago} dia{'s' if ago > 1 else ''}; posições dos últimos dias guardadas "
+            f"por um rastreador sem sinal ainda podem chegar até {grace} dias depois do fim (Lei 3.588/2023 Art. 15 "
+            '§ 2º): confirme o fechamento antecipado ({"confirm_early": true}) para fechá-lo agora', 409)  # fmt: skip
     clipped = _clip(head, first, last)
     if clipped is None:
-        raise FieldError(f"month: {month} is outside contract {head.number}'s validity", "month")
+        raise refusal("month", f"o mês {_mm(month)} está fora da vigência do contrato {head.number}")
     async with conn.transaction():
         got = await store.compute(conn, head, *clipped, frozen=False, where="month")
         doc: dict[str, Any] = {"contract": document.contract_json(got, LOCAL_TZ),
@@ -327,7 +351,7 @@ async def close_month(
         sha = document.digest(content)
         row = await conn.fetchrow(q.CLOSE, head.id, first, content, sha, who.username)
         if row is None:
-            raise Conflict(f"month: {month} is already closed for contract {head.number}", "month")
+            raise refusal("month", f"o mês {_mm(month)} do contrato {head.number} já está fechado", 409)
         await record(conn, "measurement.close", who, client_ip(request), f"contract:{head.id}",
                      {"month": month, "sha256": sha, "early": today <= last + timedelta(days=grace)})  # fmt: skip
     totals = doc["contract"]
@@ -345,7 +369,7 @@ async def reopen_month(
     async with conn.transaction():
         row = await conn.fetchrow(q.REOPEN, head.id, first, who.username, body.reason)
         if row is None:
-            raise Conflict(f"month: {month} is not closed for contract {head.number}", "month")
+            raise refusal("month", f"o mês {_mm(month)} do contrato {head.number} não está fechado", 409)
         await record(conn, "measurement.reopen", who, client_ip(request), f"contract:{head.id}",
                      {"month": month, "sha256": row["sha256"], "reason": body.reason})  # fmt: skip
     return json_response(_closing_json(row))

@@ -68,6 +68,11 @@ JUSTIFICATIONS = """
 SELECT route_id, day, run_no, reason, created_by, created_at, kind, made_at FROM run_justifications
 WHERE route_id = ANY ($1::int[]) AND day BETWEEN $2 AND $3 ORDER BY created_at, id"""
 
+# Their ids, for the boletim's answer (a page corrects a reason by id: PATCH /api/v1/run-justifications/{id}).
+JUSTIFICATION_IDS = """
+SELECT id, route_id, day, run_no, created_at FROM run_justifications
+WHERE route_id = ANY ($1::int[]) AND day BETWEEN $2 AND $3 ORDER BY created_at, id"""
+
 INSERT_JUSTIFICATION = """
 INSERT INTO run_justifications (route_id, day, run_no, reason, created_by, kind, made_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

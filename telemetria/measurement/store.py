@@ -62,7 +62,8 @@ def _terms_on(spans: Sequence[tuple[date, date, Terms]], cid: int) -> Callable[[
         for lo, hi, t in spans:
             if lo <= day <= hi:
                 return t
-        raise FieldError(f"contract_id: contract {cid} has no price in force on {day}", "contract_id", 409)
+        sentence = f"o contrato nº {cid} não tem preço em vigor em {day:%d/%m/%Y}"
+        raise FieldError(f"contract_id: {sentence}", "contract_id", 409, people=sentence[:1].upper() + sentence[1:])
 
     return on
 
@@ -84,7 +85,10 @@ async def _calendar(conn: Conn, wanted: Sequence[date], where: str) -> Calendar:
     for year in sorted({d.year for d in wanted}):
         sy = await calendar_store.school_year(conn, year)
         if sy is None:
-            raise FieldError(f"{where}: no school year {year}: PUT /api/v1/school-years/{year} first", where, 409)
+            sentence = (
+                f"não há ano letivo {year} cadastrado: cadastre-o antes de medir (PUT /api/v1/school-years/{year})"
+            )
+            raise FieldError(f"{where}: {sentence}", where, 409, people=sentence[:1].upper() + sentence[1:])
         cal.days.update(school_days(sy))
         cal.off.update(shifts_off(sy))
         cal.changes.update(schedule_changes(sy))
@@ -346,6 +350,23 @@ async def _networks(conn: Conn, spans: Sequence[tuple[date, date, Terms]], wante
     networks, named = await inforce.in_force(conn)
     used = {n for d in wanted if (n := in_force_on(networks, d)) is not None}
     return {n: named[n] for n in used}
+
+
+async def name_justifications(conn: Conn, runs: Sequence[dict[str, Any]], first: date, last: date) -> None:
+    """Give each justified run line of an answer its `justification_id`: the one the boletim shows, as
+    boletim._justification picks it (the earliest of that run's or of its whole day's), which the page's
+    "Corrigir justificativa" sends its new reason to. Lines without a justification get null."""
+    route_ids = sorted({r["route_id"] for r in runs if r["justification"] is not None})
+    rows = await conn.fetch(q.JUSTIFICATION_IDS, route_ids, first, last) if route_ids else []
+    by_day: dict[tuple[int, date], list[Any]] = {}
+    for row in rows:  # in created_at order: the first that matches is the one shown
+        by_day.setdefault((row["route_id"], row["day"]), []).append(row)
+    for r in runs:
+        found = None
+        if r["justification"] is not None:
+            key = (r["route_id"], date.fromisoformat(r["date"]))
+            found = next((j["id"] for j in by_day.get(key, ()) if j["run_no"] in (None, r["run_no"])), None)
+        r["justification_id"] = found
 
 
 def answer(computed: Sequence[Computed], first: date, last: date, tz: Any) -> dict[str, Any]:

@@ -14,7 +14,6 @@ import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
-from telemetria.deps import Conn
 from telemetria.http import FieldError, HttpError
 from telemetria.jobs import PUBLIC, jobs_of
 from telemetria.localtime import LOCAL_TZ
@@ -93,9 +92,11 @@ async def service(
     request: Request,
     month: str = Query(..., max_length=7, description="yyyy-mm, e.g. 2026-03"),
     format: Format = Query("json"),
-    *, conn: Conn,
-) -> Response:  # fmt: skip
-    """Each route's service in a month: runs due, runs made, km made (a month in progress: up to yesterday)."""
+) -> Response:
+    """Each route's service in a month: runs due, runs made, km made (a month in progress: up to yesterday).
+
+    Like the itineraries, it takes a connection of the pool for its read only and gives it back before the
+    answer is sent: a slow anonymous reader holds none (issue 33, item 2)."""
     if not re.fullmatch(r"\d{4}-\d{2}", month):
         raise FieldError(f"month: {month!r} is not a month (yyyy-mm)", "month")
     try:
@@ -112,7 +113,8 @@ async def service(
     memo = memo_of(request)
     routes = memo.get(("service", lo, hi))
     if routes is None:
-        routes = await store.service(conn, lo, hi)
+        async with request.app.state.pool.acquire() as conn:
+            routes = await store.service(conn, lo, hi)
         memo.put(("service", lo, hi), routes)
     complete = (hi + timedelta(days=1)).month != hi.month  # else a month in progress, counted up to yesterday
     if format == "csv":

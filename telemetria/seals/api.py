@@ -78,19 +78,25 @@ def _public(request: Request, content: Any) -> Response:
 
 
 @public_router.get("")
-async def public_roots(request: Request, *, conn: Conn) -> Response:
-    """The days with a fleet root, newest first, each with its latest root (no login; publication on)."""
+async def public_roots(request: Request) -> Response:
+    """The days with a fleet root, newest first, each with its latest root (no login; publication on).
+
+    The public routes take a connection of the pool for their reads only and give it back before the answer is
+    sent: an anonymous client reading slowly holds none (issue 33, item 2)."""
     _published(request)
-    roots = await store.latest_roots(conn, PUBLIC_DAYS)
+    async with request.app.state.pool.acquire() as conn:
+        roots = await store.latest_roots(conn, PUBLIC_DAYS)
     return _public(request, {"items": [{"date": r.day, **r.as_json()} for r in roots]})
 
 
 @public_router.get("/{day}")
-async def public_day(day: str, request: Request, *, conn: Conn) -> Response:
-    """A day's fleet roots, every version, and the leaves of the latest (no login; publication on)."""
+async def public_day(day: str, request: Request) -> Response:
+    """A day's fleet roots, every version, and the leaves of the latest (no login; publication on; like
+    public_roots, no connection held while the answer is sent)."""
     _published(request)
     when = _day(day, "day")
-    roots, leaves = await store.day_roots(conn, when)
+    async with request.app.state.pool.acquire() as conn:
+        roots, leaves = await store.day_roots(conn, when)
     if not roots:
         raise FieldError(f"day: no fleet root for {when.isoformat()}", "day", 404)
     return _public(request, {"date": when, "roots": [r.as_json() for r in roots], "leaves": leaves})

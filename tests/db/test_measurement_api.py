@@ -52,6 +52,15 @@ async def _post_fixes(client: httpx.AsyncClient, t: Tracker, fixes: list[dict[st
     assert r.status_code == 200, r.text
 
 
+def said(r: httpx.Response) -> str:
+    """A measurement refusal's Portuguese sentence (issue 33): `detail` is "field: sentence" for programs, and
+    `message` the same sentence opening with a capital, which pages show as it is."""
+    body = r.json()
+    field, _, sentence = body["detail"].partition(": ")
+    assert field == body["field"] and body["message"] == sentence[:1].upper() + sentence[1:], r.text
+    return str(sentence)
+
+
 async def _setup(client: httpx.AsyncClient, conn: asyncpg.Connection, people: People) -> dict[str, Any]:
     a = await register(conn, "AAA1A11", "861000000000001")
     b = await register(conn, "BBB2B22", "861000000000002")
@@ -137,25 +146,48 @@ async def test_a_justification_and_the_refusals(
             json={"route_id": route, "date": "2026-03-06", "reason": "ponte caída"} | body,
         )
 
-    bad: list[tuple[dict[str, Any], int, str]] = [
-        ({"date": "2026-03-02"}, 400, "date"),  # made
-        ({"date": "2026-03-07"}, 400, "date"),  # a Saturday: not due
-        ({"date": "2026-04-03"}, 400, "date"),  # Sexta-feira Santa: not due
-        ({"route_id": 999999}, 404, "route_id"),
-        ({"run_no": 2}, 400, "run_no"),
+    not_due = "(não é dia letivo, ou a rota não estava atribuída nesse dia)"
+    bad: list[tuple[dict[str, Any], int, str, str]] = [
+        (
+            {"date": "2026-03-02"},
+            400,
+            "date",
+            "a corrida da rota L01 em 02/03/2026 foi realizada: não há o que justificar",
+        ),  # made
+        ({"date": "2026-03-07"}, 400, "date", f"a rota L01 não tem corrida devida em 07/03/2026 {not_due}"),  # Sat.
+        ({"date": "2026-04-03"}, 400, "date", f"a rota L01 não tem corrida devida em 03/04/2026 {not_due}"),  # Santa
+        ({"date": "2999-03-06"}, 400, "date", "o dia 06/03/2999 ainda não chegou"),
+        ({"route_id": 999999}, 404, "route_id", "rota nº 999999 não encontrada"),
+        ({"run_no": 2}, 400, "run_no", "a rota L01 não tem a corrida 2 em 06/03/2026"),
+        (
+            {"kind": "feito_fora_do_horario"},
+            400,
+            "run_no",
+            "diga qual corrida foi feita fora do horário (feito_fora_do_horario pede run_no)",
+        ),
+        (
+            {"made_at": "14:10"},
+            400,
+            "made_at",
+            "a hora local em que a corrida foi feita (HH:MM) vai com feito_fora_do_horario, e só com ele",
+        ),
     ]
-    for change, status, field in bad:
+    for change, status, field, sentence in bad:  # issue 33: in Portuguese, for the servidor; field and status kept
         r = await justify(**change)
         assert (r.status_code, r.json().get("field")) == (status, field), (change, r.text)
+        assert said(r) == sentence, r.text
     for reason in ("", "   ", "ok", "chuva"):  # issue 36: a 2-character justification was accepted
         r = await justify(reason=reason)
         assert r.status_code == 422 and r.json()["errors"][0]["field"] == "body.reason", r.text
+    r = await client.post("/api/v1/measurements/1/2026-03/reopen", json={"reason": "  "}, headers=people.auth("admin"))
+    assert r.json()["errors"][0]["error"] == "Value error, diga o motivo: ele não pode ficar em branco", r.text
     assert (await justify("contractor")).status_code == 403
     assert await conn.fetchval("SELECT count(*) FROM run_justifications") == 0
     r = await justify()
     assert r.status_code == 201, r.text
     assert r.json()["reason"] == "ponte caída" and r.json()["created_by"] == "monitor"
-    assert (await justify()).status_code == 409
+    r2 = await justify()
+    assert (r2.status_code, said(r2)) == (409, "a corrida da rota L01 em 06/03/2026 já está justificada")
     audit = await conn.fetch(
         "SELECT username, target, detail FROM audit_log WHERE action = 'registry.run_justification.create'"
     )
@@ -166,6 +198,9 @@ async def test_a_justification_and_the_refusals(
     runs = (await _boletim(client, people, contract_id=world["k"]))["runs"]
     assert runs[4]["status"] == "justified" and runs[4]["justification"] == "ponte caída"
     assert runs[4]["payable_km"] == 0 and runs[4]["justified_by"] == "monitor"
+    # the id the boletim page corrects the reason by (PATCH /api/v1/run-justifications/{id}); null where none
+    assert runs[4]["justification_id"] == r.json()["id"]
+    assert {x["justification_id"] for i, x in enumerate(runs) if i != 4} == {None}
     (k,) = (await _boletim(client, people, contract_id=world["k"]))["contracts"]
     assert (k["routes"][0]["runs_justified"], k["routes"][0]["runs_not_made"]) == (1, 1)
 
@@ -176,9 +211,9 @@ async def test_a_justification_and_the_refusals(
     for body, status, field in (({"reason": "curto"}, 422, "body.reason"), ({"reason": "ponte caída"}, 400, "reason")):
         got = await client.patch(fix.format(jid), headers=mon, json=body)
         assert got.status_code == status and field in got.text, got.text
-    assert (
-        await client.patch(fix.format(999999), headers=mon, json={"reason": "ponte caída ontem"})
-    ).status_code == 404
+    assert said(got) == "é o mesmo motivo já registrado: nada a corrigir", got.text
+    got = await client.patch(fix.format(999999), headers=mon, json={"reason": "ponte caída ontem"})
+    assert (got.status_code, said(got)) == (404, "não há justificativa nº 999999"), got.text
     got = await client.patch(fix.format(jid), headers=people.auth("contractor"), json={"reason": "ponte caída ontem"})
     assert got.status_code == 403
     got = await client.patch(fix.format(jid), headers=mon, json={"reason": "ponte caída na RO-464"})
@@ -199,25 +234,55 @@ async def test_a_justification_and_the_refusals(
     )
     got = await client.patch(fix.format(jid), headers=mon, json={"reason": "ponte caída, outra versão"})
     assert got.status_code == 409 and "reabra o mês" in got.text, got.text
+    assert said(got) == ("o mês 03/2026 do contrato 012/2026 está fechado: reabra o mês para corrigir a justificativa")
 
 
 @pytest.mark.parametrize(
-    ("params", "status", "field"),
+    ("params", "status", "field", "sentence"),
     [
-        ({"from": "2026-01-15"}, 400, "from"),  # before the contract's validity
-        ({"to": "2027-01-05"}, 400, "to"),
-        ({"from": "2026-03-10", "to": "2026-03-02"}, 400, "to"),
-        ({"from": "2026-03-xx"}, 400, "from"),
-        ({"contract_id": 999999}, 404, "contract_id"),
+        (
+            {"from": "2026-01-15"},
+            400,
+            "from",
+            "15/01/2026 é antes da vigência do contrato 012/2026, que começa em 01/02/2026",
+        ),
+        (
+            {"to": "2027-01-05"},
+            400,
+            "to",
+            "05/01/2027 é depois da vigência do contrato 012/2026, que termina em 31/12/2026",
+        ),
+        ({"from": "2026-03-10", "to": "2026-03-02"}, 400, "to", "o fim (02/03/2026) é antes do início (10/03/2026)"),
+        (
+            {"from": "2026-03-xx"},
+            400,
+            "from",
+            "«2026-03-xx» não é uma data (use AAAA-MM-DD, por exemplo 2026-03-01): o boletim conta dias inteiros",
+        ),
+        ({"from": "2026-02-30"}, 400, "from", "«2026-02-30» não é uma data que exista (AAAA-MM-DD)"),
+        (
+            {"from": "2025-01-01", "to": "2026-03-01", "contract_id": None},
+            400,
+            "to",
+            "um boletim cobre no máximo 366 dias: escolha um período menor",
+        ),
+        (
+            {"contract_id": 999999},
+            404,
+            "contract_id",
+            "contrato nº 999999 não encontrado (ou fora do que seu perfil pode ver)",
+        ),
     ],
 )
 async def test_bad_periods_name_their_field(
     client: httpx.AsyncClient, people: People, world: dict[str, Any], params: dict[str, Any], status: int,
-    field: str,
+    field: str, sentence: str,
 ) -> None:  # fmt: skip
-    q = {"contract_id": world["k"], "from": FIRST, "to": LAST} | params
+    """Each refusal names its field (for programs) and says in Portuguese what is wrong (issue 33)."""
+    q = {k: v for k, v in ({"contract_id": world["k"], "from": FIRST, "to": LAST} | params).items() if v is not None}
     r = await client.get("/api/v1/reports/measurement", params=q, headers=people.auth("auditor"))
     assert (r.status_code, r.json().get("field")) == (status, field), r.text
+    assert said(r) == sentence, r.text
 
 
 async def test_a_closed_month_is_served_frozen_until_reopened(
@@ -232,13 +297,15 @@ async def test_a_closed_month_is_served_frozen_until_reopened(
     closed = r.json()
     stored = await conn.fetchrow("SELECT content, sha256 FROM measurement_closures")
     assert closed["sha256"] == stored["sha256"] == hashlib.sha256(bytes(stored["content"])).hexdigest()
-    assert (await client.post(f"{path}/close", headers=people.auth("monitor"))).status_code == 409
+    r = await client.post(f"{path}/close", headers=people.auth("monitor"))
+    assert (r.status_code, said(r)) == (409, "o mês 03/2026 do contrato 012/2026 já está fechado")
     # after the closing: a late fix for Tuesday, a route edit, a justification attempt
     await _post_fixes(client, world["a"], _drive(date(2026, 3, 3)))
     await conn.execute("UPDATE routes SET declared_km = 3.0 WHERE id = $1", route)
     r = await client.post("/api/v1/run-justifications", headers=people.auth("monitor"),
                           json={"route_id": route, "date": "2026-03-06", "reason": "atoleiro na estrada"})  # fmt: skip
     assert (r.status_code, r.json()["field"]) == (409, "date")
+    assert said(r) == "o mês 03/2026 do contrato 012/2026 está fechado: reabra o mês para justificar"
     frozen = await _boletim(client, people, contract_id=k)
     assert frozen["runs"] == before["runs"]
     await conn.execute("UPDATE routes SET contract_id = NULL WHERE id = $1", route)  # the route leaves the contract
@@ -256,6 +323,8 @@ async def test_a_closed_month_is_served_frozen_until_reopened(
     r = await client.post(f"{path}/reopen", json={"reason": "fixes atrasados do dia 3"}, headers=people.auth("admin"))
     assert r.status_code == 200, r.text
     assert r.json()["reopened_by"] == "admin" and r.json()["sha256"] == closed["sha256"]
+    again = await client.post(f"{path}/reopen", json={"reason": "de novo"}, headers=people.auth("admin"))
+    assert (again.status_code, said(again)) == (409, "o mês 03/2026 do contrato 012/2026 não está fechado")
     live = await _boletim(client, people, contract_id=k)
     assert live["runs"][1]["status"] == "made" and live["runs"][1]["payable_km"] == 3.0
     assert live["contracts"][0]["frozen"] is False

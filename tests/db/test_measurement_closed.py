@@ -20,7 +20,7 @@ import pytest
 
 from telemetria.measurement.api import local_today
 from tests.db.conftest import People
-from tests.db.test_measurement_api import _boletim, _setup
+from tests.db.test_measurement_api import _boletim, _setup, said
 
 
 @pytest.fixture
@@ -106,10 +106,20 @@ async def test_closing_before_the_grace_period_needs_confirm_early(
     client.app.state.settings = settings.model_copy(  # type: ignore[attr-defined]
         update={"measurement_close_grace_days": (today - last).days}
     )
+    r = await client.post(f"/api/v1/measurements/{k}/{today:%Y-%m}/close", headers=people.auth("monitor"))
+    assert (r.status_code, said(r)) == (409, f"o mês {today:%m/%Y} ainda não terminou: só se fecha um mês encerrado")
+    earlier = last.replace(day=1) - timedelta(days=1)  # before the contract's validity
+    r = await client.post(f"/api/v1/measurements/{k}/{earlier:%Y-%m}/close", headers=people.auth("monitor"))
+    assert (r.status_code, said(r)) == (400, f"o mês {earlier:%m/%Y} está fora da vigência do contrato 040/2026")
     path = f"/api/v1/measurements/{k}/{month}/close"
     r = await client.post(path, headers=people.auth("monitor"))
     assert (r.status_code, r.json()["field"]) == (409, "confirm_early"), r.text
-    assert "confirm_early" in r.json()["detail"] and month in r.json()["detail"]
+    ago, mm = (today - last).days, f"{last:%m/%Y}"
+    assert said(r) == (  # issue 33: in Portuguese for the servidor; field kept for programs
+        f"o mês {mm} terminou há {ago} dia{'s' if ago > 1 else ''}; posições dos últimos dias guardadas por um "
+        f"rastreador sem sinal ainda podem chegar até {ago} dias depois do fim (Lei 3.588/2023 Art. 15 § 2º): "
+        'confirme o fechamento antecipado ({"confirm_early": true}) para fechá-lo agora'
+    )
     r = await client.post(path, headers=people.auth("monitor"), json={"confirm_early": False})
     assert r.status_code == 409
     assert await conn.fetchval("SELECT count(*) FROM measurement_closures") == 0
@@ -138,3 +148,5 @@ async def test_a_month_out_of_range_is_a_400(client: httpx.AsyncClient, people: 
         r = await client.post(f"/api/v1/measurements/{k}/{month}/{action}", headers=people.auth("admin"),
                               json={"reason": "x"} if action == "reopen" else None)  # fmt: skip
         assert (r.status_code, r.json()["field"]) == (400, "month"), r.text
+        mm = f"{month[5:]}/{month[:4]}"
+        assert said(r) == f"o mês {mm} está fora dos anos medidos (2000 a 2100)", r.text

@@ -1,14 +1,15 @@
 // The boletim de medição page (/boletim): a contract and a month → the API's boletim as it is (totals, one line
-// per route, the runs grid per route, the payment rule), its CSV, XLSX and PDF, justifying a run not made, and
-// closing or reopening the month. Every figure is the API's; the page adds nothing up.
+// per route, the runs grid per route, the payment rule), its CSV, XLSX and PDF, justifying a run not made,
+// correcting a justification's reason, and closing or reopening the month. Every figure is the API's; the page
+// adds nothing up.
 import { ApiError, api, config, download, el, fmt, localDate, toast } from "./api.js";
 import { format } from "./formats.js";
 import { lastDay } from "./contracts/days.js";
 import { STATUS, historyLink, legend, runGrid, shownStatus } from "./contracts/grid.js";
 import { brl, ruleLines } from "./contracts/money.js";
 import { day, when } from "./registry/common.js";
-import { sentence } from "./registry/errors.js";
-import { openForm } from "./registry/form.js";
+import { refusal, sentence } from "./registry/errors.js";
+import { confirmBox, openForm } from "./registry/form.js";
 
 const API = "/api/v1/reports/measurement";
 // The boletim's files: the API's own, for the contract and month on screen.
@@ -143,7 +144,10 @@ function runsTable(runs, ctx) {
         r.substitution ? el("span", { class: "badge warn" }, " substituição") : null,
         r.unauthorized ? el("span", { class: "badge bad" }, " não autorizado") : null] : "—";
       const justify = can.justify && (r.status === "not_made" || r.status === "partial") && !ctx.closed
-        ? el("button", { type: "button", class: "small", onclick: () => justifyRun(r, ctx) }, "Justificar") : null;
+        ? el("button", { type: "button", class: "small", onclick: () => justifyRun(r, ctx) }, "Justificar")
+        : can.justify && r.justification_id && !ctx.closed
+          ? el("button", { type: "button", class: "small", onclick: () => correctJustification(r) },
+            "Corrigir justificativa") : null;
       const cells = [day(r.date), String(r.run_no || 1), r.code, vehicle,
         el("span", { class: `badge st-${shownStatus(r)}` }, `${letter} · ${name}`), cov(r.coverage), km(r.realized_km),
         km(r.off_route_km), km(r.payable_km), brl(r.amount), r.start ? fmt.clock(r.start) : "—",
@@ -278,6 +282,41 @@ async function justifyRun(r, ctx) {
       if (vals.kind === "feito_fora_do_horario") Object.assign(body, { kind: vals.kind, made_at: vals.made_at, run_no: r.run_no });
       const saved = await api("/api/v1/run-justifications", { method: "POST", body });
       toast("Justificativa registrada.");
+      return saved;
+    },
+  });
+  if (done) run();
+}
+
+// A justification's reason corrected while its month is open (PATCH /api/v1/run-justifications/{id}, issue 36):
+// what it justifies stays; the old reason stays in the audit log. Like the API, a reason a fiscal can check later.
+const MIN_REASON = 10;
+
+async function correctJustification(r) {
+  const whole = r.run_no ? "" : " (vale para todas as corridas do dia)";
+  const done = await openForm({
+    title: `Corrigir a justificativa de ${day(r.date)} da rota ${r.code}`,
+    intro: `Motivo registrado${r.justified_by ? ` por ${r.justified_by}` : ""}: «${r.justification}»${whole}. `
+      + "Só o motivo muda: a rota, o dia, a corrida e o tipo da justificativa ficam como estão, e a situação da "
+      + "corrida no boletim também. O motivo anterior fica no registro de auditoria, com seu nome e a hora.",
+    fields: [{ name: "reason", label: "Novo motivo", required: true, wide: true, type: "textarea", rows: 3,
+      help: `Pelo menos ${MIN_REASON} caracteres: um motivo que a fiscalização possa verificar depois.` }],
+    values: { reason: r.justification },
+    submitLabel: "Corrigir justificativa",
+    onSubmit: async (vals) => {
+      if (vals.reason.length < MIN_REASON) {
+        throw refusal("reason", `Use pelo menos ${MIN_REASON} caracteres: um motivo que a fiscalização possa `
+          + "verificar depois.");
+      }
+      if (vals.reason === r.justification) {
+        throw refusal("reason", "É o mesmo motivo já registrado: escreva o motivo corrigido.");
+      }
+      const sure = await confirmBox(`Trocar o motivo da justificativa de ${day(r.date)} da rota ${r.code}? `
+        + `De «${r.justification}» para «${vals.reason}».`, "Confirmar correção");
+      if (!sure) throw refusal("reason", "Correção não confirmada: o motivo continua o mesmo.");
+      const saved = await api(`/api/v1/run-justifications/${encodeURIComponent(r.justification_id)}`,
+        { method: "PATCH", body: { reason: vals.reason } });
+      toast("Justificativa corrigida.");
       return saved;
     },
   });

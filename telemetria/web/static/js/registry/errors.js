@@ -31,7 +31,6 @@ const RULES = [
   [/nothing to change/i, "Nada foi alterado."],
   [/reaches (\d{4})-(\d{2}), a closed month of contract (\S+)/i, (m) => `A alteração alcança ${m[2]}/${m[1]}, mês já `
     + `fechado do contrato ${m[3]}: reabra o mês primeiro, ou faça a alteração valer a partir do mês seguinte.`],
-  [/has not ended yet: justify it/i, "A corrida ainda não terminou: justifique depois que a janela dela fechar."],
   [/look swapped/i, "Latitude e longitude parecem trocadas (GeoJSON e KML escrevem longitude, latitude)."],
   [/the file is empty/i, "O arquivo está vazio."],
   [/KMZ/, "KMZ (KML compactado) não é aceito: descompacte e envie o .kml que está dentro."],
@@ -68,17 +67,9 @@ const RULES = [
   [/is already listed in/i, "Essa data foi marcada duas vezes."],
   [/say why there is no school/i, "Diga por que não há aula nesse dia."],
   [/^(start|end): \S+ is not in \d{4}/i, "A data precisa estar no ano escolhido."],
-  // the boletim de medição (telemetria/measurement/)
-  [/is closed for contract .*reopen it first/i, "O mês está fechado: só depois de reaberto."],
-  [/is already justified/i, "Esta corrida já foi justificada."],
-  [/was made: nothing to justify/i, "A corrida foi realizada: não há o que justificar."],
-  [/has no run due on/i, "Não há corrida devida nesse dia (não é dia letivo ou a rota não estava atribuída)."],
-  [/has not come yet/i, "Esse dia ainda não chegou."],
-  [/is not over yet/i, "O mês ainda não terminou: só se fecha um mês encerrado."],
-  [/is already closed for contract/i, "Este mês já está fechado."],
-  [/is not closed for contract/i, "Este mês não está fechado."],
-  [/(before|after) contract .*'s validity|outside contract .*'s validity/i, "Fora da vigência do contrato."],
-  [/the reason may not be blank/i, "Diga o motivo."],
+  // the boletim de medição (telemetria/measurement/) answers its refusals in Portuguese, as `message`
+  // (shown as it is by explain); only pydantic's 422 for a blank reason comes through here
+  [/diga o motivo/i, "Diga o motivo."],
   // pydantic's own words (422)
   [/Field required|Input should be a valid (string|dictionary)/i, "Campo obrigatório."],
   [/String should have at least 1 character/i, "Campo obrigatório."],
@@ -129,7 +120,10 @@ export function problems(err) {
       out.push({ path: parsePath(e.field), message: portuguese(e.error) || "Valor inválido." });
     }
   } else if (err.body.field) {
-    out.push({ path: parsePath(err.body.field), message: err.body.pt || portuguese(err.body.detail) || explain(err) });
+    // A refusal the server wrote for a person (`message`) is shown as it is, never matched against the rules.
+    const said = typeof err.body.message === "string" && err.body.message ? explain(err) : null;
+    out.push({ path: parsePath(err.body.field),
+      message: err.body.pt || said || portuguese(err.body.detail) || explain(err) });
   }
   return out;
 }
@@ -143,6 +137,7 @@ export function refusal(field, message) {
 export function sentence(err, labels = {}) {
   if (err instanceof ApiError) {
     if (err.body.pt) return err.body.pt;
+    if (typeof err.body.message === "string" && err.body.message) return explain(err);
     const known = portuguese(err.body.detail);
     if (known && err.status !== 401) {
       const { name } = parsePath(err.field);
