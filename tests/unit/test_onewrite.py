@@ -8,6 +8,8 @@ come out as uvicorn sends them.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -127,3 +129,10 @@ async def test_other_answers_come_out_as_uvicorn_sends_them(request_: bytes) -> 
 
 def _without_dates(raw: bytes) -> bytes:
     return b"\r\n".join(line for line in raw.split(b"\r\n") if not line.startswith(b"date: "))
+
+
+def test_the_copied_on_headers_complete_is_still_uvicorns() -> None:
+    # OneWriteHttpTools.on_headers_complete is uvicorn 0.55's with the cycle class changed. When uvicorn's own
+    # changes (an upgrade), this fails: copy the new one over and keep `OneWriteCycle` in it.
+    source = inspect.getsource(HttpToolsProtocol.on_headers_complete)
+    assert hashlib.sha256(source.encode()).hexdigest()[:16] == "1ea8589acfad92d8"
