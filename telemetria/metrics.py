@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from functools import wraps
+from functools import reduce, wraps
 from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from prometheus_client import (
@@ -159,14 +160,20 @@ def observe_many(hist: Histogram, amounts: Iterable[float]) -> None:
     cumulative when collected) with one write per bucket; tests/unit/test_ops_units.py checks
     that the result equals calling observe() for each amount.
     """
-    bounds: list[float] = hist._upper_bounds
-    counts = [0] * len(bounds)
-    total = 0.0
-    for a in amounts:
-        counts[bisect.bisect_left(bounds, a)] += 1  # the first bound >= a, as observe() picks
-        total += a
-    if not any(counts):
+    values = amounts if isinstance(amounts, list) else list(amounts)
+    if not values:
         return
+    # The count of values at or below each bound, read off the values sorted once (C code, no Python
+    # step per value): a value goes in the first bucket whose bound is >= it, as observe() picks.
+    ordered = sorted(values)
+    bounds: list[float] = hist._upper_bounds
+    counts = []
+    below = 0
+    for bound in bounds:
+        upto = bisect.bisect_right(ordered, bound)
+        counts.append(upto - below)
+        below = upto
+    total = reduce(operator.add, values, 0.0)  # added in order, as one observe() each adds them
     hist._sum.inc(total)
     for i, n in enumerate(counts):
         if n:

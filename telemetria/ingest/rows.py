@@ -66,6 +66,7 @@ class Plan:
 def plan(requests: Sequence[Request], active: dict[int, bool], installs: dict[int, list[Installation]]) -> Plan:
     """Rows for the fixes that have a vehicle at their own time; the others rejected with the reason."""
     out = Plan([], [], [IngestResult() for _ in requests])
+    rows, owners = out.rows, out.owners
     for pos, req in enumerate(requests):
         result = out.results[pos]
         if not active.get(req.tracker_id, False):
@@ -75,14 +76,26 @@ def plan(requests: Sequence[Request], active: dict[int, bool], installs: dict[in
         spans = installs.get(req.tracker_id, [])
         # The common case, one installation with no bounds, needs no search per fix.
         always = spans[0].vehicle_id if len(spans) == 1 and spans[0].unbounded else None
+        tid = req.tracker_id
+        if always is not None:
+            # Each row's tuple is the COPY record itself, built once from the fix's fields.
+            rows.extend([
+                (
+                    always, tid, f.ts, f.lat, f.lon, f.speed_kmh, f.heading_deg, f.altitude_m, f.accuracy_m,
+                    f.hdop, f.satellites, f.ignition, f.odometer_m, f.driver_id, f.valid, f.attributes,
+                )
+                for f in req.fixes
+            ])  # fmt: skip
+            owners.extend([pos] * len(req.fixes))
+            continue
         for i, f in zip(req.indexes, req.fixes, strict=True):
-            vid = always or next((s.vehicle_id for s in spans if s.covers(f.ts)), None)
+            vid = next((s.vehicle_id for s in spans if s.covers(f.ts)), None)
             if vid is None:
                 result.rejected.append(Rejected(i, NOT_INSTALLED, reasons.NOT_INSTALLED))
                 continue
-            out.owners.append(pos)
-            out.rows.append((
-                vid, req.tracker_id, f.ts, f.lat, f.lon, f.speed_kmh, f.heading_deg, f.altitude_m,
+            owners.append(pos)
+            rows.append((
+                vid, tid, f.ts, f.lat, f.lon, f.speed_kmh, f.heading_deg, f.altitude_m,
                 f.accuracy_m, f.hdop, f.satellites, f.ignition, f.odometer_m, f.driver_id, f.valid,
                 f.attributes,
             ))  # fmt: skip

@@ -87,3 +87,29 @@ def test_newest_stored_keeps_each_vehicles_newest_row_and_newest_valid_row_of_th
     # Every row stored (the COPY path): vehicle 2's newest is the fix at minute 8, which is also valid.
     v, ts, *_ = newest_stored(rows)
     assert sorted(zip(v, [t.minute for t in ts], strict=True)) == [(1, 7), (1, 9), (2, 8)]
+
+
+def test_one_unbounded_installation_gives_the_rows_a_search_gives() -> None:
+    # plan() builds the rows of a tracker with one open-ended installation without searching per fix.
+    batch = [*fixes(0, 1, 2), Fix(T, -10.4, -62.4, 40.0, 90.0, 150.0, 5.0, 0.9, 9, True, 1.5, "d", False, {"a": 1})]
+    unbounded = plan([Request(1, [0, 1, 2, 3], batch)], {1: True}, {1: [Installation(100, None, None)]})
+    searched = plan([Request(1, [0, 1, 2, 3], batch)], {1: True}, {1: [Installation(100, T - timedelta(days=1), None)]})
+    assert unbounded.rows == searched.rows and unbounded.owners == searched.owners == [0, 0, 0, 0]
+    assert unbounded.rows[3] == (
+        100,
+        1,
+        T,
+        -10.4,
+        -62.4,
+        40.0,
+        90.0,
+        150.0,
+        5.0,
+        0.9,
+        9,
+        True,
+        1.5,
+        "d",
+        False,
+        {"a": 1},
+    )

@@ -16,7 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from telemetria.fix import Fix, Rejected
-from telemetria.ingest.decode import BodyError, _typed, decode_body, decode_items, parse_body
+from telemetria.ingest.decode import (
+    BodyError,
+    _from_typed,
+    _from_typed_all,
+    _typed,
+    decode_body,
+    decode_items,
+    parse_body,
+)
 from telemetria.ingest.validate import Limits, validate
 
 T = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
@@ -265,3 +273,39 @@ def test_time_is_parsed_by_the_same_parser() -> None:
     body = orjson.dumps([fix(ts="2026-11-30T11:00:00.250-03:00")])
     [item], _ = decode_body(body, 10)
     assert isinstance(item, Fix) and item.ts == later and item.ts.tzinfo is UTC
+
+
+@pytest.mark.parametrize(
+    "ts",
+    [
+        TS,
+        "2026-11-30T14:00:00+00:00",
+        "2026-11-30T14:00:00-00:00",
+        "2026-11-30T14:00:00.123456Z",
+        "2026-11-30T14:00:00.1234567Z",
+        "2026-11-30 14:00:00Z",
+        "2026-11-30t14:00:00z",
+        "2026-11-30T11:00:00-03:00",
+        "2026-11-30T14:00:00",
+        "2026-11-30T23:59:60Z",
+        "2026-13-30T14:00:00Z",
+        "0001-01-01T00:00:00+05:00",
+        "1796047200",
+        " 2026-11-30T14:00:00Z",
+        "2026-11-30",
+        1796047200,
+        1796047200000,
+        1796047200.5,
+    ],
+)
+def test_the_inline_batch_builder_answers_as_the_per_item_one(ts: object) -> None:
+    # _from_typed_all builds the common item (UTC RFC 3339 text) itself and hands every other to _from_typed.
+    body = orjson.dumps({"fixes": [fix(ts=ts, heading_deg=370, driver_id=" 7 ", valid=None, attributes={})]})
+    typed = _typed(body)
+    assert typed is not None
+    structs, _ = typed
+    inline, per_item = _from_typed_all(structs), [_from_typed(i, t) for i, t in enumerate(structs)]
+    assert inline == per_item
+    # datetimes compare as instants: the zone must be the same too (UTC, as every stored fix time is).
+    assert [f.ts.tzinfo for f in inline if isinstance(f, Fix)] == [f.ts.tzinfo for f in per_item if isinstance(f, Fix)]
+    assert decode_body(body, 10)[0] == general(body)[0]  # type: ignore[index]
