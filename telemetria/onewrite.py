@@ -20,12 +20,8 @@ message, which `python -m bench.onewrite` weighs against the send() saved.
 
 from __future__ import annotations
 
-import asyncio
-import urllib.parse
 from typing import Any
 
-import httptools
-from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 
@@ -88,55 +84,8 @@ class OneWriteCycle(RequestResponseCycle):
 
 
 class OneWriteHttpTools(HttpToolsProtocol):
-    """uvicorn's httptools protocol whose requests run in `OneWriteCycle` (serve.uvicorn_config passes it as `http`).
+    """uvicorn's httptools protocol whose requests run in `OneWriteCycle` (serve.uvicorn_config passes it as `http`)."""
 
-    `on_headers_complete` is uvicorn's own (0.55), with the cycle made as a `OneWriteCycle` from the start. An
-    earlier form changed each cycle's `__class__` after uvicorn made it: an object whose class changes after its
-    `__init__` loses the interpreter's fast attribute access in uvicorn's code, which cost more than the write saved.
-    """
-
-    def on_headers_complete(self) -> None:
-        http_version = self.parser.get_http_version()
-        method = self.parser.get_method()
-        self.scope["method"] = method.decode("ascii")
-        if http_version != "1.1":
-            self.scope["http_version"] = http_version
-        if self.parser.should_upgrade() and self._should_upgrade():
-            return
-        parsed_url = httptools.parse_url(self.url)
-        raw_path = parsed_url.path
-        path = raw_path.decode("ascii")
-        if "%" in path:
-            path = urllib.parse.unquote(path)
-        self.scope["path"] = self.root_path + path
-        self.scope["raw_path"] = self.root_path.encode("ascii") + raw_path
-        self.scope["query_string"] = parsed_url.query or b""
-
-        if self.limit_concurrency is not None and (
-            len(self.connections) >= self.limit_concurrency or len(self.tasks) >= self.limit_concurrency
-        ):
-            app: Any = service_unavailable
-            self.logger.warning("Exceeded concurrency limit.")
-        else:
-            app = self.app
-
-        existing_cycle = self.cycle
-        self.cycle = OneWriteCycle(
-            scope=self.scope,
-            transport=self.transport,
-            flow=self.flow,
-            logger=self.logger,
-            access_logger=self.access_logger,
-            access_log=self.access_log,
-            default_headers=self.server_state.default_headers,
-            message_event=asyncio.Event(),
-            expect_100_continue=self.expect_100_continue,
-            keep_alive=http_version != "1.0" and self.parser.should_keep_alive(),
-            on_response=self.on_response_complete,
-        )
-        if existing_cycle is None or existing_cycle.response_complete:
-            self._start_asgi_task(self.cycle, app)
-        else:
-            # Pipelined HTTP requests are queued up.
-            self.flow.pause_reading()
-            self.pipeline.appendleft((self.cycle, app))
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        cycle.__class__ = OneWriteCycle  # the same object and state; only `send` differs
+        super()._start_asgi_task(cycle, app)
