@@ -26,7 +26,6 @@ from typing import Any
 import uvicorn
 
 from telemetria.logs import log_config
-from telemetria.onewrite import OneWriteHttpTools
 from telemetria.settings import Settings
 
 log = logging.getLogger("telemetria.serve")
@@ -36,8 +35,6 @@ APP = "telemetria.app:build"
 
 def uvicorn_config(app: Any = APP, settings: Settings | None = None, **kw: Any) -> uvicorn.Config:
     """The server settings every way of running the service shares (uvloop, httptools, graceful stop).
-
-    httptools through `onewrite.OneWriteHttpTools`: a small answer's head and body in one socket write.
 
     Our own middleware writes the access log (without client addresses), so uvicorn's stays off;
     and ours reads X-Forwarded-For (telemetria/forwarded.py), so uvicorn's proxy headers stay off.
@@ -49,13 +46,7 @@ def uvicorn_config(app: Any = APP, settings: Settings | None = None, **kw: Any) 
     kw.pop("access_log", None)
     kw.pop("proxy_headers", None)
     return uvicorn.Config(
-        app,
-        loop="uvloop",
-        http=OneWriteHttpTools,
-        timeout_graceful_shutdown=10,
-        access_log=False,
-        proxy_headers=False,
-        **kw,
+        app, loop="uvloop", http="httptools", timeout_graceful_shutdown=10, access_log=False, proxy_headers=False, **kw
     )
 
 
