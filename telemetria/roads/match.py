@@ -115,7 +115,10 @@ def match(
     least = min_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
     most = max_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
     seen = np.zeros(n, dtype=bool)
-    for k in np.flatnonzero(todo).tolist():
+    ks = np.flatnonzero(todo)
+    ends_of = np.unique(np.concatenate([ks, ks + 1]))
+    roads.prepare(lat[ends_of], lon[ends_of])  # every fix's places in one query, not one query a fix
+    for k in ks.tolist():
         ends = (float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]))
         reach = float(high_m[k]) + 2 * RADIUS_M
         # Between fixes with no gap, a path longer than the chord by -IMPLAUSIBLE × β costs more than a break: the
@@ -124,8 +127,13 @@ def match(
         beta = _beta(float(dt_s[k]))
         near = min(reach, float(chord_m[k]) - IMPLAUSIBLE * beta) if speeds[k] else reach
         links = roads.links(*ends, near)
-        if near < reach and not _plausible(links, low_m[k], high_m[k]).any():
+        lo, hi = float(low_m[k]), float(high_m[k])
+        slack = _slack(links)
+        ok = _plausible(links, lo, hi, slack)
+        if near < reach and not ok.any():
             links = roads.links(*ends, reach)
+            slack = _slack(links)
+            ok = _plausible(links, lo, hi, slack)
         a, b = len(links.froms), len(links.tos)
         if not a or not b:
             continue
@@ -137,9 +145,7 @@ def match(
                     -0.5 * (off / SIGMA_M) ** 2 - _heading_m(places, heading_deg[i], moving[i]) / BETA_M
                 )
                 way[i, : len(places)] = [roads.edge_way(p.edge) for p in places]
-        slack = _slack(links)
         L = links.length_m
-        ok = _plausible(links, low_m[k], high_m[k])
         L = np.where(np.isfinite(L), L, 0.0)  # (excluded by ok)
         ll = -np.abs(L - chord_m[k]) / beta
         if speeds[k]:
@@ -191,10 +197,10 @@ def _slack(links: Links) -> FloatArray:
     return slack
 
 
-def _plausible(links: Links, low: float, high: float) -> npt.NDArray[np.bool_]:
+def _plausible(links: Links, low: float, high: float, slack: FloatArray) -> npt.NDArray[np.bool_]:
     """Per pair of places, whether its road path is one the vehicle may have driven: within [low, high] give or
-    take the offsets, or standing (0 m)."""
-    slack, L = _slack(links), links.length_m
+    take the offsets (`slack`, _slack's), or standing (0 m)."""
+    L = links.length_m
     with np.errstate(invalid="ignore"):
         ok: npt.NDArray[np.bool_] = np.isfinite(L) & (((L >= low - slack) & (L <= high + slack)) | (L == 0))
     return ok
