@@ -362,9 +362,13 @@ class RoadNet:
         jx, jy = self._jx, self._jy
         cx, cy, rt = goal
         cut = limit_m * (1 + PRUNE_SLACK) + PRUNE_SLACK_M + rt
-        hypot = math.hypot
+        hypot, push, pop, adj = math.hypot, heapq.heappush, heapq.heappop, self._adj
+        # A junction is queued again only at no more metres than it already is (an entry beyond the limit, or longer
+        # than one queued, could never be the one it is settled by: the same tree, fewer entries); an equal one is
+        # still queued, so ties are settled by the same (metres, junction, previous, edge) order as ever.
+        queued: dict[int, float] = {start: init}
         while heap and left:
-            d, n, prev, e = heapq.heappop(heap)
+            d, n, prev, e = pop(heap)
             if d > limit_m:
                 break
             if n in dist:
@@ -372,11 +376,12 @@ class RoadNet:
             dist[n] = d
             pav[n] = pav[prev] + (paved_of[e] if e >= 0 else 0.0)
             left -= n in targets
-            for m, e2, _ in self._adj[n]:
+            for m, e2, _ in adj[n]:
                 if m not in dist:
                     nd = d + lengths[e2]
-                    if nd + hypot(jx[m] - cx, jy[m] - cy) <= cut:
-                        heapq.heappush(heap, (nd, m, n, e2))
+                    if nd <= limit_m and nd <= queued.get(m, nd) and nd + hypot(jx[m] - cx, jy[m] - cy) <= cut:
+                        queued[m] = nd
+                        push(heap, (nd, m, n, e2))
         return dist, pav
 
     def _directed_length(
