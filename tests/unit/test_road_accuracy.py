@@ -7,6 +7,7 @@ import random
 from functools import cache
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from bench.road_accuracy import km_before, km_of, network, table
@@ -175,8 +176,21 @@ def test_speeds_weigh_a_path_as_driving_on_or_stopping_between() -> None:
     # (the rule before: any length between the braking bound and the top speed weighed the same).
     from telemetria.roads.match import _speed_ll
 
-    ll = _speed_ll(np.array([150.0, 300.0, 600.0, 700.0, 1500.0]), 36.0, 36.0, 60.0)
+    def one(lengths: list[float], v0: float, v1: float, dt: float) -> npt.NDArray[np.float64]:
+        return _speed_ll(np.array([lengths]), np.array([v0]), np.array([v1]), np.array([dt]))[0]
+
+    ll = one([150.0, 300.0, 600.0, 700.0, 1500.0], 36.0, 36.0, 60.0)
     assert ll[2] == pytest.approx(0.0, abs=0.05)
     assert ll[0] < ll[2] and ll[1] < ll[2] and ll[4] < ll[3] < ll[2]
     assert ll[0] > -3.0  # a stop between the fixes stays plausible: not a pull towards speed × time
-    assert not _speed_ll(np.array([150.0, 600.0]), 0.0, 36.0, 60.0).any()  # one end stands: the bounds only
+    assert not one([150.0, 600.0], 0.0, 36.0, 60.0).any()  # one end stands: the bounds only
+    # weighed for many segments at once, each row by its own speeds and time, as one at a time
+    both = _speed_ll(
+        np.array([[150.0, 600.0], [150.0, 600.0], [300.0, 1200.0]]),
+        np.array([36.0, 0.0, 72.0]),
+        np.array([36.0, 36.0, 72.0]),
+        np.array([60.0, 60.0, 30.0]),
+    )
+    assert both[0].tolist() == one([150.0, 600.0], 36.0, 36.0, 60.0).tolist()
+    assert both[1].tolist() == [0.0, 0.0]
+    assert both[2].tolist() == one([300.0, 1200.0], 72.0, 72.0, 30.0).tolist()
