@@ -107,7 +107,6 @@ def match(
     if m <= 0 or not todo.any():
         return out
     c = 2 * CANDIDATES  # each place once per direction
-    emis = np.full((n, c), ABSENT)
     way = np.full((n, c), -1, dtype=np.int64)
     least = min_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
     most = max_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
@@ -124,6 +123,7 @@ def match(
     # only one may be that long). Across a gap the shortest plausible path counts, however long: searched whole.
     near = np.where(speeds, np.minimum(reach, chord_m - IMPLAUSIBLE * beta), reach)
     off = np.full((n, c), np.nan)
+    travel = np.full((n, c), np.nan)
     places_of: dict[int, tuple[Place, ...]] = {}
     L = np.full((m, c, c), np.inf)
     linked: list[Links | None] = [None] * m
@@ -137,11 +137,13 @@ def match(
             if i not in places_of:
                 places_of[i] = places
                 off[i, : len(places)] = [p.off_m for p in places]
+                travel[i, : len(places)] = [p.travel_deg for p in places]
+                way[i, : len(places)] = [roads.edge_way(p.edge) for p in places]
 
     for k in ks.tolist():
         fill(k, roads.links(float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]), float(near[k])))
     ok = _plausible(L, off[:-1], off[1:], low_m, high_m)
-    again = [k for k in ks.tolist() if near[k] < reach[k] and not ok[k].any()]
+    again = np.flatnonzero(todo & (near < reach) & ~ok.any(axis=(1, 2))).tolist()
     for k in again:
         fill(k, roads.links(float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]), float(reach[k])))
     if again:
@@ -150,12 +152,11 @@ def match(
     seen = np.zeros(n, dtype=bool)
     seen[:-1] |= have
     seen[1:] |= have
-    for i in np.flatnonzero(seen).tolist():
-        places = places_of[i]
-        way[i, : len(places)] = [roads.edge_way(p.edge) for p in places]
-        emis[i, : len(places)] = (
-            -0.5 * (off[i, : len(places)] / SIGMA_M) ** 2 - _heading_m(places, heading_deg[i], moving[i]) / BETA_M
-        )
+    way[~seen] = -1
+    placed = seen[:, None] & np.isfinite(off)
+    with np.errstate(invalid="ignore"):
+        weight = -0.5 * (off / SIGMA_M) ** 2 - _heading_cost(travel, heading_deg, moving) / BETA_M
+    emis = np.where(placed, weight, ABSENT)
     slack = off[:-1, :, None] + off[1:, None, :]
     Lz = np.where(np.isfinite(L), L, 0.0)  # (excluded by ok)
     ll = -np.abs(Lz - chord_m[:, None, None]) / beta[:, None, None]
@@ -225,10 +226,19 @@ def _plausible(
 
 def _heading_m(places: tuple[Place, ...], heading: float, moving: bool) -> FloatArray:
     """HEADING_M for each directed place whose direction of travel is against the moving fix's reported heading."""
-    if not moving or not math.isfinite(heading):
-        return np.zeros(len(places))
-    travel = np.array([p.travel_deg for p in places])
-    out: FloatArray = HEADING_M * (1 - np.cos(np.radians(_angle(travel, np.full(len(places), heading))))) / 2
+    travel = np.array([[p.travel_deg for p in places]])
+    out: FloatArray = _heading_cost(travel, np.array([heading]), np.array([moving]))[0]
+    return out
+
+
+def _heading_cost(travel: FloatArray, heading: FloatArray, moving: npt.NDArray[np.bool_]) -> FloatArray:
+    """Per point and directed place (travel[i, j], its direction of travel), HEADING_M × (1 - cos θ) / 2, θ the
+    angle from the point's reported heading: 0 where the point stands or reports none."""
+    speaks = moving & np.isfinite(heading)
+    out: FloatArray = np.zeros_like(travel)
+    rows = np.flatnonzero(speaks)
+    angle = _angle(travel[rows], np.broadcast_to(heading[rows, None], travel[rows].shape))
+    out[rows] = HEADING_M * (1 - np.cos(np.radians(angle))) / 2
     return out
 
 
