@@ -3,6 +3,7 @@ truth is known (telemetria/roads/drives.py; issue 34); no database. The full tab
 
 from __future__ import annotations
 
+import itertools
 import random
 from functools import cache
 
@@ -194,3 +195,23 @@ def test_speeds_weigh_a_path_as_driving_on_or_stopping_between() -> None:
     assert both[0].tolist() == one([150.0, 600.0], 36.0, 36.0, 60.0).tolist()
     assert both[1].tolist() == [0.0, 0.0]
     assert both[2].tolist() == one([300.0, 1200.0], 72.0, 72.0, 30.0).tolist()
+
+
+def test_places_found_all_at_once_are_those_found_one_at_a_time() -> None:
+    # The matcher finds every fix's places in one projection and one STRtree query (RoadNet.prepare), not one query
+    # a fix: the same places to the last bit, so the same road paths and the same metres.
+    net = network("aguascalientes")
+    d = drives.drive(net, drives.chain(net, random.Random(7), 4000.0), 3, 30.0)
+    lat, lon = np.array([f.lat for f in d.fixes]), np.array([f.lon for f in d.fixes])
+    net.forget()
+    alone = [net._directed(net.places(a, b)) for a, b in zip(lat.tolist(), lon.tolist(), strict=True)]
+    net.prepare(lat, lon)
+    together = [net._places_of(a, b) for a, b in zip(lat.tolist(), lon.tolist(), strict=True)]
+    assert sum(len(p) for p in alone) > 4 * len(lat)  # a city: several places a fix
+    assert together == alone
+    pairs = list(zip(lat.tolist(), lon.tolist(), strict=True))
+    prepared = [net.links(*p, *q, 600.0).length_m for p, q in itertools.pairwise(pairs)]
+    net.forget()
+    fresh = [net.links(*p, *q, 600.0).length_m for p, q in itertools.pairwise(pairs)]
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(prepared, fresh, strict=True))
+    net.forget()
