@@ -46,6 +46,11 @@ def network(name: str) -> steps.RoadNet:
     return steps.build(1, list(read_ways(EXTRACTS / f"{name}.osm.pbf")))
 
 
+# A drive "turns round" (turn_arounds): passes a junction again within TURN_LAP_M, or reverses its way of travel by
+# more than TURN_DEG within TURN_WITHIN_M.
+TURN_LAP_M, TURN_DEG, TURN_WITHIN_M = 1000.0, 150.0, 100.0
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     extract: str
@@ -133,15 +138,47 @@ def table(extracts: list[str], intervals: list[float], count: int, lo_m: float, 
     return [r for name in extracts for dt in intervals for r in rows(name, dt, count, lo_m, hi_m)]
 
 
-def losses(name: str, interval_s: float, count: int, lo_m: float, hi_m: float) -> tuple[float, float, float]:
+def turn_arounds(net: steps.RoadNet, path: list[tuple[int, bool]]) -> list[tuple[float, float]]:
+    """Where a drive turns round, as (from, to) metres along it: a junction passed again within TURN_LAP_M (a lap
+    round a block), or the way of travel reversed (over TURN_DEG) within TURN_WITHIN_M (a U-turn across a median,
+    in a dead end or at a retorno). A shortest path never passes a junction twice."""
+    cum = np.concatenate([[0.0], np.cumsum([net.edges[e].length_m for e, _ in path])])
+    found: list[tuple[float, float]] = []
+    last: dict[int, int] = {}
+    for j, (e, fwd) in enumerate(path):
+        n = net.edge_end(e, fwd)
+        if n in last and cum[j + 1] - cum[last[n] + 1] < TURN_LAP_M:
+            found.append((float(cum[last[n] + 1]), float(cum[j + 1])))
+        last[n] = j
+        out = _travel_deg(net, e, fwd, at_end=True)
+        for jj in range(j + 1, len(path)):
+            if cum[jj] - cum[j + 1] > TURN_WITHIN_M:
+                break
+            turn = abs(out - _travel_deg(net, *path[jj], at_end=False)) % 360.0
+            if min(turn, 360.0 - turn) > TURN_DEG:
+                found.append((float(cum[j + 1]), float(cum[jj])))
+                break
+    return found
+
+
+def _travel_deg(net: steps.RoadNet, e: int, fwd: bool, at_end: bool) -> float:
+    """The way of travel along edge e driven forward (or not) at its start or at its end, degrees from north."""
+    x, y = net.edges[e].x, net.edges[e].y
+    i, j = ((-2, -1) if at_end else (0, 1)) if fwd else ((1, 0) if at_end else (-1, -2))
+    return math.degrees(math.atan2(float(x[j] - x[i]), float(y[j] - y[i])))
+
+
+def losses(name: str, interval_s: float, count: int, lo_m: float, hi_m: float) -> tuple[float, float, float, float]:
     """Where the km go, in percent of the metres driven: (the matcher's error, the part of it the shortest road
     path between the true places of each pair of kept fixes already has, the part on segments whose two fixes
-    move with no stop between them). The second is what no matcher over shortest paths gets back: the bus drove
-    a longer path between two fixes (round a block, across a median and back) than the shortest one."""
+    move with no stop between them, the part on segments whose true path turns round between their two fixes).
+    The second is what no matcher over shortest paths gets back: the bus drove a longer path between two fixes
+    (round a block, across a median and back) than the shortest one."""
     net = network(name)
-    driven = error = shortest = moving = 0.0
+    driven = error = shortest = moving = turning = 0.0
     for k, path in enumerate(paths(name, count, lo_m, hi_m)):
         d = drives.drive(net, path, 1000 * k + int(interval_s), interval_s)
+        turns = turn_arounds(net, path)
         track = Track.of(d.fixes)
         keep = keep_mask(track, DEFAULT)
         seg = segments(track, keep, [], [], DEFAULT, roads=net)
@@ -155,6 +192,8 @@ def losses(name: str, interval_s: float, count: int, lo_m: float, hi_m: float) -
             stopped = any(track.t[a] < st.start_s < track.t[b] for st in d.stops)
             if track.speed_kmh[a] > 3 and track.speed_kmh[b] > 3 and not stopped:
                 moving += err
+            if any(lo < s_at[b] and hi > s_at[a] for lo, hi in turns):
+                turning += err
             if true < 1.0:
                 continue
             ends = []
@@ -169,7 +208,7 @@ def losses(name: str, interval_s: float, count: int, lo_m: float, hi_m: float) -
             if best and math.isfinite(best[0]):
                 shortest += best[0] - true
         driven += d.length_m
-    return error / driven * 100, shortest / driven * 100, moving / driven * 100
+    return error / driven * 100, shortest / driven * 100, moving / driven * 100, turning / driven * 100
 
 
 def markdown(found: list[Row]) -> str:
@@ -192,11 +231,13 @@ def main() -> None:
     names = args.extract or sorted(p.name.removesuffix(".osm.pbf") for p in EXTRACTS.glob("*.osm.pbf"))
     if args.losses:
         print("| extract | fixes every | road error | of it, shortest path between the true places | "
-              "of it, on moving segments with no stop between |\n|---|---:|---:|---:|---:|")  # fmt: skip
+              "of it, on moving segments with no stop between | of it, where the bus turns round between two fixes "
+              "|\n|---|---:|---:|---:|---:|---:|")  # fmt: skip
         for name in names:
             for dt in (30.0, 60.0):
-                err, short, moving = losses(name, dt, 8, 3000.0, 8000.0)
-                print(f"| {NAMES.get(name, name)} | {dt:.0f} s | {err:+.2f} % | {short:+.2f} % | {moving:+.2f} % |")
+                err, short, moving, turning = losses(name, dt, 8, 3000.0, 8000.0)
+                print(f"| {NAMES.get(name, name)} | {dt:.0f} s | {err:+.2f} % | {short:+.2f} % | {moving:+.2f} % "
+                      f"| {turning:+.2f} % |")  # fmt: skip
     elif args.quick:
         print(markdown(table(names, [30.0, 60.0], 6, 3000.0, 8000.0)))
     else:

@@ -107,50 +107,72 @@ def match(
     if m <= 0 or not todo.any():
         return out
     c = 2 * CANDIDATES  # each place once per direction
-    emis = np.full((n, c), ABSENT)
-    trans = np.zeros((m, c, c))
-    length = np.full((m, c, c), np.inf)
-    paved = np.zeros((m, c, c))
     way = np.full((n, c), -1, dtype=np.int64)
     least = min_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
     most = max_path_m(speed_kmh[:-1], speed_kmh[1:], dt_s)
-    seen = np.zeros(n, dtype=bool)
-    for k in np.flatnonzero(todo).tolist():
-        ends = (float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]))
-        reach = float(high_m[k]) + 2 * RADIUS_M
-        # Between fixes with no gap, a path longer than the chord by -IMPLAUSIBLE × β costs more than a break: the
-        # search need not go that far (it was most of a day's cost), unless it then finds no plausible path at all (the
-        # only one may be that long). Across a gap the shortest plausible path counts, however long: searched whole.
-        beta = _beta(float(dt_s[k]))
-        near = min(reach, float(chord_m[k]) - IMPLAUSIBLE * beta) if speeds[k] else reach
-        links = roads.links(*ends, near)
-        if near < reach and not _plausible(links, low_m[k], high_m[k]).any():
-            links = roads.links(*ends, reach)
+    ks = np.flatnonzero(todo)
+    ends_of = np.unique(np.concatenate([ks, ks + 1]))
+    roads.prepare(lat[ends_of], lon[ends_of])  # every fix's places in one query, not one query a fix
+    # Each segment's road paths, gathered into (segment, place of its first fix, place of its second) arrays (inf
+    # where a place is absent) so that the evidence is weighed for all segments at once, not by numpy calls per
+    # segment; the same element-wise arithmetic as one segment at a time, so the same numbers to the last bit.
+    beta = np.array([_beta(float(v)) for v in dt_s.tolist()])
+    reach = high_m + 2 * RADIUS_M
+    # Between fixes with no gap, a path longer than the chord by -IMPLAUSIBLE × β costs more than a break: the
+    # search need not go that far (it was most of a day's cost), unless it then finds no plausible path at all (the
+    # only one may be that long). Across a gap the shortest plausible path counts, however long: searched whole.
+    near = np.where(speeds, np.minimum(reach, chord_m - IMPLAUSIBLE * beta), reach)
+    off = np.full((n, c), np.nan)
+    travel = np.full((n, c), np.nan)
+    places_of: dict[int, tuple[Place, ...]] = {}
+    L = np.full((m, c, c), np.inf)
+    linked: list[Links | None] = [None] * m
+
+    def fill(k: int, links: Links) -> None:
+        linked[k] = links
         a, b = len(links.froms), len(links.tos)
-        if not a or not b:
-            continue
+        L[k] = np.inf
+        L[k, :a, :b] = links.length_m
         for i, places in ((k, links.froms), (k + 1, links.tos)):
-            if not seen[i]:
-                seen[i] = True
-                off = np.array([p.off_m for p in places])
-                emis[i, : len(places)] = (
-                    -0.5 * (off / SIGMA_M) ** 2 - _heading_m(places, heading_deg[i], moving[i]) / BETA_M
-                )
+            if i not in places_of:
+                places_of[i] = places
+                off[i, : len(places)] = [p.off_m for p in places]
+                travel[i, : len(places)] = [p.travel_deg for p in places]
                 way[i, : len(places)] = [roads.edge_way(p.edge) for p in places]
-        slack = _slack(links)
-        L = links.length_m
-        ok = _plausible(links, low_m[k], high_m[k])
-        L = np.where(np.isfinite(L), L, 0.0)  # (excluded by ok)
-        ll = -np.abs(L - chord_m[k]) / beta
-        if speeds[k]:
-            ll = ll - (np.maximum(0.0, least[k] - slack - L) + np.maximum(0.0, L - most[k] - slack)) / BETA_M
-            ll = ll + _speed_ll(L, float(speed_kmh[k]), float(speed_kmh[k + 1]), float(dt_s[k]))
-        trans[k, :a, :b] = np.where(ok, ll, IMPLAUSIBLE)
-        trans[k, :a, b:] = trans[k, a:, :] = IMPLAUSIBLE
-        length[k, :a, :b] = np.where(ok, L, np.inf)
-        paved[k, :a, :b] = links.paved_m
-        if not ok.any():
-            trans[k] = 0.0  # nothing plausible: a break
+
+    for k in ks.tolist():
+        fill(k, roads.links(float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]), float(near[k])))
+    ok = _plausible(L, off[:-1], off[1:], low_m, high_m)
+    again = np.flatnonzero(todo & (near < reach) & ~ok.any(axis=(1, 2))).tolist()
+    for k in again:
+        fill(k, roads.links(float(lat[k]), float(lon[k]), float(lat[k + 1]), float(lon[k + 1]), float(reach[k])))
+    if again:
+        ok[again] = _plausible(L[again], off[again], off[np.asarray(again) + 1], low_m[again], high_m[again])
+    have = np.array([x is not None and len(x.froms) > 0 and len(x.tos) > 0 for x in linked])
+    seen = np.zeros(n, dtype=bool)
+    seen[:-1] |= have
+    seen[1:] |= have
+    way[~seen] = -1
+    placed = seen[:, None] & np.isfinite(off)
+    with np.errstate(invalid="ignore"):
+        weight = -0.5 * (off / SIGMA_M) ** 2 - _heading_cost(travel, heading_deg, moving) / BETA_M
+    emis = np.where(placed, weight, ABSENT)
+    slack = off[:-1, :, None] + off[1:, None, :]
+    Lz = np.where(np.isfinite(L), L, 0.0)  # (excluded by ok)
+    ll = -np.abs(Lz - chord_m[:, None, None]) / beta[:, None, None]
+    sp = np.flatnonzero(speeds & have)
+    if len(sp):
+        Ls, sl = Lz[sp], slack[sp]
+        bounds = np.maximum(0.0, least[sp, None, None] - sl - Ls) + np.maximum(0.0, Ls - most[sp, None, None] - sl)
+        ll[sp] = ll[sp] - bounds / BETA_M + _speed_ll(Ls, speed_kmh[sp], speed_kmh[sp + 1], dt_s[sp])
+    trans = np.where(ok, ll, IMPLAUSIBLE)
+    length = np.where(ok, L, np.inf)
+    paved = np.zeros((m, c, c))
+    for k in np.flatnonzero(have).tolist():
+        x = linked[k]
+        assert x is not None
+        paved[k, : len(x.froms), : len(x.tos)] = x.paved_m
+    trans[~have | ~ok.any(axis=(1, 2))] = 0.0  # not matched, or nothing plausible: a break
     emis[~seen, 0] = 0.0  # a point no matched segment touches: one neutral state
     pick_a, pick_b = _viterbi_windows(emis, trans, REACH)
     rows = np.arange(m)
@@ -167,45 +189,56 @@ def _beta(dt_s: float) -> float:
     return BETA_M * max(1.0, min(dt_s, BETA_MAX_S) / BETA_REF_S)
 
 
-def _speed_ll(L: FloatArray, v0_kmh: float, v1_kmh: float, dt: float) -> FloatArray:
-    """Log-likelihood (0 at best) of road paths of L metres between two moving fixes reporting v0 and v1 km/h dt
-    seconds apart: a mixture of driving on (L about the speeds × time) and stopping in between (anything up to
-    it). Zero where a fix stands: then only the bounds of min_path_m and max_path_m speak."""
-    if not (v0_kmh > MOVING_KMH and v1_kmh > MOVING_KMH):
-        return np.zeros_like(L)
-    expect = (v0_kmh + v1_kmh) / 2 / 3.6 * dt
-    r = np.maximum(L / expect, 1e-6)
+def _speed_ll(L: FloatArray, v0_kmh: FloatArray, v1_kmh: FloatArray, dt: FloatArray) -> FloatArray:
+    """Log-likelihood (0 at best) of road paths of L[k] metres (one row of L per segment) between two moving fixes
+    reporting v0[k] and v1[k] km/h dt[k] seconds apart: a mixture of driving on (L about the speeds × time) and
+    stopping in between (anything up to it). Zero where a fix stands: then only the bounds of min_path_m and
+    max_path_m speak."""
+    out: FloatArray = np.zeros_like(L)
+    go_on = np.flatnonzero((v0_kmh > MOVING_KMH) & (v1_kmh > MOVING_KMH))
+    if not len(go_on):
+        return out
+    shape = (len(go_on), *([1] * (L.ndim - 1)))
+    v0, v1, t = v0_kmh[go_on], v1_kmh[go_on], dt[go_on]
+    expect = ((v0 + v1) / 2 / 3.6 * t).reshape(shape)
+    r = np.maximum(L[go_on] / expect, 1e-6)
     s = GO_SPREAD
-    pi = 1 - math.exp(-dt / STOP_EVERY_S)
+    pi = np.array([1 - math.exp(-v / STOP_EVERY_S) for v in t.tolist()])
     go = np.exp(-0.5 * (np.log(r) / s) ** 2) / (r * s * math.sqrt(2 * math.pi))
-    p = (1 - pi) * go + pi * (r <= 1.0) + SPEED_FLOOR
-    top = (1 - pi) / (s * math.sqrt(2 * math.pi)) + pi + SPEED_FLOOR
-    out: FloatArray = np.log(p / top)
+    p = (1 - pi.reshape(shape)) * go + pi.reshape(shape) * (r <= 1.0) + SPEED_FLOOR
+    top = np.array([(1 - v) / (s * math.sqrt(2 * math.pi)) + v + SPEED_FLOOR for v in pi.tolist()])
+    out[go_on] = np.log(p / top.reshape(shape))
     return out
 
 
-def _slack(links: Links) -> FloatArray:
-    """Per pair of places, the two offsets: how much a road path may differ from the bounds on the chord."""
-    off_a, off_b = np.array([p.off_m for p in links.froms]), np.array([p.off_m for p in links.tos])
-    slack: FloatArray = off_a[:, None] + off_b[None, :]
-    return slack
-
-
-def _plausible(links: Links, low: float, high: float) -> npt.NDArray[np.bool_]:
-    """Per pair of places, whether its road path is one the vehicle may have driven: within [low, high] give or
-    take the offsets, or standing (0 m)."""
-    slack, L = _slack(links), links.length_m
+def _plausible(
+    L: FloatArray, off_a: FloatArray, off_b: FloatArray, low: FloatArray, high: FloatArray
+) -> npt.NDArray[np.bool_]:
+    """Per segment and pair of places (L[k, i, j]: the road path's metres from place i of its first fix, off_a[k, i]
+    metres from it, to place j of its second), whether it is one the vehicle may have driven: within [low[k],
+    high[k]] give or take the two offsets, or standing (0 m)."""
+    slack = off_a[:, :, None] + off_b[:, None, :]
+    lo, hi = low[:, None, None], high[:, None, None]
     with np.errstate(invalid="ignore"):
-        ok: npt.NDArray[np.bool_] = np.isfinite(L) & (((L >= low - slack) & (L <= high + slack)) | (L == 0))
+        ok: npt.NDArray[np.bool_] = np.isfinite(L) & (((L >= lo - slack) & (L <= hi + slack)) | (L == 0))
     return ok
 
 
 def _heading_m(places: tuple[Place, ...], heading: float, moving: bool) -> FloatArray:
     """HEADING_M for each directed place whose direction of travel is against the moving fix's reported heading."""
-    if not moving or not math.isfinite(heading):
-        return np.zeros(len(places))
-    travel = np.array([p.travel_deg for p in places])
-    out: FloatArray = HEADING_M * (1 - np.cos(np.radians(_angle(travel, np.full(len(places), heading))))) / 2
+    travel = np.array([[p.travel_deg for p in places]])
+    out: FloatArray = _heading_cost(travel, np.array([heading]), np.array([moving]))[0]
+    return out
+
+
+def _heading_cost(travel: FloatArray, heading: FloatArray, moving: npt.NDArray[np.bool_]) -> FloatArray:
+    """Per point and directed place (travel[i, j], its direction of travel), HEADING_M × (1 - cos θ) / 2, θ the
+    angle from the point's reported heading: 0 where the point stands or reports none."""
+    speaks = moving & np.isfinite(heading)
+    out: FloatArray = np.zeros_like(travel)
+    rows = np.flatnonzero(speaks)
+    angle = _angle(travel[rows], np.broadcast_to(heading[rows, None], travel[rows].shape))
+    out[rows] = HEADING_M * (1 - np.cos(np.radians(angle))) / 2
     return out
 
 

@@ -205,6 +205,11 @@ class Roads(Protocol):
         """The road paths from each place the first point may lie on to each the second may, up to reach_m."""
         ...
 
+    def prepare(self, lat: FloatArray, lon: FloatArray) -> None:
+        """Find the places of many points at once, ahead of the `links` that will ask for them (a cost, not a
+        result: links answers the same with or without it)."""
+        ...
+
     def edge_way(self, edge: int) -> int:
         """The way an edge (Place.edge) is a stretch of."""
         ...

@@ -210,7 +210,41 @@ class RoadNet:
             return []
         x, y = (float(v[0]) for v in self.to_metric([lon], [lat]))
         p = shapely.Point(x, y)
-        hits = self._tree.query(p, predicate="dwithin", distance=radius_m)
+        return self._places_at(x, y, self._tree.query(p, predicate="dwithin", distance=radius_m))
+
+    def prepare(self, lat: FloatArray, lon: FloatArray) -> None:
+        """Find the directed places of many points at once (one projection to the plane and one STRtree query for
+        all of them, instead of one each) and remember them for `links`: the same places `places` gives one point
+        at a time, to the last bit (the same hits, taken in the same order, measured with the same arithmetic)."""
+        if not len(self._seg_edge):
+            return
+        lat, lon = np.asarray(lat, dtype=float), np.asarray(lon, dtype=float)
+        with self._lock:
+            todo = [
+                i
+                for i, key in enumerate(zip(lat.tolist(), lon.tolist(), strict=True))
+                if math.isfinite(key[0]) and math.isfinite(key[1]) and ("places", *key) not in self._steps
+            ]
+        if not todo:
+            return
+        xs, ys = self.to_metric(lon[todo], lat[todo])
+        pairs = self._tree.query(shapely.points(xs, ys), predicate="dwithin", distance=RADIUS_M)
+        # query on an array gives its (point, segment) pairs by point; each point's hits in the order a query of that
+        # point alone gives them
+        cuts = np.searchsorted(pairs[0], np.arange(len(todo) + 1))
+        hits = pairs[1]
+        found = {}
+        for j, i in enumerate(todo):
+            key = ("places", float(lat[i]), float(lon[i]))
+            found[key] = self._directed(self._places_at(float(xs[j]), float(ys[j]), hits[cuts[j] : cuts[j + 1]]))
+        with self._lock:
+            for key, hit in found.items():
+                self._steps[key] = hit
+            while len(self._steps) > CACHED_STEPS:
+                self._steps.popitem(last=False)
+
+    def _places_at(self, x: float, y: float, hits: IntArray) -> list[Place]:
+        """places' answer for the point (x, y) on the plane, given the segments within the radius of it."""
         best: dict[int, Place] = {}
         for s in hits.tolist():
             e, k = int(self._seg_edge[s]), int(self._seg_k[s])
@@ -328,9 +362,13 @@ class RoadNet:
         jx, jy = self._jx, self._jy
         cx, cy, rt = goal
         cut = limit_m * (1 + PRUNE_SLACK) + PRUNE_SLACK_M + rt
-        hypot = math.hypot
+        hypot, push, pop, adj = math.hypot, heapq.heappush, heapq.heappop, self._adj
+        # A junction is queued again only at no more metres than it already is (an entry beyond the limit, or longer
+        # than one queued, could never be the one it is settled by: the same tree, fewer entries); an equal one is
+        # still queued, so ties are settled by the same (metres, junction, previous, edge) order as ever.
+        queued: dict[int, float] = {start: init}
         while heap and left:
-            d, n, prev, e = heapq.heappop(heap)
+            d, n, prev, e = pop(heap)
             if d > limit_m:
                 break
             if n in dist:
@@ -338,11 +376,12 @@ class RoadNet:
             dist[n] = d
             pav[n] = pav[prev] + (paved_of[e] if e >= 0 else 0.0)
             left -= n in targets
-            for m, e2, _ in self._adj[n]:
+            for m, e2, _ in adj[n]:
                 if m not in dist:
                     nd = d + lengths[e2]
-                    if nd + hypot(jx[m] - cx, jy[m] - cy) <= cut:
-                        heapq.heappush(heap, (nd, m, n, e2))
+                    if nd <= limit_m and nd <= queued.get(m, nd) and nd + hypot(jx[m] - cx, jy[m] - cy) <= cut:
+                        queued[m] = nd
+                        push(heap, (nd, m, n, e2))
         return dist, pav
 
     def _directed_length(

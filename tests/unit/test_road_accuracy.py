@@ -3,10 +3,12 @@ truth is known (telemetria/roads/drives.py; issue 34); no database. The full tab
 
 from __future__ import annotations
 
+import itertools
 import random
 from functools import cache
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from bench.road_accuracy import km_before, km_of, network, table
@@ -175,8 +177,41 @@ def test_speeds_weigh_a_path_as_driving_on_or_stopping_between() -> None:
     # (the rule before: any length between the braking bound and the top speed weighed the same).
     from telemetria.roads.match import _speed_ll
 
-    ll = _speed_ll(np.array([150.0, 300.0, 600.0, 700.0, 1500.0]), 36.0, 36.0, 60.0)
+    def one(lengths: list[float], v0: float, v1: float, dt: float) -> npt.NDArray[np.float64]:
+        return _speed_ll(np.array([lengths]), np.array([v0]), np.array([v1]), np.array([dt]))[0]
+
+    ll = one([150.0, 300.0, 600.0, 700.0, 1500.0], 36.0, 36.0, 60.0)
     assert ll[2] == pytest.approx(0.0, abs=0.05)
     assert ll[0] < ll[2] and ll[1] < ll[2] and ll[4] < ll[3] < ll[2]
     assert ll[0] > -3.0  # a stop between the fixes stays plausible: not a pull towards speed × time
-    assert not _speed_ll(np.array([150.0, 600.0]), 0.0, 36.0, 60.0).any()  # one end stands: the bounds only
+    assert not one([150.0, 600.0], 0.0, 36.0, 60.0).any()  # one end stands: the bounds only
+    # weighed for many segments at once, each row by its own speeds and time, as one at a time
+    both = _speed_ll(
+        np.array([[150.0, 600.0], [150.0, 600.0], [300.0, 1200.0]]),
+        np.array([36.0, 0.0, 72.0]),
+        np.array([36.0, 36.0, 72.0]),
+        np.array([60.0, 60.0, 30.0]),
+    )
+    assert both[0].tolist() == one([150.0, 600.0], 36.0, 36.0, 60.0).tolist()
+    assert both[1].tolist() == [0.0, 0.0]
+    assert both[2].tolist() == one([300.0, 1200.0], 72.0, 72.0, 30.0).tolist()
+
+
+def test_places_found_all_at_once_are_those_found_one_at_a_time() -> None:
+    # The matcher finds every fix's places in one projection and one STRtree query (RoadNet.prepare), not one query
+    # a fix: the same places to the last bit, so the same road paths and the same metres.
+    net = network("aguascalientes")
+    d = drives.drive(net, drives.chain(net, random.Random(7), 4000.0), 3, 30.0)
+    lat, lon = np.array([f.lat for f in d.fixes]), np.array([f.lon for f in d.fixes])
+    net.forget()
+    alone = [net._directed(net.places(a, b)) for a, b in zip(lat.tolist(), lon.tolist(), strict=True)]
+    net.prepare(lat, lon)
+    together = [net._places_of(a, b) for a, b in zip(lat.tolist(), lon.tolist(), strict=True)]
+    assert sum(len(p) for p in alone) > 4 * len(lat)  # a city: several places a fix
+    assert together == alone
+    pairs = list(zip(lat.tolist(), lon.tolist(), strict=True))
+    prepared = [net.links(*p, *q, 600.0).length_m for p, q in itertools.pairwise(pairs)]
+    net.forget()
+    fresh = [net.links(*p, *q, 600.0).length_m for p, q in itertools.pairwise(pairs)]
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(prepared, fresh, strict=True))
+    net.forget()
