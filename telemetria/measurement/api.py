@@ -186,7 +186,8 @@ async def measurement_report(
     computed = [await store.compute(conn, h, lo, hi) for h, lo, hi in spans]
     if format == "json":
         out = store.answer(computed, first, last, LOCAL_TZ)
-        await store.name_justifications(conn, out["runs"], first, last)
+        closed = {(c["contract_id"], m["month"]) for c in out["contracts"] for m in c["months"] if m["closed"]}
+        await store.name_justifications(conn, out["runs"], first, last, closed)
         return json_response(out)
     await record(conn, "export.measurement", who, client_ip(request), None,
                  {"format": format, "from": first.isoformat(), "to": last.isoformat(),

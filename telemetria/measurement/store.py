@@ -352,10 +352,18 @@ async def _networks(conn: Conn, spans: Sequence[tuple[date, date, Terms]], wante
     return {n: named[n] for n in used}
 
 
-async def name_justifications(conn: Conn, runs: Sequence[dict[str, Any]], first: date, last: date) -> None:
+async def name_justifications(
+    conn: Conn, runs: Sequence[dict[str, Any]], first: date, last: date, closed: set[tuple[int, str]]
+) -> None:
     """Give each justified run line of an answer its `justification_id`: the one the boletim shows, as
     boletim._justification picks it (the earliest of that run's or of its whole day's), which the page's
-    "Corrigir justificativa" sends its new reason to. Lines without a justification get null."""
+    "Corrigir justificativa" sends its new reason to. Lines without a justification get null, and so do the
+    lines of a closed month (`closed`: (contract id, "YYYY-MM")): a closed month's justifications are not
+    corrected, and its lines are otherwise served as they were stored (the id is not part of that content)."""
+    for r in runs:
+        if (r["contract_id"], r["date"][:7]) in closed:
+            r["justification_id"] = None
+    runs = [r for r in runs if (r["contract_id"], r["date"][:7]) not in closed]
     route_ids = sorted({r["route_id"] for r in runs if r["justification"] is not None})
     rows = await conn.fetch(q.JUSTIFICATION_IDS, route_ids, first, last) if route_ids else []
     by_day: dict[tuple[int, date], list[Any]] = {}
