@@ -234,6 +234,25 @@ def test_a_run_arrived_at_its_first_scheduled_time_has_no_span() -> None:
     assert [(s.start, s.end) for s in rules.due_spans(TIMED, [PLAN], DAY, just)] == [(T, T + 1.0)]
 
 
+SCHOOL_ONLY = Route(1, "L1", "Linha 1", ROUTE.lon, ROUTE.lat, 60.0, 100.0,
+                   tuple(Point(p.name, p.kind, p.lat, p.lon, p.seq, h, 1) for p, h in
+                         zip(ROUTE.points, (None, None, None, "06:32:00"), strict=True)))  # fmt: skip
+
+
+def test_a_run_with_only_its_schools_time_is_due_from_that_time_until_it_arrives() -> None:
+    """A timetable may give one time only (the school's): the vehicle still serves that run (Art. 15 §1 XII), so its
+    tracker is due from that time until it reaches the school, or to the window's end while it has not."""
+    sched: list[float | None] = [None, None, None, T + 720.0]
+    assert rules.due_spans(SCHOOL_ONLY, [PLAN], DAY) == [rules.DueSpan(1, 1, T - 3600.0, T + 7200.0, T + 720.0,
+                                                                       T + 7200.0)]  # fmt: skip
+    late = Run(DAY, with_(on_time(), 3, arrival=T + 900.0), sched, T + 7200.0)
+    assert [(s.start, s.end) for s in rules.due_spans(SCHOOL_ONLY, [PLAN], DAY, late)] == [(T + 720.0, T + 900.0)]
+    on_its_time = Run(DAY, on_time(), sched, T + 7200.0)  # arrives at 06:32 exactly: nothing left due
+    assert rules.due_spans(SCHOOL_ONLY, [PLAN], DAY, on_its_time) == []
+    missing = Run(DAY, with_(on_time(), 3, status=SKIPPED, arrival=None), sched, T + 7200.0)
+    assert [(s.start, s.end) for s in rules.due_spans(SCHOOL_ONLY, [PLAN], DAY, missing)] == [(T + 720.0, T + 7200.0)]
+
+
 def test_an_ended_run_with_nothing_reached_has_no_span_an_open_one_does() -> None:
     none = [with_(on_time(), i, status=SKIPPED, arrival=None, departure=None)[i] for i in range(4)]
     nothing = Run(DAY, none, list[float | None](SCHED), T + 7200.0)
