@@ -1,9 +1,9 @@
 """The occurrence rules at their exact boundaries (issue 33, mutation pass): schedule_delays' tolerances to the
 second, the window's ends, which instant of a stop is judged (the first point's departure, the others' arrival),
-the facts a delay carries; due_spans' ends; boarding stops skipped on a run made; a speeding candidate's place, facts and
-the fix that completes it. Each day is written by hand as a run's visits against a plan (epoch s)
-and a tracker reporting every 30 s; the expected values are worked out here from the rule's text, not by the
-code. No engine, no database."""
+the facts a delay carries; due_spans' ends; boarding stops skipped on a run made; a speeding candidate's place,
+facts and the fix that completes it. Each day is written by hand as a run's visits against a plan (epoch s) and a
+tracker reporting every 30 s (the speeding days as test_occurrence_rules' scripts, through the reports' engine);
+the expected values are worked out here from the rule's text, not by the code. No database."""
 
 from __future__ import annotations
 
