@@ -130,3 +130,26 @@ def test_the_route_closest_to_the_reported_speeds_wins_among_two_lines() -> None
                        np.array([at(0.0, 5000.0)[1], at(20_000.0, 5000.0)[1]]))  # fmt: skip
     s = run(track([1000.0, 1400.0], [0.0, 30.0]), routes=[far, LINE])
     assert s.method[1] == ROUTE and s.route[1] == 1 and s.length_m[1] == pytest.approx(400.0, abs=0.05)
+
+
+# --- the odometer cross-check (never billed) -------------------------------------------------------------------------
+
+
+def test_the_odometer_steps_skip_fixes_without_a_reading_or_not_kept_and_never_go_backwards() -> None:
+    """Each step is the reading's increase since the previous KEPT fix WITH a reading: a fix with no reading is
+    NaN and does not break the chain; a fix the cleaning dropped (here a reading 4 km off) is NaN and not counted;
+    the first reading is 0 and a reading lower than the one before (a reset, a replaced tracker) adds nothing."""
+    from telemetria.reports.analysis.distance import odometer_delta_m, odometer_steps_m
+
+    fixes = [Fix(T0 + timedelta(seconds=30 * k), -10.43, -62.47) for k in range(6)]
+    for f, odo in zip(fixes, (1_000.0, None, 5_000.0, 1_300.0, 900.0, 1_000.0), strict=True):
+        f.odometer_m = odo
+    track = Track.of(fixes)
+    keep = np.array([True, True, False, True, True, True])
+    steps = odometer_steps_m(track, keep)
+    assert np.array_equal(steps, [0.0, np.nan, np.nan, 300.0, 0.0, 100.0], equal_nan=True)
+    assert odometer_delta_m(track, track.t[0], track.t[-1] + 1.0, keep) == 400.0
+    # a first reading higher than the second (the tracker reset after it) is still 0, not the fall
+    back = [Fix(T0 + timedelta(seconds=30 * k), -10.43, -62.47) for k in range(2)]
+    back[0].odometer_m, back[1].odometer_m = 1_000.0, 900.0
+    assert odometer_steps_m(Track.of(back)).tolist() == [0.0, 0.0]
