@@ -68,6 +68,13 @@ def test_along_the_line_the_measures_and_the_metres_are_exact() -> None:
     assert np.isnan(s.m_start[0]) and np.isnan(s.m_end[0])
 
 
+def test_a_day_of_a_single_fix_has_no_segment_and_no_metres() -> None:
+    """The first fix of a day (or a vehicle that sent one) is no segment: its length is 0, on a route or not."""
+    for routes in ([], [LINE]):
+        seg = run(track([500.0], [0.0]), routes)
+        assert seg.length_m.tolist() == [0.0] and seg.method.tolist() == [NONE] and not seg.gap.any()
+
+
 def test_a_gap_is_a_segment_longer_than_gap_s_exactly_sixty_seconds_is_none() -> None:
     s = run(track([0.0, 500.0, 1000.0], [0.0, 60.0, 121.0]))
     assert s.gap.tolist() == [False, False, True]
