@@ -139,6 +139,18 @@ def test_the_route_closest_to_the_reported_speeds_wins_among_two_lines() -> None
     assert s.method[1] == ROUTE and s.route[1] == 1 and s.length_m[1] == pytest.approx(400.0, abs=0.05)
 
 
+def test_between_two_routes_both_near_the_fixes_the_one_closer_to_the_reported_speeds_wins_in_either_order() -> None:
+    """Both lines are within their tolerance of the two fixes (48 km/h, 30 s apart: 400 m expected); along the
+    straight line the progress is 400 m, along one slanted 11° from it about 392 m. The straight line gives the
+    metres and its index whichever is listed first."""
+    slant = RouteLine.of(np.array([at(0.0, -200.0)[0], at(3000.0, 400.0)[0]]),
+                         np.array([at(0.0, -200.0)[1], at(3000.0, 400.0)[1]]))  # fmt: skip
+    t = track([1000.0, 1400.0], [0.0, 30.0])
+    for routes, straight in (([slant, LINE], 1), ([LINE, slant], 0)):
+        s = run(t, routes=routes)
+        assert s.method[1] == ROUTE and s.route[1] == straight and s.length_m[1] == pytest.approx(400.0, abs=0.05)
+
+
 # --- the odometer cross-check (never billed) -------------------------------------------------------------------------
 
 
