@@ -68,6 +68,13 @@ def test_along_the_line_the_measures_and_the_metres_are_exact() -> None:
     assert np.isnan(s.m_start[0]) and np.isnan(s.m_end[0])
 
 
+def test_a_day_of_a_single_fix_has_no_segment_and_no_metres() -> None:
+    """The first fix of a day (or a vehicle that sent one) is no segment: its length is 0, on a route or not."""
+    for routes in ([], [LINE]):
+        seg = run(track([500.0], [0.0]), routes)
+        assert seg.length_m.tolist() == [0.0] and seg.method.tolist() == [NONE] and not seg.gap.any()
+
+
 def test_a_gap_is_a_segment_longer_than_gap_s_exactly_sixty_seconds_is_none() -> None:
     s = run(track([0.0, 500.0, 1000.0], [0.0, 60.0, 121.0]))
     assert s.gap.tolist() == [False, False, True]
@@ -130,3 +137,38 @@ def test_the_route_closest_to_the_reported_speeds_wins_among_two_lines() -> None
                        np.array([at(0.0, 5000.0)[1], at(20_000.0, 5000.0)[1]]))  # fmt: skip
     s = run(track([1000.0, 1400.0], [0.0, 30.0]), routes=[far, LINE])
     assert s.method[1] == ROUTE and s.route[1] == 1 and s.length_m[1] == pytest.approx(400.0, abs=0.05)
+
+
+def test_between_two_routes_both_near_the_fixes_the_one_closer_to_the_reported_speeds_wins_in_either_order() -> None:
+    """Both lines are within their tolerance of the two fixes (48 km/h, 30 s apart: 400 m expected); along the
+    straight line the progress is 400 m, along one slanted 11° from it about 392 m. The straight line gives the
+    metres and its index whichever is listed first."""
+    slant = RouteLine.of(np.array([at(0.0, -200.0)[0], at(3000.0, 400.0)[0]]),
+                         np.array([at(0.0, -200.0)[1], at(3000.0, 400.0)[1]]))  # fmt: skip
+    t = track([1000.0, 1400.0], [0.0, 30.0])
+    for routes, straight in (([slant, LINE], 1), ([LINE, slant], 0)):
+        s = run(t, routes=routes)
+        assert s.method[1] == ROUTE and s.route[1] == straight and s.length_m[1] == pytest.approx(400.0, abs=0.05)
+
+
+# --- the odometer cross-check (never billed) -------------------------------------------------------------------------
+
+
+def test_the_odometer_steps_skip_fixes_without_a_reading_or_not_kept_and_never_go_backwards() -> None:
+    """Each step is the reading's increase since the previous KEPT fix WITH a reading: a fix with no reading is
+    NaN and does not break the chain; a fix the cleaning dropped (here a reading 4 km off) is NaN and not counted;
+    the first reading is 0 and a reading lower than the one before (a reset, a replaced tracker) adds nothing."""
+    from telemetria.reports.analysis.distance import odometer_delta_m, odometer_steps_m
+
+    fixes = [Fix(T0 + timedelta(seconds=30 * k), -10.43, -62.47) for k in range(6)]
+    for f, odo in zip(fixes, (1_000.0, None, 5_000.0, 1_300.0, 900.0, 1_000.0), strict=True):
+        f.odometer_m = odo
+    track = Track.of(fixes)
+    keep = np.array([True, True, False, True, True, True])
+    steps = odometer_steps_m(track, keep)
+    assert np.array_equal(steps, [0.0, np.nan, np.nan, 300.0, 0.0, 100.0], equal_nan=True)
+    assert odometer_delta_m(track, track.t[0], track.t[-1] + 1.0, keep) == 400.0
+    # a first reading higher than the second (the tracker reset after it) is still 0, not the fall
+    back = [Fix(T0 + timedelta(seconds=30 * k), -10.43, -62.47) for k in range(2)]
+    back[0].odometer_m, back[1].odometer_m = 1_000.0, 900.0
+    assert odometer_steps_m(Track.of(back)).tolist() == [0.0, 0.0]

@@ -1,11 +1,13 @@
 """The occurrence rules at their exact boundaries (issue 33, mutation pass): schedule_delays' tolerances to the
 second, the window's ends, which instant of a stop is judged (the first point's departure, the others' arrival),
-the facts a delay carries; due_spans' ends. Each day is written by hand as a run's visits against a plan (epoch s)
-and a tracker reporting every 30 s; the expected values are worked out here from the rule's text, not by the
-code. No engine, no database."""
+the facts a delay carries; due_spans' ends; boarding stops skipped on a run made; a speeding candidate's place,
+facts and the fix that completes it. Each day is written by hand as a run's visits against a plan (epoch s) and a
+tracker reporting every 30 s (the speeding days as test_occurrence_rules' scripts, through the reports' engine);
+the expected values are worked out here from the rule's text, not by the code. No database."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from types import SimpleNamespace
@@ -232,6 +234,25 @@ def test_a_run_arrived_at_its_first_scheduled_time_has_no_span() -> None:
     assert rules.due_spans(TIMED, [PLAN], DAY, at_start) == []  # end == start: nothing to be due
     just = Run(DAY, with_(on_time(), 3, arrival=T + 1.0), list[float | None](SCHED), T + 7200.0)
     assert [(s.start, s.end) for s in rules.due_spans(TIMED, [PLAN], DAY, just)] == [(T, T + 1.0)]
+
+
+SCHOOL_ONLY = Route(1, "L1", "Linha 1", ROUTE.lon, ROUTE.lat, 60.0, 100.0,
+                   tuple(Point(p.name, p.kind, p.lat, p.lon, p.seq, h, 1) for p, h in
+                         zip(ROUTE.points, (None, None, None, "06:32:00"), strict=True)))  # fmt: skip
+
+
+def test_a_run_with_only_its_schools_time_is_due_from_that_time_until_it_arrives() -> None:
+    """A timetable may give one time only (the school's): the vehicle still serves that run (Art. 15 §1 XII), so its
+    tracker is due from that time until it reaches the school, or to the window's end while it has not."""
+    sched: list[float | None] = [None, None, None, T + 720.0]
+    assert rules.due_spans(SCHOOL_ONLY, [PLAN], DAY) == [rules.DueSpan(1, 1, T - 3600.0, T + 7200.0, T + 720.0,
+                                                                       T + 7200.0)]  # fmt: skip
+    late = Run(DAY, with_(on_time(), 3, arrival=T + 900.0), sched, T + 7200.0)
+    assert [(s.start, s.end) for s in rules.due_spans(SCHOOL_ONLY, [PLAN], DAY, late)] == [(T + 720.0, T + 900.0)]
+    on_its_time = Run(DAY, on_time(), sched, T + 7200.0)  # arrives at 06:32 exactly: nothing left due
+    assert rules.due_spans(SCHOOL_ONLY, [PLAN], DAY, on_its_time) == []
+    missing = Run(DAY, with_(on_time(), 3, status=SKIPPED, arrival=None), sched, T + 7200.0)
+    assert [(s.start, s.end) for s in rules.due_spans(SCHOOL_ONLY, [PLAN], DAY, missing)] == [(T + 720.0, T + 7200.0)]
 
 
 def test_an_ended_run_with_nothing_reached_has_no_span_an_open_one_does() -> None:
@@ -519,3 +540,148 @@ def test_over_two_hours_on_board_carries_the_vehicle_the_route_and_the_boarding_
     (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.OVER_2H_ON_BOARD]
     assert c.vehicle_id == 7 and c.route_id == 1 and (c.lat, c.lon) == at(2000.0)  # Ponto 1, the first boarding
     assert c.place == f"fix {boarded}" and c.facts["leg"] == "to_school"
+
+
+# --- boarding stops skipped on a run made (_skipped, through schedule_delays) ---------------------------------------
+
+P3 = Point("Ponto 3", "boarding", -10.43, -62.42, 4, None, 1)
+SCHOOL5 = Point("Escola", "school", -10.43, -62.41, 5, None, 1)
+
+
+def skips(
+    visits: list[Visit], sched: list[float], plans: list[RunPlan] | None = None, times: list[float] | None = None
+) -> list[Candidate]:
+    """The schedule_delay candidates of a run's visits (any number of points), fixes at `times` (default: every
+    30 s from T - 3600 to T + 9000), each naming the boarding stops it found skipped."""
+    t = np.arange(T - 3600.0, T + 9001.0, 30.0) if times is None else np.array(times)
+    a = cast(Analysis, SimpleNamespace(track=SimpleNamespace(t=t), keep=np.ones(len(t), bool), vehicle=VEH))
+    run = Run(DAY, visits, list[float | None](sched), T + 7200.0)
+    return rules.schedule_delays(a, DAY, [(ROUTE, run)], {1: plans or [PLAN]}, DEFAULT)
+
+
+def skipped_stops(found: list[Candidate]) -> list[tuple[int | None, list[str]]]:
+    return [(c.run_no, list(c.facts["skipped_stops"])) for c in found if "skipped_stops" in c.facts]
+
+
+def gone(p: Point) -> Visit:
+    return visit(p, None, None, SKIPPED)
+
+
+def test_a_run_is_made_by_its_school_served_or_by_half_its_boarding_stops_served_not_by_its_garage() -> None:
+    """A skipped boarding stop is pupils left behind only on a run otherwise made (its school served, or at least
+    half its boarding stops served); on a run not made it is run_not_made's (judged once, as a run)."""
+    garage, school = visit(GARAGE, T - 600.0, T), visit(SCHOOL, T + 720.0, T + 1200.0)
+    # the school served, no boarding stop served: made, both stops left behind (seen at the school)
+    found = skips([garage, gone(P1), gone(P2), school], SCHED)
+    assert skipped_stops(found) == [(1, ["Ponto 1", "Ponto 2"])] and found[0].start == ts(T + 720.0)
+    # the school only passed (not stopped at), no boarding stop served, the garage left: not made
+    passed = visit(SCHOOL, T + 720.0, T + 720.0, PASSED)
+    assert skipped_stops(skips([garage, gone(P1), gone(P2), passed], SCHED)) == []
+    # one of three boarding stops served is less than half: not made; two of four would be half
+    sched5 = [T, T + 240.0, T + 480.0, T + 600.0, T + 720.0]
+    one_of_three = [
+        garage,
+        gone(P1),
+        visit(P2, T + 480.0, T + 540.0),
+        gone(P3),
+        visit(SCHOOL5, T + 720.0, None, PASSED),
+    ]
+    assert skipped_stops(skips(one_of_three, sched5)) == []
+    two_of_three = [*one_of_three[:3], visit(P3, T + 600.0, T + 630.0), one_of_three[4]]
+    assert skipped_stops(skips(two_of_three, sched5)) == [(1, ["Ponto 1"])]
+
+
+def test_a_run_not_made_does_not_stop_the_next_run_being_judged() -> None:
+    """Two runs in the day: the first not made (nothing skipped is charged to it), the second made with a boarding
+    stop skipped: the candidate is the second run's."""
+    first = RunPlan(1, DAY, 1, T - 3600.0, T + 360.0, 0.0, 3000.0, Decimal("0.5"))
+    second = RunPlan(1, DAY, 2, T + 360.0, T + 7200.0, 3000.0, 6000.0, Decimal("0.5"))
+    visits = [visit(GARAGE, T - 600.0, T), gone(P1), gone(P2), visit(SCHOOL, T + 720.0, T + 1200.0)]
+    # run 1: the garage and Ponto 1 (none of its one boarding stop served, no school); run 2: Ponto 2 and the school
+    found = skips(visits, SCHED, [first, second])
+    assert skipped_stops(found) == [(2, ["Ponto 2"])]
+    assert found[0].key == f"1:{DAY.isoformat()}:2"
+
+
+def test_a_point_scheduled_at_its_windows_start_is_the_runs_one_at_its_end_the_next_runs() -> None:
+    # Ponto 1 at 06:24 exactly where the window starts: its run's first point, skipped, seen at Ponto 2
+    from_p1 = RunPlan(1, DAY, 1, T + 240.0, T + 7200.0, 2000.0, 6000.0, Decimal(1))
+    visits = [visit(GARAGE, T - 600.0, T), gone(P1), visit(P2, T + 480.0, T + 540.0), visit(SCHOOL, T + 720.0, None)]
+    found = skips(visits, SCHED, [from_p1])
+    assert skipped_stops(found) == [(1, ["Ponto 1"])] and found[0].start == ts(T + 480.0)
+    # the school at 06:32 exactly where the first window ends belongs to the second run: the first, with its two
+    # boarding stops skipped, is not made (nothing charged); the second has no boarding stop
+    ends_at_school = RunPlan(1, DAY, 1, T - 3600.0, T + 720.0, 0.0, 6000.0, Decimal("0.5"))
+    after = RunPlan(1, DAY, 2, T + 720.0, T + 7200.0, 6000.0, 6000.0, Decimal("0.5"))
+    visits = [visit(GARAGE, T - 600.0, T), gone(P1), gone(P2), visit(SCHOOL, T + 720.0, T + 1200.0)]
+    assert skipped_stops(skips(visits, SCHED, [ends_at_school, after])) == []
+
+
+def test_a_skip_is_seen_when_the_way_from_the_point_before_to_the_point_after_has_no_gap_over_gap_s() -> None:
+    """The way is judged from the departure from the last point reached before the skipped stop (not from the
+    window's start) to the arrival at the next point reached after it (not beyond)."""
+    visits = [visit(GARAGE, T - 600.0, T), gone(P1), visit(P2, T + 60.0, T + 120.0), visit(SCHOOL, T + 720.0, None)]
+    # two fixes exactly gap_s (60 s) apart: leaving the garage at T and arriving at Ponto 2 at T + 60
+    assert skipped_stops(skips(visits, SCHED, times=[T - 600.0, T, T + 60.0, T + 720.0])) == [(1, ["Ponto 1"])]
+    # a second more between them: a gap, no evidence of a skip
+    late = with_(visits, 2, arrival=T + 61.0)
+    assert skipped_stops(skips(late, SCHED, times=[T - 600.0, T, T + 61.0, T + 720.0])) == []
+    # the tracker silent before the garage was left (in the window, before the point reached before) or after the
+    # arrival at Ponto 2 hides nothing of that way
+    quiet = [T - 3000.0, *np.arange(T - 60.0, T + 301.0, 30.0), T + 7000.0]
+    assert skipped_stops(skips(visits, SCHED, times=quiet)) == [(1, ["Ponto 1"])]
+
+
+# --- speeding: the engine's episode as a candidate ------------------------------------------------------------------
+
+
+def _speeding(fixes: list[Any], limit_kmh: float = 60.0, params: Any = DEFAULT) -> list[Candidate]:
+    from tests.unit.test_occurrence_rules import candidates, route
+
+    return [c for c in candidates(fixes, [route(limit_kmh=limit_kmh)], params=params) if c.kind is Kind.SPEEDING]
+
+
+def test_a_speeding_candidate_is_placed_at_its_top_speed_with_its_facts_to_a_tenth_and_its_km_to_the_metre() -> None:
+    """Above 52.34 km/h from Ponto 1 on: 80, then exactly the limit (a dip the episode is merged across, not a fix
+    above it), 85.67 (the top), 80; back to 40. The candidate is the vehicle's, at the top speed's fix; speeds to
+    0.1 km/h and km to the metre (as the Termo shows them); known at the second fix ABOVE the limit (the dip at
+    the limit does not count as one), 60 s after the first."""
+    from tests.unit.test_occurrence_rules import SCHOOL_M, Script
+
+    s = Script("05:50").until("06:00").drive(2000.0).drive(2600.0, kmh=80.0).drive(2900.0, kmh=52.34)
+    s.drive(3500.0, kmh=85.67).drive(4100.37, kmh=80.0).drive(SCHOOL_M).park(600)
+    first, top = next(f for f in s.fixes if f.speed_kmh == 80.0), next(f for f in s.fixes if f.speed_kmh == 85.67)
+    (c,) = _speeding(s.fixes, limit_kmh=52.34)
+    assert c.vehicle_id == 7 and c.route_id == 1 and (c.lat, c.lon) == (top.lat, top.lon)
+    f = c.facts
+    assert (f["max_kmh"], f["limit_kmh"], f["over_kmh"]) == (85.7, 52.3, 33.3)
+    assert f["km"] == 1.5  # from the first fix above (2,600 m) to the last (4,100.37 m): 1,500.37 m
+    assert c.completed_ts == top.ts == first.ts + timedelta(seconds=60)
+
+
+def test_an_episode_long_enough_only_by_its_estimated_end_is_known_at_the_fix_after_it() -> None:
+    """speeding_min_s = 50: two fixes above, 30 s apart, from the midpoint before the first (15 s) to the midpoint
+    after the last last 60 s, but the last fix above is only 45 s after the start: the fix after the episode (the
+    first under the limit again) is the one that showed it lasted 50 s."""
+    from tests.unit.test_occurrence_rules import SCHOOL_M, Script
+
+    params = replace(DEFAULT, report=replace(DEFAULT.report, speeding_min_s=50.0))
+    s = Script("05:50").until("06:00").drive(2000.0).drive(3200.0, kmh=80.0).drive(SCHOOL_M).park(600)
+    above = [f for f in s.fixes if f.speed_kmh == 80.0]
+    assert len(above) == 2
+    (c,) = _speeding(s.fixes, params=params)
+    assert c.completed_ts == above[-1].ts + timedelta(seconds=30)
+
+
+def test_the_fixes_an_episode_needs_are_counted_inside_it_not_over_the_day() -> None:
+    """speeding_min_s = 10, speeding_min_fixes = 2: the day's second episode is known at its own second fix above,
+    however many fixes above the first episode had."""
+    from tests.unit.test_occurrence_rules import SCHOOL_M, Script
+
+    params = replace(DEFAULT, report=replace(DEFAULT.report, speeding_min_s=10.0))
+    s = Script("05:50").until("06:00").drive(1200.0, kmh=80.0).drive(2400.0).drive(3600.0, kmh=80.0)
+    s.drive(SCHOOL_M).park(600)
+    above = [f for f in s.fixes if f.speed_kmh == 80.0]
+    assert len(above) == 4
+    one, two = _speeding(s.fixes, params=params)
+    assert one.completed_ts == above[1].ts and two.completed_ts == above[3].ts

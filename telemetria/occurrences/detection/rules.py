@@ -36,11 +36,6 @@ def iso(t: float) -> str:
     return utc(round(t)).isoformat()
 
 
-def km3(m: float) -> float:
-    """Metres as km to the metre."""
-    return round(m / 1000.0, 3)
-
-
 def completing(t: FloatArray, at: float) -> float | None:
     """The fix time of the first fix at or after `at` (epoch s): the fix whose arrival made a candidate known."""
     k = int(np.searchsorted(t, at - 1e-6))
@@ -351,8 +346,11 @@ def due_spans(
 ) -> list[DueSpan]:
     """The due spans of a route's runs on a due day: from each run plan's first scheduled time to the vehicle's
     arrival at the run's last point (`run`: schedule.py's run of the route that day), early or late, or while it
-    has not arrived there, to the end of the run's window (it may still be on its way). A run without two
-    scheduled times has no span.
+    has not arrived there, to the end of the run's window (it may still be on its way). A run with a single
+    scheduled time inside its window is due too (Art. 15 §1 XII: a fix every 30 s while the vehicle serves; a
+    timetable may give only the school's time): from that time to the arrival at that point, or while it has not
+    arrived, to the window's end. A span that would end at or before its start (arrived at or before the first
+    scheduled time) is none.
 
     A run whose window ended (before `now`) with none of its points reached has no span either: it is judged as a
     run (run_not_made, or justified), and a tracker_silent beside it would charge the same event twice (issue 32).
