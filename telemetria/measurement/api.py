@@ -209,9 +209,9 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
     """Justify a route's run not made (or partial) on a day: the reason, who, when; audited."""
     late = body.kind == "feito_fora_do_horario"
     if late and body.run_no is None:
-        raise refusal("run_no", "diga qual corrida foi feita fora do horário (feito_fora_do_horario pede run_no)")
+        raise refusal("run_no", "diga qual corrida foi realizada fora do horário (feito_fora_do_horario pede run_no)")
     if late != (body.made_at is not None):
-        raise refusal("made_at", "a hora local em que a corrida foi feita (HH:MM) vai com feito_fora_do_horario, e "
+        raise refusal("made_at", "a hora local em que a corrida foi realizada (HH:MM) vai com feito_fora_do_horario, e "
                                  "só com ele")  # fmt: skip
     route = await conn.fetchrow(q.ROUTE, body.route_id)
     if route is None:
@@ -265,11 +265,11 @@ async def justify_run(body: JustificationIn, request: Request, who: Principal = 
             if ln.justification_kind != "feito_fora_do_horario":
                 pct = str(ln.coverage_pct).replace(".", ",")
                 raise refusal("made_at",
-                    f"o GPS não mostra a corrida {body.run_no} da rota {route['code']} feita em {_br(body.day)} a "
+                    f"o GPS não mostra a corrida {body.run_no} da rota {route['code']} realizada em {_br(body.day)} a "
                     f"partir das {body.made_at:%H:%M}: os veículos atribuídos cobriram {pct} % dela na janela, e "
                     "não o mínimo do contrato para realizada na janela deslocada para essa hora (ou só num trajeto "
                     "já contado como outra corrida da rota): registre-a como não realizada (nao_realizada) ou "
-                    "informe a hora em que foi feita")  # fmt: skip
+                    "informe a hora em que foi realizada")  # fmt: skip
         await record(conn, "registry.run_justification.create", who, client_ip(request), f"route:{body.route_id}",
                      {"date": body.day.isoformat(), "run_no": body.run_no, "id": row["id"], "kind": body.kind,
                       "made_at": body.made_at.strftime("%H:%M") if body.made_at else None,

@@ -163,13 +163,13 @@ async def test_a_justification_and_the_refusals(
             {"kind": "feito_fora_do_horario"},
             400,
             "run_no",
-            "diga qual corrida foi feita fora do horário (feito_fora_do_horario pede run_no)",
+            "diga qual corrida foi realizada fora do horário (feito_fora_do_horario pede run_no)",
         ),
         (
             {"made_at": "14:10"},
             400,
             "made_at",
-            "a hora local em que a corrida foi feita (HH:MM) vai com feito_fora_do_horario, e só com ele",
+            "a hora local em que a corrida foi realizada (HH:MM) vai com feito_fora_do_horario, e só com ele",
         ),
     ]
     for change, status, field, sentence in bad:  # issue 33: in Portuguese, for the servidor; field and status kept
