@@ -685,3 +685,43 @@ def test_the_fixes_an_episode_needs_are_counted_inside_it_not_over_the_day() -> 
     assert len(above) == 4
     one, two = _speeding(s.fixes, params=params)
     assert one.completed_ts == above[1].ts and two.completed_ts == above[3].ts
+
+
+# --- deviations: the facts the Termo shows and the route it names ----------------------------------------------------
+
+
+def test_a_deviations_facts_are_shown_to_a_tenth_of_a_metre_and_its_km_to_the_metre() -> None:
+    """A tolerance of 123.456 m and a detour 400.37 m north of the road from 2,500 m to 3,512.345 m: the Termo
+    shows the tolerance as 123.5 m, the farthest offset as 400.2 m (400.37 m on the ground is 400.2 m on the UTM
+    plane the engine measures in, scale ≈ 0.9996) and the km from the first fix off the route to the last one to
+    the metre: 1.413 (the geodesic length along those fixes is 1,412.73 m)."""
+    from tests.unit.test_occurrence_rules import GEOD, SCHOOL_M, Script, candidates, route
+
+    r = replace(route(), tolerance_m=123.456)
+    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(2500.0)
+    first = len(s.fixes)
+    s.drive(2500.0, north=400.37).drive(3512.345, north=400.37).drive(3512.345, north=0.0)
+    last = len(s.fixes) - 2
+    s.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(s.fixes, [r]) if c.kind is Kind.ROUTE_DEVIATION]
+    way = s.fixes[first : last + 1]
+    assert round(GEOD.line_length([f.lon for f in way], [f.lat for f in way]) / 1000.0, 3) == 1.413
+    assert (c.facts["tolerance_m"], c.facts["max_off_m"], c.facts["km"]) == (123.5, 400.2, 1.413)
+
+
+def test_a_deviation_names_the_route_it_left_not_the_one_nearest_its_farthest_fix() -> None:
+    """Two routes: Linha 1 on the road, Linha 2 1 km north of it (parallel, no points). The bus leaves Linha 1 with
+    pupils on board and goes 1.6 km north, 600 m beyond Linha 2 (off both, nearer Linha 2 there): the deviation is
+    from Linha 1, the route it left (Art. 26), and the farthest offset is measured from the nearest route."""
+    from tests.unit.test_occurrence_rules import SCHOOL_M, Script, at, candidates, route
+
+    ends = [at(0.0, 1000.0), at(SCHOOL_M + 500.0, 1000.0)]
+    north = Route(2, "L2", "Linha 2", [p[1] for p in ends], [p[0] for p in ends], 60.0, 100.0, ())
+    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(2500.0)
+    # 50 km/h: fixes 417 m apart, at 400, 800, 1,200 and 1,600 m north: none inside Linha 2's 100 m corridor
+    s.drive(2500.0, kmh=50.0, north=1600.0).drive(3500.0, north=1600.0).drive(3500.0, kmh=50.0, north=0.0)
+    s.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    for routes in ([route(), north], [north, route()]):
+        (c,) = [c for c in candidates(s.fixes, routes) if c.kind is Kind.ROUTE_DEVIATION]
+        assert c.route_id == 1 and c.facts["tolerance_m"] == 100.0
+        assert c.facts["max_off_m"] == pytest.approx(600.0, abs=1.0)
