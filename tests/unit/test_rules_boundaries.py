@@ -725,3 +725,43 @@ def test_a_deviation_names_the_route_it_left_not_the_one_nearest_its_farthest_fi
         (c,) = [c for c in candidates(s.fixes, routes) if c.kind is Kind.ROUTE_DEVIATION]
         assert c.route_id == 1 and c.facts["tolerance_m"] == 100.0
         assert c.facts["max_off_m"] == pytest.approx(600.0, abs=1.0)
+
+
+# --- unauthorized stops and on-board legs: their boundary and the facts the Termo shows -----------------------------
+
+
+def test_a_stop_of_exactly_unauthorized_stop_min_s_counts_a_second_shorter_minimum_does_not() -> None:
+    """Art. 38 IX: a stop lasting unauthorized_stop_min_s or more where no point is registered. A 5-minute stop
+    (300 s between its estimated instants) counts with a minimum of 300 s, not with 301 s; its distance to the
+    nearest point (Ponto 1, 876.54 m west on the ground) is shown to a tenth of a metre."""
+    from tests.unit.test_occurrence_rules import Script, candidates
+
+    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(2876.54).park(300).drive(6000.0).park(600)
+
+    def stops(min_s: float) -> list[Candidate]:
+        params = replace(DEFAULT, unauthorized_stop_min_s=min_s)
+        return [c for c in candidates(s.fixes, params=params) if c.kind is Kind.UNAUTHORIZED_STOP]
+
+    (c,) = stops(300.0)
+    assert c.facts["duration_s"] == 300 and c.facts["nearest_stop"] == "Ponto 1"
+    assert c.facts["nearest_m"] == 876.5  # 876.54 m on the ground, less the UTM plane's scale: a tenth of a metre
+    assert stops(301.0) == []
+
+
+def test_a_leg_from_school_is_placed_where_the_bus_left_the_school_with_its_minutes_to_a_tenth() -> None:
+    """Art. 9 §1: the leg from the school to the last drop-off (Ponto 2) lasts over 2 h (the bus parks 2 h away on
+    the way). It is placed at the school stop's last fix (where the pupils' time on board starts), not its first,
+    and its minutes are shown to a tenth (fixes every 20 s: the leg's instants fall on 10 s, a sixth of a minute)."""
+    from tests.unit.test_occurrence_rules import SCHOOL_M, Script, at, candidates
+
+    s = Script("05:50", step=20.0).until("06:00").drive(2000.0).park(60).drive(4000.0).park(60).drive(SCHOOL_M)
+    s.park(600)
+    left_school = len(s.fixes) - 1  # the school stop's last fix, standing
+    s.drive(4000.0, north=2000.0).park(2 * 3600 + 20 * 7).drive(4000.0, north=0.0).park(60).drive(0.0).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.OVER_2H_ON_BOARD]
+    assert c.facts["leg"] == "from_school" and c.facts["from"] == "Escola" and c.facts["to"] == "Ponto 2"
+    assert c.place == f"fix {left_school}" and (c.lat, c.lon) == at(SCHOOL_M)
+    assert c.end is not None
+    minutes = (c.end - c.start).total_seconds() / 60.0
+    assert round(minutes, 2) != round(minutes, 1)  # the day is written so that the tenth matters
+    assert c.facts["minutes"] == round(minutes, 1)
