@@ -765,3 +765,35 @@ def test_a_leg_from_school_is_placed_where_the_bus_left_the_school_with_its_minu
     minutes = (c.end - c.start).total_seconds() / 60.0
     assert round(minutes, 2) != round(minutes, 1)  # the day is written so that the tenth matters
     assert c.facts["minutes"] == round(minutes, 1)
+
+
+def test_a_speeding_episode_at_the_last_fix_is_live_until_silent_s_after_half_an_interval_past_it() -> None:
+    """The tracker's last fix is above the limit: the episode may still be going on, so it has no end, until the
+    tracker has been silent silent_s past the estimated end of that fix (half an interval, 15 s at 30 s fixes):
+    exactly then it is still live, a second later it ends."""
+    from tests.unit.test_occurrence_rules import Script, candidates
+
+    s = Script("05:50").until("06:00").drive(2000.0).drive(4000.0, kmh=80.0)
+    last = s.fixes[-1].ts
+
+    def speeding(after_s: float) -> Candidate:
+        now = last + timedelta(seconds=15.0 + DEFAULT.silent_s + after_s)
+        (c,) = [c for c in candidates(s.fixes, now=now) if c.kind is Kind.SPEEDING]
+        return c
+
+    assert speeding(0.0).end is None
+    assert speeding(1.0).end is not None
+
+
+def test_a_speeding_episode_off_every_route_names_no_route() -> None:
+    """Speeding on a detour 400 m north of the road (outside its 100 m corridor): the episode's top-speed fix
+    follows no route, so the candidate names none; on the road it names Linha 1."""
+    from tests.unit.test_occurrence_rules import SCHOOL_M, Script, candidates
+
+    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(2500.0).drive(2500.0, north=400.0)
+    s.drive(3500.0, kmh=80.0, north=400.0).drive(3500.0, north=0.0).drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(s.fixes) if c.kind is Kind.SPEEDING]
+    assert c.route_id is None
+    road = Script("05:50").until("06:00").drive(2000.0).drive(3000.0, kmh=80.0).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(road.fixes) if c.kind is Kind.SPEEDING]
+    assert c.route_id == 1
