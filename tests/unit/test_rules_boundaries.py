@@ -797,3 +797,13 @@ def test_a_speeding_episode_off_every_route_names_no_route() -> None:
     road = Script("05:50").until("06:00").drive(2000.0).drive(3000.0, kmh=80.0).drive(SCHOOL_M).park(600)
     (c,) = [c for c in candidates(road.fixes) if c.kind is Kind.SPEEDING]
     assert c.route_id == 1
+
+
+def test_a_silence_between_outliers_is_placed_by_the_days_first_fix_and_reappears_at_the_raw_fix_after() -> None:
+    """Before the silence only the day's first fix is kept (the two after it are outliers): it says where the
+    tracker fell silent. After it, no fix is kept: the raw fix after the silence is all there is, so it says
+    where the tracker reappeared (0.003° east of the first fix)."""
+    lons = [0.001, 0.5, 0.6, 0.004]
+    (c,) = silent(quiet([1000.0, 1020.0, 1040.0, 2400.0], lons=lons, keep=[True, False, False, False]))
+    assert (c.lat, c.lon) == (0.0, 0.001)
+    assert c.facts["moved_m"] == pytest.approx(0.3 * EQ_M, abs=0.1)
