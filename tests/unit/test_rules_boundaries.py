@@ -765,6 +765,9 @@ def test_a_leg_from_school_is_placed_where_the_bus_left_the_school_with_its_minu
     minutes = (c.end - c.start).total_seconds() / 60.0
     assert round(minutes, 2) != round(minutes, 1)  # the day is written so that the tenth matters
     assert c.facts["minutes"] == round(minutes, 1)
+    # known at the first fix 2 h (onboard_max_s) after the leg started, before the drop-off ends it
+    two_h = c.start + timedelta(seconds=DEFAULT.report.onboard_max_s)
+    assert c.completed_ts == next(f.ts for f in s.fixes if f.ts >= two_h) < c.end
 
 
 def test_a_speeding_episode_at_the_last_fix_is_live_until_silent_s_after_half_an_interval_past_it() -> None:
