@@ -810,3 +810,18 @@ def test_a_silence_between_outliers_is_placed_by_the_days_first_fix_and_reappear
     (c,) = silent(quiet([1000.0, 1020.0, 1040.0, 2400.0], lons=lons, keep=[True, False, False, False]))
     assert (c.lat, c.lon) == (0.0, 0.001)
     assert c.facts["moved_m"] == pytest.approx(0.3 * EQ_M, abs=0.1)
+
+
+def test_a_deviation_needing_all_its_fixes_is_known_at_its_last_fix_off_the_route() -> None:
+    """deviation_min_s = 100: a detour of four fixes off the route (30 s apart, from 15 s before the first) lasts
+    100 s only at its fourth and last fix off the route: that fix, not the one after it, makes it known."""
+    from tests.unit.test_occurrence_rules import SCHOOL_M, Script, candidates
+
+    params = replace(DEFAULT, report=replace(DEFAULT.report, deviation_min_s=100.0))
+    s = Script("05:50").until("06:00").drive(2000.0).park(60).drive(2500.0)
+    first = len(s.fixes)
+    s.drive(2500.0, north=300.0).drive(3500.0, north=300.0).drive(3500.0, north=0.0)
+    assert len(s.fixes) - 1 - first == 4  # four fixes 300 m north, then back on the road
+    s.drive(4000.0).park(60).drive(SCHOOL_M).park(600)
+    (c,) = [c for c in candidates(s.fixes, params=params) if c.kind is Kind.ROUTE_DEVIATION]
+    assert c.start == s.fixes[first].ts - timedelta(seconds=15) and c.completed_ts == s.fixes[first + 3].ts
