@@ -151,6 +151,52 @@ def test_between_two_routes_both_near_the_fixes_the_one_closer_to_the_reported_s
         assert s.method[1] == ROUTE and s.route[1] == straight and s.length_m[1] == pytest.approx(400.0, abs=0.05)
 
 
+# --- paved and unpaved metres along a route (_route_pavement) ---------------------------------------------------
+
+
+def test_along_a_route_the_paved_and_unpaved_metres_are_the_roads_under_the_line_between_the_measures() -> None:
+    """A network of two ways under the line: asphalt from 0 to 1,000 m, dirt from 1,000 to 2,000 m. A segment
+    800 → 1,100 m has 200 m paved and 100 m unpaved; 1,100 → 1,400 m is all unpaved; the same metres driven the
+    other way (west, 1,400 → 1,100 → 800) split the same. Off the route (no network under a chord) nothing is
+    paved or unpaved, and a route segment of no progress (two fixes at one place, moving) has none either; 80 cm
+    of progress is split like any other."""
+    from telemetria.roads import steps
+    from telemetria.roads.model import Way
+
+    def way(osm: int, surface: str, x0: float, x1: float) -> Way:
+        (lon0, lat0), (lon1, lat1) = at(x0), at(x1)
+        return Way(osm, "unclassified", None, None, surface, False, (osm, osm + 1), (lat0, lat1), (lon0, lon1))
+
+    roads = steps.build(77, [way(1, "asphalt", 0.0, 1000.0), way(2, "dirt", 1000.0, 2000.0)])
+
+    def pavement(t: Track, routes: list[RouteLine]) -> Segments:
+        return segments(t, keep_mask(t, DEFAULT), routes, [100.0] * len(routes), DEFAULT, roads=roads)
+
+    east = pavement(track([800.0, 1100.0, 1400.0], [0.0, 22.5, 45.0]), [LINE])
+    assert east.method.tolist() == [NONE, ROUTE, ROUTE]
+    assert east.paved_m.tolist() == pytest.approx([0.0, 200.0, 0.0], abs=0.5)
+    assert east.unpaved_m.tolist() == pytest.approx([0.0, 100.0, 300.0], abs=0.5)
+    assert (east.paved_m + east.unpaved_m).tolist() == pytest.approx(east.length_m.tolist(), abs=1e-6)
+    west = pavement(track([1400.0, 1100.0, 800.0], [0.0, 22.5, 45.0], heading=270.0), [LINE])
+    assert west.method.tolist() == [NONE, ROUTE, ROUTE]
+    assert west.paved_m.tolist() == pytest.approx([0.0, 0.0, 200.0], abs=0.5)
+    assert west.unpaved_m.tolist() == pytest.approx([0.0, 300.0, 100.0], abs=0.5)
+    # the second of two routes: its own line's profile (route index 1, the first route far from the fixes)
+    far = RouteLine.of(np.array([at(0.0, 5000.0)[0], at(20_000.0, 5000.0)[0]]),
+                       np.array([at(0.0, 5000.0)[1], at(20_000.0, 5000.0)[1]]))  # fmt: skip
+    two = pavement(track([800.0, 1100.0], [0.0, 22.5]), [far, LINE])
+    assert two.route[1] == 1 and two.paved_m[1] == pytest.approx(200.0, abs=0.5)
+    assert two.unpaved_m[1] == pytest.approx(100.0, abs=0.5)
+    # no progress along the line: no pavement metres (and no division by zero)
+    still = pavement(track([900.0, 900.0], [0.0, 30.0], kmh=30.0), [LINE])
+    assert still.method[1] == ROUTE and still.length_m[1] == pytest.approx(0.0, abs=1e-6)
+    assert still.paved_m.tolist() == [0.0, 0.0] and still.unpaved_m.tolist() == [0.0, 0.0]
+    # under a metre of progress is still split (80 cm on the asphalt)
+    creep = pavement(track([500.0, 500.8], [0.0, 30.0], kmh=30.0), [LINE])
+    assert creep.method[1] == ROUTE and creep.paved_m[1] == pytest.approx(0.8, abs=0.01)
+    assert creep.unpaved_m[1] == 0.0
+
+
 # --- the odometer cross-check (never billed) -------------------------------------------------------------------------
 
 
