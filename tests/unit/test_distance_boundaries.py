@@ -151,6 +151,50 @@ def test_between_two_routes_both_near_the_fixes_the_one_closer_to_the_reported_s
         assert s.method[1] == ROUTE and s.route[1] == straight and s.length_m[1] == pytest.approx(400.0, abs=0.05)
 
 
+def bumpy(h: float) -> RouteLine:
+    """10 km east along the geodesic and back, the way back over a bump h metres north between 1,100 and 1,300 m:
+    the way back from 1,500 to 900 m is 600 m + 2 × (√(100² + h²) − 100) long, the way out 600 m."""
+    xs = [(0.0, 0.0), (10_000.0, 0.0), (1300.0, 0.0), (1200.0, h), (1100.0, 0.0), (0.0, 0.0)]
+    pts = [at(x, n) for x, n in xs]
+    return RouteLine.of(np.array([p[0] for p in pts]), np.array([p[1] for p in pts]))
+
+
+def test_the_measures_come_from_a_forward_pair_within_two_percent_of_the_chosen_progress_the_length_never() -> None:
+    """Way out 600 m, way back 609 m (a 30.3 m bump): the passes' progress differ by 9 m, within 5 m + 2 % of it.
+    East at the speeds of 609 m in 45 s, the way back (traversed backwards) fits the speeds best and gives the
+    length; the measures are the way out's (forward, 900 → 1,500). West at the speeds of 600 m, the way out
+    (backwards) gives 600 m; the measures are the way back's, forward (18,500 → 19,109)."""
+    line = bumpy(30.3)
+    back = 10_000.0 + 8_500.0  # the way back's measure at 1,500 m
+    east = run(track([900.0, 1500.0], [0.0, 45.0], kmh=609 / 45 * 3.6), routes=[line])
+    assert east.method[1] == ROUTE and east.length_m[1] == pytest.approx(609.0, abs=0.5)
+    assert (east.m_start[1], east.m_end[1]) == pytest.approx((900.0, 1500.0), abs=0.5)
+    west = run(track([1500.0, 900.0], [0.0, 45.0], kmh=48.0, heading=270.0), routes=[line])
+    assert west.method[1] == ROUTE and west.length_m[1] == pytest.approx(600.0, abs=0.5)
+    assert (west.m_start[1], west.m_end[1]) == pytest.approx((back, back + 609.0), abs=0.5)
+
+
+def test_with_no_forward_pair_within_two_percent_the_measures_are_the_chosen_pairs_even_backwards() -> None:
+    """Way back 630 m (a 56.8 m bump) against 600 m out: 30 m apart, more than 5 m + 2 %. East at the speeds of
+    630 m the way back (traversed backwards) is chosen and gives both the length and the measures (19,130 →
+    18,500); the next segment, on the straight, keeps its own forward measures."""
+    line = bumpy(56.8)
+    s = run(track([900.0, 1500.0, 2130.0], [0.0, 45.0, 90.0], kmh=50.4), routes=[line])
+    assert s.method.tolist() == [NONE, ROUTE, ROUTE]
+    assert s.length_m[1:].tolist() == pytest.approx([630.0, 630.0], abs=0.5)
+    assert (s.m_start[1], s.m_end[1]) == pytest.approx((18_500.0 + 630.0, 18_500.0), abs=0.5)
+    assert (s.m_start[2], s.m_end[2]) == pytest.approx((1500.0, 2130.0), abs=0.5)
+
+
+def test_creeping_backwards_along_the_way_out_is_measured_on_the_way_back_forward() -> None:
+    """50 cm west on the bump's slope (the way back is there 45 cm, slanted): the way out (backwards) is chosen,
+    the measures come from the way back, forward, even for under a metre of progress."""
+    line = bumpy(56.8)
+    s = run(track([1150.5, 1150.0], [0.0, 30.0], kmh=30.0, heading=270.0), routes=[line])
+    assert s.method[1] == ROUTE and s.length_m[1] == pytest.approx(0.5, abs=0.01)
+    assert s.m_end[1] > s.m_start[1] > 10_000.0
+
+
 # --- paved and unpaved metres along a route (_route_pavement) ---------------------------------------------------
 
 
