@@ -195,6 +195,55 @@ def test_creeping_backwards_along_the_way_out_is_measured_on_the_way_back_forwar
     assert s.m_end[1] > s.m_start[1] > 10_000.0
 
 
+# A line slanted 10° north of LINE, through LINE at 1,000 m: fixes on LINE at 1,000 and 1,400 m are 0 and 69 m
+# from it, and their progress along it is 400 × cos 10° = 394 m. Its direction is 80°, LINE's 90°.
+SLANT10 = RouteLine.of(np.array([at(0.0, -176.3)[0], at(2000.0, 176.3)[0]]),
+                       np.array([at(0.0, -176.3)[1], at(2000.0, 176.3)[1]]))  # fmt: skip
+
+
+def _first_moving(xs: list[float], kmh: float, heading: float) -> Track:
+    """Two fixes 30 s apart at xs along LINE: the first moving at kmh with heading, the second standing."""
+    t = track(xs, [0.0, 30.0], kmh=kmh, heading=heading)
+    t.speed_kmh[1] = 0.0
+    t.heading_deg[1] = np.nan
+    return t
+
+
+def test_a_moving_fixs_heading_more_than_90_degrees_off_a_routes_way_of_travel_loses_it_the_segment() -> None:
+    """Speeds of 400 m: LINE fits them best, SLANT10 (394 m) worse. Heading 355° at the first fix (the second
+    standing): 95° off LINE's way east, 85° off SLANT10's: SLANT10 wins, whichever is listed first. Going west
+    with heading 175° (95° off LINE's way west, 270°; 85° off SLANT10's, 260°): SLANT10 again. A fix at exactly
+    stationary_kmh (3 km/h) stands: its heading (175°, 95° off SLANT10's way east) says nothing, the speeds pick."""
+    for routes, slant in (([LINE, SLANT10], 1), ([SLANT10, LINE], 0)):
+        east = run(_first_moving([1000.0, 1400.0], 96.0, 355.0), routes=routes)
+        assert east.method[1] == ROUTE and east.route[1] == slant
+        assert east.length_m[1] == pytest.approx(393.9, abs=0.5)
+        west = run(_first_moving([1400.0, 1000.0], 96.0, 175.0), routes=routes)
+        assert west.method[1] == ROUTE and west.route[1] == slant
+        assert west.length_m[1] == pytest.approx(393.9, abs=0.5)
+    standing = run(_first_moving([1000.0, 1400.0], DEFAULT.stationary_kmh, 175.0), routes=[LINE, SLANT10])
+    assert standing.route[1] == 1 and standing.length_m[1] == pytest.approx(393.9, abs=0.5)  # nearer 12.5 m
+
+
+def test_of_two_routes_that_fit_equally_the_first_listed_gives_the_segment() -> None:
+    s = run(track([1000.0, 1400.0], [0.0, 30.0]), routes=[LINE, LINE])
+    assert s.route[1] == 0 and s.length_m[1] == pytest.approx(400.0, abs=0.05)
+
+
+def test_progress_may_exceed_max_jump_by_both_offsets() -> None:
+    """40 m off the line at both ends: 1,250 m + 80 m + 5 m is the most; 1,290 m is along the route."""
+    s = run(track([1000.0, 2290.0], [0.0, 30.0], north_m=40.0))
+    assert s.method[1] == ROUTE and s.length_m[1] == pytest.approx(1290.0, abs=0.5)
+
+
+def test_two_reports_from_one_place_while_moving_east_are_on_the_way_out() -> None:
+    """Out and back on one road, two fixes at 900 m, moving east (90°): no progress, so the way out, where the
+    line runs east, holds them (measures 900, 900), not the way back (19,100), which runs west."""
+    s = run(track([900.0, 900.0], [0.0, 30.0], kmh=20.0), routes=[OUT_AND_BACK])
+    assert s.method[1] == ROUTE and s.length_m[1] == pytest.approx(0.0, abs=1e-6)
+    assert (s.m_start[1], s.m_end[1]) == pytest.approx((900.0, 900.0), abs=0.1)
+
+
 # --- paved and unpaved metres along a route (_route_pavement) ---------------------------------------------------
 
 
