@@ -195,6 +195,16 @@ def test_creeping_backwards_along_the_way_out_is_measured_on_the_way_back_forwar
     assert s.m_end[1] > s.m_start[1] > 10_000.0
 
 
+def test_a_heading_is_wrong_beyond_90_degrees_off_the_way_of_travel_not_at_89_5() -> None:
+    """bumpy(30.3), east at the speeds of 609 m: the way back (backwards, 609 m) fits the speeds best. A heading
+    89.5° off the way east leaves both passes right, 90.5° off makes both wrong: either way the speeds choose, and
+    the length is 609 m; the way back traversed backwards points exactly where the way out points."""
+    line = bumpy(30.3)
+    for heading in (0.5, 180.5):
+        s = run(track([900.0, 1500.0], [0.0, 45.0], kmh=609 / 45 * 3.6, heading=heading), routes=[line])
+        assert s.method[1] == ROUTE and s.length_m[1] == pytest.approx(609.0, abs=0.5)
+
+
 # A line slanted 10° north of LINE, through LINE at 1,000 m: fixes on LINE at 1,000 and 1,400 m are 0 and 69 m
 # from it, and their progress along it is 400 × cos 10° = 394 m. Its direction is 80°, LINE's 90°.
 SLANT10 = RouteLine.of(np.array([at(0.0, -176.3)[0], at(2000.0, 176.3)[0]]),
