@@ -284,6 +284,7 @@ def test_along_a_route_the_paved_and_unpaved_metres_are_the_roads_under_the_line
     assert west.method.tolist() == [NONE, ROUTE, ROUTE]
     assert west.paved_m.tolist() == pytest.approx([0.0, 0.0, 200.0], abs=0.5)
     assert west.unpaved_m.tolist() == pytest.approx([0.0, 300.0, 100.0], abs=0.5)
+    assert east.way.tolist() == [0, 1, 1] and west.way.tolist() == [1, 1, 0]  # the way under each fix
     # the second of two routes: its own line's profile (route index 1, the first route far from the fixes)
     far = RouteLine.of(np.array([at(0.0, 5000.0)[0], at(20_000.0, 5000.0)[0]]),
                        np.array([at(0.0, 5000.0)[1], at(20_000.0, 5000.0)[1]]))  # fmt: skip
@@ -298,6 +299,48 @@ def test_along_a_route_the_paved_and_unpaved_metres_are_the_roads_under_the_line
     creep = pavement(track([500.0, 500.8], [0.0, 30.0], kmh=30.0), [LINE])
     assert creep.method[1] == ROUTE and creep.paved_m[1] == pytest.approx(0.8, abs=0.01)
     assert creep.unpaved_m[1] == 0.0
+
+
+def test_routes_and_tolerances_must_pair_up() -> None:
+    t = track([1000.0, 1400.0], [0.0, 30.0])
+    with pytest.raises(ValueError, match=r"^one tolerance per route$"):
+        segments(t, keep_mask(t, DEFAULT), [LINE], [], DEFAULT)
+
+
+def test_off_any_route_the_metres_follow_the_roads_round_a_corner_split_by_their_surface() -> None:
+    """No route; a network of asphalt east from 0 to 1,000 m and dirt north from there. Fixes every 15 s, 200 m
+    apart along the roads, round the corner (900 m east → 100 m north of it: 141 m of chord, 200 m of road): every
+    segment is 200 m along the roads, its paved and unpaved metres as driven, each fix on its way (the first,
+    which ends no segment, too). Without the network the same fixes are chords, with no pavement and no way."""
+    from telemetria.reports.analysis.distance import ROAD
+    from telemetria.roads import steps
+    from telemetria.roads.model import Way
+
+    def way(osm: int, surface: str, nodes: tuple[int, int], ends: list[tuple[float, float]]) -> Way:
+        ll = [at(x, n) for x, n in ends]
+        return Way(osm, "unclassified", None, None, surface, False, nodes, (ll[0][1], ll[1][1]), (ll[0][0], ll[1][0]))
+
+    roads = steps.build(78, [
+        way(1, "asphalt", (1, 2), [(0.0, 0.0), (1000.0, 0.0)]),
+        way(2, "dirt", (2, 3), [(1000.0, 0.0), (1000.0, 1000.0)]),
+    ])  # fmt: skip
+    pos = [(500.0, 0.0, 90.0), (700.0, 0.0, 90.0), (900.0, 0.0, 90.0), (1000.0, 100.0, 0.0), (1000.0, 300.0, 0.0),
+           (1000.0, 500.0, 0.0)]  # fmt: skip
+    t = Track.of([
+        Fix(T0 + timedelta(seconds=15 * k), at(x, n)[1], at(x, n)[0], speed_kmh=48.0, heading_deg=h)
+        for k, (x, n, h) in enumerate(pos)
+    ])  # fmt: skip
+    s = segments(t, keep_mask(t, DEFAULT), [], [], DEFAULT, roads=roads)
+    assert s.method.tolist() == [NONE, ROAD, ROAD, ROAD, ROAD, ROAD] and (s.route == -1).all()
+    assert s.length_m.tolist() == pytest.approx([0.0, 200.0, 200.0, 200.0, 200.0, 200.0], abs=0.5)
+    assert s.paved_m.tolist() == pytest.approx([0.0, 200.0, 200.0, 100.0, 0.0, 0.0], abs=0.5)
+    assert s.unpaved_m.tolist() == pytest.approx([0.0, 0.0, 0.0, 100.0, 200.0, 200.0], abs=0.5)
+    assert s.way.tolist() == [0, 0, 0, 1, 1, 1]
+    assert s.by_method_m() == pytest.approx({"route": 0.0, "chord": 0.0, "road": 1000.0}, abs=1.0)
+    bare = segments(t, keep_mask(t, DEFAULT), [], [], DEFAULT)
+    assert bare.method.tolist() == [NONE, CHORD, CHORD, CHORD, CHORD, CHORD]
+    assert bare.length_m[3] == pytest.approx(100.0 * 2**0.5, abs=0.5)
+    assert not bare.paved_m.any() and not bare.unpaved_m.any() and (bare.way == -1).all()
 
 
 # --- the odometer cross-check (never billed) -------------------------------------------------------------------------
