@@ -337,6 +337,13 @@ def test_off_any_route_the_metres_follow_the_roads_round_a_corner_split_by_their
     assert s.unpaved_m.tolist() == pytest.approx([0.0, 0.0, 0.0, 100.0, 200.0, 200.0], abs=0.5)
     assert s.way.tolist() == [0, 0, 0, 1, 1, 1]
     assert s.by_method_m() == pytest.approx({"route": 0.0, "chord": 0.0, "road": 1000.0}, abs=1.0)
+    # a kilometre straight along the asphalt: the road path is the chord, believed (not only within 1 % over it)
+    km = Track.of([
+        Fix(T0 + timedelta(seconds=dt), at(x, 0.0)[1], at(x, 0.0)[0], speed_kmh=48.0, heading_deg=90.0)
+        for x, dt in ((0.0, 0.0), (1000.0, 75.0))
+    ])  # fmt: skip
+    straight = segments(km, keep_mask(km, DEFAULT), [], [], DEFAULT, roads=roads)
+    assert straight.method[1] == ROAD and straight.length_m[1] == pytest.approx(1000.0, abs=0.5)
     bare = segments(t, keep_mask(t, DEFAULT), [], [], DEFAULT)
     assert bare.method.tolist() == [NONE, CHORD, CHORD, CHORD, CHORD, CHORD]
     assert bare.length_m[3] == pytest.approx(100.0 * 2**0.5, abs=0.5)
