@@ -213,5 +213,6 @@ def test_places_found_all_at_once_are_those_found_one_at_a_time() -> None:
     prepared = [net.links(*p, *q, 600.0).length_m for p, q in itertools.pairwise(pairs)]
     net.forget()
     fresh = [net.links(*p, *q, 600.0).length_m for p, q in itertools.pairwise(pairs)]
+    assert len(prepared) == len(lat) - 1 > 0
     assert all(a.tobytes() == b.tobytes() for a, b in zip(prepared, fresh, strict=True))
     net.forget()
