@@ -35,7 +35,7 @@ def zone_of(lon: float) -> int:
 class Plane:
     """One UTM zone's plane: easting and northing in metres of points in degrees, and back."""
 
-    zone: int
+    zone: int  # 0: a plane of its own (a road network's transverse Mercator on its centre), no UTM zone
     crs: str
     _fwd: Transformer
     _inv: Transformer
@@ -51,16 +51,20 @@ class Plane:
         return np.asarray(lon, dtype=float), np.asarray(lat, dtype=float)
 
 
-@cache
-def zone_plane(zone: int) -> Plane:
-    """The plane of UTM zone `zone` (south), built on first use: a Transformer loads the PROJ database."""
-    crs = f"EPSG:{31960 + zone}" if zone in SIRGAS_ZONES else f"EPSG:{32700 + zone}"
+def plane_of_crs(crs: str, zone: int = 0) -> Plane:
+    """The plane of a projected CRS (an EPSG code or a PROJ string); `zone` 0 when it is no UTM zone."""
     return Plane(
         zone,
         crs,
         Transformer.from_crs("EPSG:4326", crs, always_xy=True),
         Transformer.from_crs(crs, "EPSG:4326", always_xy=True),
     )
+
+
+@cache
+def zone_plane(zone: int) -> Plane:
+    """The plane of UTM zone `zone` (south), built on first use: a Transformer loads the PROJ database."""
+    return plane_of_crs(f"EPSG:{31960 + zone}" if zone in SIRGAS_ZONES else f"EPSG:{32700 + zone}", zone)
 
 
 def plane_at(lon: float) -> Plane:

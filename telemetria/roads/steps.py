@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import shapely
-from pyproj import Transformer
 
 from telemetria.geo.geodesic import GEOD
+from telemetria.geo.metric import Plane, plane_of_crs
 from telemetria.roads.model import FloatArray, IntArray, Links, Locality, Place, RoadStep, Way
 
 RADIUS_M = 40.0  # a fix lies on a way within this distance (GPS noise, the road's width, a stop on the verge)
@@ -70,18 +70,16 @@ class RoadNet:
         self._adj: list[list[tuple[int, int, bool]]] = []  # junction → (other junction, edge, along its direction)
         self._steps: OrderedDict[tuple[object, ...], RoadStep | Links | tuple[Place, ...] | None] = OrderedDict()
         self._lock = threading.Lock()
-        self._fwd, self._inv = _local_plane(self.ways)
+        self._plane = _local_plane(self.ways)
         self._build()
 
     def to_metric(self, lon: npt.ArrayLike, lat: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Metres east and north on the network's own plane (a transverse Mercator on its centre)."""
-        x, y = self._fwd.transform(np.asarray(lon, dtype=float), np.asarray(lat, dtype=float))
-        return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return self._plane.to_metric(lon, lat)
 
     def to_lonlat(self, x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Degrees of points on the network's plane."""
-        lon, lat = self._inv.transform(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-        return np.asarray(lon, dtype=float), np.asarray(lat, dtype=float)
+        return self._plane.to_lonlat(x, y)
 
     def adjacent(self, junction: int) -> list[tuple[int, int, bool]]:
         """(other junction, edge, along the edge's direction) for each edge one may leave `junction` by."""
@@ -528,17 +526,14 @@ class RoadNet:
         return out[::-1]
 
 
-def _local_plane(ways: Sequence[Way]) -> tuple[Transformer, Transformer]:
+def _local_plane(ways: Sequence[Way]) -> Plane:
     """A transverse Mercator (GRS 80) centred on the ways' extent: offsets in true metres wherever the network lies
     (a fixed UTM zone would stretch them by 1.5 % three degrees away from its meridian, by a quarter 40° away)."""
     lats = [v for w in ways if w.lat for v in (min(w.lat), max(w.lat))] or [0.0]
     lons = [v for w in ways if w.lon for v in (min(w.lon), max(w.lon))] or [0.0]
     lat0, lon0 = (min(lats) + max(lats)) / 2, (min(lons) + max(lons)) / 2
     plane = f"+proj=tmerc +lat_0={lat0:.6f} +lon_0={lon0:.6f} +k=1 +x_0=0 +y_0=0 +ellps=GRS80 +units=m +no_defs"
-    return (
-        Transformer.from_crs("EPSG:4326", plane, always_xy=True),
-        Transformer.from_crs(plane, "EPSG:4326", always_xy=True),
-    )
+    return plane_of_crs(plane)
 
 
 def build(network_id: int, ways: Sequence[Way], localities: Sequence[Locality] = ()) -> RoadNet:
