@@ -1,8 +1,12 @@
-"""An uploaded track file out of its multipart body, then read (pure: runs in the job queue's worker process, so
-neither the multipart parsing of a large upload nor the file's reading holds the service's event loop)."""
+"""An uploaded track file out of its multipart body, read, then judged (pure: runs in the job queue's worker
+processes, so that neither the multipart parsing of a large upload, nor the file's reading, nor the comparison of
+its rows with the seals' lines holds the service's event loop; the loop only reads the database in between)."""
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import dataclass
+from datetime import date
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -39,7 +43,26 @@ def file_of(body: bytes, content_type: str, limit: int) -> bytes:
     raise UploadError("file: missing; send the exported track file (CSV or XLSX) as the field 'file'")
 
 
-def read_upload(body: bytes, content_type: str, limit: int, bounds: verify.Bounds) -> tuple[int, verify.Parsed]:
-    """The uploaded file's size and what it says (raises UploadError, or verify.NotAnExport)."""
+@dataclass(frozen=True, slots=True)
+class Read:
+    """An upload read in a worker: what the event loop needs to look the file's days up (small), and the whole read
+    file pickled by the worker for the next step (`judge_read`), so that its rows are never unpickled in the
+    service's process. The blob is made here and only ever handed back to this module, never taken from a client."""
+
+    size: int
+    keys: list[tuple[int, date]]
+    named: dict[tuple[int, date], verify.Named]
+    blob: bytes
+
+
+def read_upload(body: bytes, content_type: str, limit: int, bounds: verify.Bounds) -> Read:
+    """The uploaded file's size, its vehicle-days and what it says (raises UploadError, or verify.NotAnExport)."""
     data = file_of(body, content_type, limit)
-    return len(data), verify.parse(data, bounds)
+    parsed = verify.parse(data, bounds)
+    return Read(len(data), parsed.keys(), parsed.named, pickle.dumps(parsed, pickle.HIGHEST_PROTOCOL))
+
+
+def judge_read(blob: bytes, looked: list[verify.Looked]) -> list[verify.DayResult]:
+    """The file of `read_upload` judged against what the database said of each of its days."""
+    parsed: verify.Parsed = pickle.loads(blob)  # our own worker's bytes (Read), never a client's
+    return verify.judge_all(parsed, looked)

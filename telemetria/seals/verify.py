@@ -321,6 +321,22 @@ def judge(
     return result(v, diff, "; ".join(reasons) or None, not reasons)
 
 
+@dataclass(frozen=True, slots=True)
+class Looked:
+    """What the database says of one vehicle-day of a file: its seal's versions (empty when the vehicle is unknown,
+    outside the caller's scope, or the day not sealed) and, for a day not sealed yet, the lines of its fixes now."""
+
+    key: tuple[int, date]
+    versions: list[Version]
+    current: list[str] | None
+
+
+def judge_all(parsed: Parsed, looked: Sequence[Looked]) -> list[DayResult]:
+    """Each vehicle-day of the file judged against what the database said of it (pure: the service runs it in its
+    worker process, where the file was read, so that 100,000 rows are not compared on the event loop)."""
+    return [judge(k.key, parsed.groups.get(k.key), parsed.named.get(k.key), k.versions, "", k.current) for k in looked]
+
+
 # Reading the file
 
 

@@ -13,6 +13,7 @@ no digest, nothing sealed, nothing read from its fixes.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -37,33 +38,33 @@ async def versions(conn: Conn, vehicle_id: int, day: date, named: int | None) ->
     return out
 
 
-async def check(conn: Conn, parsed: v.Parsed, scope: int | None) -> list[v.DayResult]:
-    """Every vehicle-day of the file judged against its seal, by vehicle and day; `scope` is the caller's
-    (Principal.scope: None sees every vehicle, a contractor id only that contractor's)."""
-    results = []
-    seen: dict[tuple[int, date], bool] = {}
-    for key in parsed.keys():
+async def gather(conn: Conn, keys: Sequence[tuple[int, date]], named: dict[tuple[int, date], v.Named],
+                 scope: int | None) -> list[v.Looked]:  # fmt: skip
+    """Every vehicle-day of a file looked up, by vehicle and day; `scope` is the caller's (Principal.scope: None
+    sees every vehicle, a contractor id only that contractor's). Only database reads and the seals' lines: the
+    file's rows are judged against them by `verify.judge_all`, in the service's worker process."""
+    out = []
+    for key in keys:
         vehicle_id, day = key
-        if key not in seen:
-            # An id larger than the column's names no vehicle (and is not sent to the database); a contractor is
-            # told of the days it had the vehicle on only (0028_scope_by_day.sql).
-            seen[key] = vehicle_id <= MAX_ID and await store.visible(conn, scope, vehicle_id, day)
-        named = parsed.named.get(key)
-        found = await versions(conn, vehicle_id, day, named.version if named else None) if seen[key] else []
+        # An id larger than the column's names no vehicle (and is not sent to the database); a contractor is told
+        # of the days it had the vehicle on only (0028_scope_by_day.sql).
+        seen = vehicle_id <= MAX_ID and await store.visible(conn, scope, vehicle_id, day)
+        one = named.get(key)
+        found = await versions(conn, vehicle_id, day, one.version if one else None) if seen else []
         # A day with no seal yet (today, or the sealer behind): its rows against the fixes stored now (issue 36:
         # "ainda não selado", not "não válido"), only for a vehicle the caller sees.
-        current = await sealer.day_lines(conn, vehicle_id, day) if seen[key] and not found else None
-        results.append(v.judge(key, parsed.groups.get(key), named, found, "", current))
-    return results
+        current = await sealer.day_lines(conn, vehicle_id, day) if seen and not found else None
+        out.append(v.Looked(key, found, current))
+    return out
+
+
+async def check(conn: Conn, parsed: v.Parsed, scope: int | None) -> list[v.DayResult]:
+    """Every vehicle-day of the file judged against its seal, by vehicle and day, in this process (the CLI)."""
+    return v.judge_all(parsed, await gather(conn, parsed.keys(), parsed.named, scope))
 
 
 async def verify(conn: Conn, data: bytes, scope: int | None) -> dict[str, Any]:
     """The answer for a file's bytes, judged in the caller's scope (raises verify.NotAnExport when it is not a
     track export); the file is read off the event loop, within the CLI's bounds."""
     parsed = await asyncio.to_thread(v.parse, data)
-    return v.report(await check(conn, parsed, scope))
-
-
-async def judged(conn: Conn, parsed: v.Parsed, scope: int | None) -> dict[str, Any]:
-    """The answer for a file already read (the service reads an upload in its job queue's processes)."""
     return v.report(await check(conn, parsed, scope))
