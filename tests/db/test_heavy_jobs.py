@@ -144,3 +144,21 @@ async def test_the_termo_notificacao_and_occurrence_files_wait_their_turn(
                       headers=auth(world, "monitor"))  # fmt: skip
     assert r.status_code == 200
     assert jobs._running == 0 and not jobs._by_user
+
+
+async def test_a_files_rows_are_read_and_judged_in_the_worker_not_on_the_event_loop(
+    client: httpx.AsyncClient, people: People, exported: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading 100,000 rows and comparing them with the seals' lines held a tracker's post for half a second
+    (bench.contention --only verify, p99 536 ms): both run in the queue's worker process, which does not see this
+    process's functions replaced. Fails if either runs in the service's process (there, the answer is a 500)."""
+    _, data = exported
+
+    def not_here(*_: Any) -> Any:
+        raise AssertionError("a file's rows were handled in the service's process")
+
+    monkeypatch.setattr(verify, "judge", not_here)
+    monkeypatch.setattr(verify, "parse", not_here)
+    r = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=people.auth("auditor"))
+    assert r.status_code == 200 and r.json()["valid"] is True, r.text
+    assert [d["rows"] for d in r.json()["days"]] == [10]
