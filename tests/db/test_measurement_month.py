@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
+from datetime import date
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -32,7 +33,7 @@ from telemetria.settings import Settings
 from telemetria.sim.month import FLEET, PRICE_PER_KM, SPARE, Month, RunTruth, simulate_month
 from telemetria.sim.wire import body
 from tests.conftest import scratch_database
-from tests.db import simcontract
+from tests.db import golden, simcontract
 from tests.db.conftest import People, make_people
 from tests.db.simcontract import Ids, app_client, ok
 
@@ -270,6 +271,13 @@ async def test_the_simulated_month_boletim_is_right_and_stable(
              "before_late_batch": before}  # fmt: skip
     write_figures(fig, extra)
     check_lines(m, ids, report)
+    # The boletim (JSON, CSV) and the nine reports over the month, their bytes pinned per rules' version: speed
+    # work (issue 37) cannot change a figure unseen (tests/db/golden.py).
+    answers, _ = await golden.reports(client, people.auth("auditor"), date(2026, 3, 1), date(2026, 3, 31))
+    for arrival in ("track", "reporting"):  # they show when each fix arrived: here, the test's own clock
+        del answers[arrival]
+    answers |= {"boletim": final, "boletim-csv": await boletim(client, people, ids, "csv")}
+    golden.check(golden.DIR / "month.json", answers)
 
     # The same fixes in another order (the late day first), to a database of its own: the same boletim, byte for
     # byte, there computed live from the fixes (here it came from rollups).

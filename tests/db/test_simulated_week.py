@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import math
-import os
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
@@ -30,21 +28,19 @@ from typing import Any
 
 import asyncpg
 import httpx
-import orjson
 import pytest
 
 from telemetria.db import connect
 from telemetria.ingest.writer import Writer
 from telemetria.occurrences.detection.detector import run_round
 from telemetria.occurrences.model import Kind
-from telemetria.reports import knobs
 from telemetria.reports.knobs import DEFAULT as KNOBS
 from telemetria.reports.store import rollup
 from telemetria.settings import Settings
 from telemetria.sim.week import FLEET, INACTIVE, Arrival, Week, simulate_week
 from telemetria.sim.week_score import Item, Score, describe, markdown, score
 from tests.conftest import ScratchDb, scratch_database
-from tests.db import simcontract
+from tests.db import golden, simcontract
 from tests.db.conftest import People, make_people
 from tests.db.simcontract import Ids, app_client, ok
 
@@ -213,28 +209,13 @@ class World:
     sources: dict[str, int] | None = None  # the km report's vehicle_days: from rollups, computed live
 
 
-# The nine reports (issue 5), each over the whole week and the whole fleet, as the API answers them in JSON.
-REPORTS: tuple[tuple[str, dict[str, str]], ...] = (
-    ("km", {}), ("km-by-day", {"by": "day"}), ("summary", {}), ("trips", {}), ("stops", {}), ("speeding", {}),
-    ("route-deviation", {}), ("track", {}), ("reporting", {}), ("schedule", {}),
-)  # fmt: skip
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "reports_golden" / "week.json"
+REPORTS = golden.REPORTS
+GOLDEN = golden.DIR / "week.json"
 
 
 async def reports(world: World, w: Week) -> dict[str, bytes]:
-    """Every report of the week, JSON, as the API answers the auditor (its `vehicle_days` left out: it says where
-    the days came from, rollups or fixes, which is what the comparisons vary)."""
-    out = {}
-    for name, extra in REPORTS:
-        path = "/api/v1/reports/" + name.removesuffix("-by-day")
-        params = {"from": w.days[0].isoformat(), "to": w.days[-1].isoformat(), **extra}
-        r = await world.client.get(path, params=params, headers=world.people.auth("auditor"))
-        assert r.status_code == 200, (name, r.text)
-        doc = orjson.loads(r.content)
-        if name == "km":
-            world.sources = doc["vehicle_days"]
-        doc.pop("vehicle_days", None)
-        out[name] = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+    """Every report of the week as the API answers the auditor (golden.reports); where its days came from kept."""
+    out, world.sources = await golden.reports(world.client, world.people.auth("auditor"), w.days[0], w.days[-1])
     return out
 
 
@@ -324,15 +305,4 @@ def test_the_reports_of_the_week_are_what_this_analysis_version_gave(outcome: Ou
     change a figure (issue 37's speed) cannot, and a change of the rules that does must bump the version, which
     outdates every stored rollup (reports/knobs.py). After a deliberate bump, write the new digests with
     TELEMETRIA_WRITE_GOLDEN=1 and say in the commit what changed and why."""
-    got = {name: hashlib.sha256(body).hexdigest() for name, body in outcome.reports_computed.items()}
-    if os.environ.get("TELEMETRIA_WRITE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"analysis_version": knobs.ANALYSIS_VERSION, "sha256": got}
-        GOLDEN.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
-    want = orjson.loads(GOLDEN.read_bytes())
-    changed = sorted(name for name in got if got[name] != want["sha256"].get(name))
-    if want["analysis_version"] == knobs.ANALYSIS_VERSION:
-        assert not changed, f"{changed}: figures changed without a new ANALYSIS_VERSION (reports/knobs.py)"
-    else:
-        assert changed, "a new ANALYSIS_VERSION that changes no report of the week: write the golden again"
-        pytest.fail(f"ANALYSIS_VERSION {knobs.ANALYSIS_VERSION} (golden: {want['analysis_version']}): write the golden")
+    golden.check(GOLDEN, outcome.reports_computed)
