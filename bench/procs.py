@@ -142,6 +142,26 @@ def tree_rss(root: int) -> int:
     return sum(rss(pid) for pid in tree_cpu(root))
 
 
+def tree_rss_by_role(root: int) -> dict[str, int]:
+    """Resident bytes of `root` ("service") and its descendants, summed by role: the module a child runs
+    (`python -m telemetria.occurrences.detection.detector ...` counts as "detector"), else "other"."""
+    out: dict[str, int] = {}
+    for pid in tree_cpu(root):
+        role = "service" if pid == root else _role(pid)
+        out[role] = out.get(role, 0) + rss(pid)
+    return out
+
+
+def _role(pid: int) -> str:
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "other"
+    if b"-m" in args[:-1]:
+        return args[args.index(b"-m") + 1].decode(errors="replace").rsplit(".", 1)[-1]
+    return "other"
+
+
 def rss(pid: int) -> int:
     """Resident bytes of one process (0 once it exited)."""
     try:

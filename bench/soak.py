@@ -4,10 +4,11 @@
 
 Creates its own database (telemetria_bench_<pid>), registers a fleet, runs `telemetria serve` with
 its default settings and drives it with wrk posting 1,000-fix batches on many connections, far more
-than one process decodes and commits. Clients ignore Retry-After and re-send at once (the worst
-case). Every `--jam-every` seconds a side connection locks `fixes` for `--jam-for` seconds, so the
+than one process decodes and commits (its detectors keep SOAK_KEEP_FIXES fixes each: see below). Clients ignore
+Retry-After and re-send at once (the worst case). Every `--jam-every` seconds a side connection locks `fixes` for `--jam-for` seconds, so the
 writer backs up as well. Prints one row per interval and a verdict; exits 1 when a 5xx other than
-503 appears, a 503 lacks Retry-After, memory grows past the bound, or the per-key check fails: an
+503 appears, a 503 lacks Retry-After, memory grows past the bound (by process role: the service, the detectors
+with their caches' budget), or the per-key check fails: an
 acknowledged fix missing, a key stored twice, or a stored fix no request carried (requests cut off
 when wrk stops are reported apart, never netted against losses).
 
@@ -39,6 +40,7 @@ from bench.phases import settled_count
 from bench.table import num
 from bench.table import render as table
 from bench.wrk import LUA_SCRIPT, WrkResult, ensure_wrk, parse, wrk_version
+from telemetria.occurrences.detection.trackcache import FIX_BYTES
 from telemetria.settings import Settings
 
 FLEET_SIZE = 200
@@ -50,6 +52,13 @@ MIB = 1024 * 1024
 # happen is growth after that.
 GROWTH = 1.25
 SLACK_MIB = 32
+# The detector processes keep the days they analyse (trackcache.py), a cache that fills with the data, not with the
+# load: each may grow by its budget, detector_keep_fixes × FIX_BYTES, and no more. The soak's vehicle-days hold
+# ~30,000 fixes a minute, so it runs them with a budget its 10 minutes fill several times over (1.5 min quick:
+# about twice); the default (8 M fixes, sized for 10,000 vehicles' days, bench.detector) would take longer than the
+# run to fill, and its bound would check nothing. The service process itself is held to GROWTH.
+SOAK_KEEP_FIXES = 1_000_000
+DETECTOR_PROCESSES = Settings().detector_processes
 JAM = "LOCK TABLE fixes IN EXCLUSIVE MODE"  # blocks the writer's inserts; reads go on
 
 # fixes.lua as it is, plus: why each 503 was given and whether it carried Retry-After, and a
@@ -148,15 +157,20 @@ class RssWatch:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.last = self.peak = procs.tree_rss(pid)
+        self.roles = procs.tree_rss_by_role(pid)
+        self.last = self.peak = sum(self.roles.values())
 
     def reset_peak(self) -> None:
         self.peak = self.last
 
+    def sample(self) -> None:
+        self.roles = procs.tree_rss_by_role(self.pid)
+        self.last = sum(self.roles.values())
+        self.peak = max(self.peak, self.last)
+
     async def run(self) -> None:
         while True:
-            self.last = procs.tree_rss(self.pid)
-            self.peak = max(self.peak, self.last)
+            self.sample()
             await asyncio.sleep(1.0)
 
 
@@ -272,15 +286,15 @@ async def soak(
     jammer = asyncio.create_task(jam(db, plan.jam_every_s, plan.jam_for_s, stop, held)) if plan.jam_every_s else None
     load = await Load.start(wrk, script, server.url, plan, tokens)
     follower = asyncio.create_task(load.follow())
-    t0, first_rss = time.monotonic(), 0
+    t0, first = time.monotonic(), dict[str, int]()
     try:
         n = max(1, round(plan.minutes * 60 / plan.interval_s))
         for i in range(1, n + 1):
             rss.reset_peak()
             # The last sample is taken just before wrk stops, still under load.
             await asyncio.sleep(max(0.0, t0 + min(i * plan.interval_s, plan.minutes * 60 - 1) - time.monotonic()))
-            end_rss, peak, answers = rss.last, rss.peak, load.now
-            first_rss = first_rss or end_rss
+            end_rss, peak, answers, end = rss.last, rss.peak, load.now, dict(rss.roles)
+            first = first or end
             elapsed = time.monotonic() - t0
             label = f"{int(elapsed // 60)}:{round(elapsed % 60):02d}"
             rows.append(row(label, end_rss, peak, answers, await db.count_fixes()))
@@ -295,10 +309,11 @@ async def soak(
         if load.proc.returncode is None:
             load.proc.kill()
     await settled_count(db)  # requests cut off by wrk's stop land (or fail); the writer drains
-    settled_rss = procs.tree_rss(server.proc.pid)
+    rss.sample()
+    settled_rss = rss.last
     stored = await db.count_fixes()
     rows.append(row("settled", settled_rss, None, totals, stored))
-    memory = Memory(start_rss, first_rss, end_rss, settled_rss)
+    memory = Memory(start_rss, first, end, settled_rss, SOAK_KEEP_FIXES * FIX_BYTES)
     keys, off = await db.stored_runs(
         load.base, datetime.now(UTC) + timedelta(days=1), load.step, BATCH_FIXES, [v.tracker_id for v in fleet]
     )
@@ -315,13 +330,45 @@ def _progress(rows: list[list[str]]) -> None:
 @dataclass(frozen=True)
 class Memory:
     start: int  # idle, before the load
-    first: int  # after the first interval of load
-    end: int  # the last sample under load
+    first_by: dict[str, int]  # after the first interval of load, by role (procs.tree_rss_by_role)
+    end_by: dict[str, int]  # the last sample under load
     settled: int  # after the load, once the writer has drained
+    cache_bytes: int  # a detector process's cache budget (keep × FIX_BYTES)
 
     @property
-    def bound(self) -> float:
-        return self.first * GROWTH + SLACK_MIB * MIB
+    def first(self) -> int:
+        return sum(self.first_by.values())
+
+    @property
+    def end(self) -> int:
+        return sum(self.end_by.values())
+
+    def bound(self, role: str) -> float:
+        """A role's bound: the service (and any other process) GROWTH × its first sample; the detectors their first
+        sample plus each one's cache budget (with the same slack)."""
+        first = self.first_by.get(role, 0)
+        if role == "detector":
+            return first + self.detectors * self.cache_bytes * GROWTH + SLACK_MIB * MIB
+        return first * GROWTH + SLACK_MIB * MIB
+
+    @property
+    def detectors(self) -> int:
+        return DETECTOR_PROCESSES
+
+    def over(self) -> list[str]:
+        """The roles whose end is past their bound, described."""
+        return [
+            f"{role} {self.end_by.get(role, 0) / MIB:,.0f} MiB > bound {self.bound(role) / MIB:,.0f} MiB"
+            for role in sorted({*self.first_by, *self.end_by})
+            if self.end_by.get(role, 0) > self.bound(role)
+        ]
+
+    def by_role(self) -> str:
+        return "; ".join(
+            f"{role} {self.first_by.get(role, 0) / MIB:,.0f} → {self.end_by.get(role, 0) / MIB:,.0f} MiB"
+            f" (bound {self.bound(role) / MIB:,.0f})"
+            for role in sorted({*self.first_by, *self.end_by})
+        )
 
 
 def verdict(
@@ -341,8 +388,8 @@ def verdict(
     if t.retry_after != t.shed:
         failures.append(f"{t.shed - t.retry_after} 503 answers without Retry-After")
     failures += keys.problems()
-    if m.end > m.bound:
-        failures.append("memory grew past the bound")
+    if m.over():
+        failures.append("memory grew past the bound: " + ", ".join(m.over()))
     answered = sum(t.statuses.values())
     jams = f"{len(held)} jams of `{JAM}` for {plan.jam_for_s:g} s" if plan.jam_every_s else "no jams"
     errors = ", ".join(f"{k} {v}" for k, v in r.socket_errors.items()) or "none"
@@ -369,8 +416,9 @@ def verdict(
         f" requests, {num(keys.cut)} fixes, {num(keys.cut_stored)} of them stored; stored after a non-2xx answer"
         f" {num(keys.stored_without_2xx)}",
         f"RSS: start (idle) {m.start / MIB:,.0f} MiB, after the first interval {m.first / MIB:,.0f} MiB, end of load"
-        f" {m.end / MIB:,.0f} MiB, settled {m.settled / MIB:,.0f} MiB; bound {GROWTH:g} × first + {SLACK_MIB} MiB"
-        f" = {m.bound / MIB:,.0f} MiB",
+        f" {m.end / MIB:,.0f} MiB, settled {m.settled / MIB:,.0f} MiB; by process, first interval → end of load:"
+        f" {m.by_role()}; bounds: {GROWTH:g} × first + {SLACK_MIB} MiB, the detectors plus {GROWTH:g} × their caches"
+        f" ({DETECTOR_PROCESSES} × {SOAK_KEEP_FIXES:,} fixes × {FIX_BYTES} B)",
         ("PASS" if not failures else "FAIL: " + "; ".join(failures))
         + f" (RSS end/first {m.end / max(1, m.first):.2f}, end/start {m.end / max(1, m.start):.2f};"
         f" 5xx other than 503: {t.bad_5xx})",
@@ -404,7 +452,8 @@ def main(argv: list[str] | None = None) -> int:
         fleet = asyncio.run(db.register_fleet(FLEET_SIZE))
         tokens = log_dir / "tokens.txt"
         tokens.write_text("".join(v.token + "\n" for v in fleet))
-        server = procs.start_service(1, db.dsn, log_dir / "service.log")
+        keep = {"TELEMETRIA_DETECTOR_KEEP_FIXES": str(SOAK_KEEP_FIXES)}
+        server = procs.start_service(1, db.dsn, log_dir / "service.log", keep)
         try:
             return asyncio.run(soak(db, fleet, server, wrk, plan, tokens, log_dir))
         finally:

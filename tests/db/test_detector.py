@@ -346,11 +346,18 @@ def _shape(rows: list[asyncpg.Record]) -> list[tuple[Any, ...]]:
             for r in rows if r["status"] == "detected"]  # fmt: skip
 
 
+@pytest.mark.parametrize("read_ahead", ["chunk", "none"])
 async def test_the_same_occurrences_whatever_the_arrival_order(
-    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
-) -> None:
-    from telemetria.occurrences.detection import detector
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World, read_ahead: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """"none": the chunk's read-ahead budget spent at once (chunkread.PREFETCH_FIXES), so every window reads its
+    own day, as those past the budget do under a heavy day (bench.soak): the same occurrences."""
+    from telemetria.occurrences.detection import chunkread, detector
     from tests.db.conftest import register
+
+    if read_ahead == "none":
+        monkeypatch.setattr(chunkread, "PREFETCH_FIXES", 0)
 
     await schedule(conn, world["r1"])
     # A morning with a 15-minute silence (07:10-07:25) and a speeding burst at 07:40.

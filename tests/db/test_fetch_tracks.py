@@ -105,3 +105,35 @@ async def test_batched_pieces_get_what_track_gives_each(
         assert same(got[(v, s)], await fetch.track(conn, v, s, e)), (v, s)
     assert sum(calls) == len(pieces)
     assert len(calls) == {1: 8, 3: 4, 64: 1}[budget], calls
+
+
+async def test_a_bounded_read_counts_first_and_stops_at_its_budget(
+    conn: asyncpg.Connection, tracker: Tracker, other_tracker: Tracker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A detector chunk's read ahead (issue 33, the soak's memory): at most about `statement_fixes` fixes a
+    statement, a vehicle with more alone, and no statement after `most_fixes`; what it gives is what track gives."""
+    calls: list[list[int]] = []
+    tracks = fetch.tracks
+
+    async def counted(
+        c: asyncpg.Connection, pieces: list[tuple[int, datetime, datetime]]
+    ) -> dict[tuple[int, datetime], Track]:
+        calls.append([v for v, _, _ in pieces])
+        return dict(await tracks(c, pieces))
+
+    monkeypatch.setattr(fetch, "tracks", counted)
+    third = await register(conn, "QWE4R56", "860000000000093")
+    for tr, n in ((tracker, 300), (other_tracker, 40), (third, 50)):
+        await store(conn, tr, [T0 + timedelta(seconds=30 * k) for k in range(n)])
+    day = (T0 - timedelta(hours=1), T0 + timedelta(hours=5))
+    v, w, x = tracker.vehicle_id, other_tracker.vehicle_id, third.vehicle_id
+    pieces = [(w, *day), (x, *day), (v, *day)]
+
+    got = await fetch.bounded(conn, pieces, statement_fixes=100, most_fixes=10_000)
+    assert calls == [[w, x], [v]]  # 40 + 50 together; 300 alone, past a statement's share
+    for p, s, e in pieces:
+        assert same(got[(p, s)], await fetch.track(conn, p, s, e)), p
+
+    calls.clear()
+    got = await fetch.bounded(conn, pieces, statement_fixes=100, most_fixes=90)
+    assert calls == [[w, x]] and sorted(got) == sorted([(w, day[0]), (x, day[0])])  # the budget spent: v left out

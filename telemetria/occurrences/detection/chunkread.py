@@ -29,6 +29,14 @@ from telemetria.reports.store import context, fetch
 
 log = logging.getLogger(__name__)
 
+# What a chunk reads ahead for its windows (a few hundred vehicles): at most PREFETCH_FIXES fixes in all, about
+# STATEMENT_FIXES a statement (the rows of a statement are held whole before they become arrays). Windows past
+# the budget read their own day, one at a time per worker: a detector's memory is bounded by these, its kept
+# days (trackcache.MAX_FIXES) and its workers' days, however many fixes a day holds (bench.soak: ~125,000 fixes a
+# vehicle-day read 100 vehicles at a time took the two detectors from 0.4 to 1.3 GB).
+PREFETCH_FIXES = 1_000_000
+STATEMENT_FIXES = 200_000
+
 # How far back a silence that began before the day is traced (its `since`); beyond, it is "before that".
 LOOK_BACK = timedelta(days=7)
 
@@ -140,7 +148,8 @@ class Shared:
                     self.prior.pop((v, d0), None)
                 else:
                     self.fixes[(v, d0)] = trackcache.extend(old, f.timestamp(), new[v])
-        self.fixes |= await fetch.tracks(conn, whole)
+        self.fixes |= await fetch.bounded(conn, whole, STATEMENT_FIXES, PREFETCH_FIXES)
+        pieces = [p for p in pieces if (p[0], p[1]) in self.fixes]  # past the budget: each window reads its own
         if kept is not None:
             for v, d0, _ in pieces:  # what was read (an unchanged day stays kept as it is, with its values)
                 if v in kept.stamps and (v, d0) not in unchanged:

@@ -86,7 +86,8 @@ async def window_candidates(
     out: list[Candidate] = []
     for day, d0, d1 in chunkread.local_days(start, end, now):
         piece = (vehicle_id, d0)
-        fixes = shared.fixes.get(piece) if shared is not None else None
+        # Taken out of what the chunk read: the day is analysed once, and its fixes are not held for the chunk's end.
+        fixes = shared.fixes.pop(piece, None) if shared is not None else None
         network = ctx.network_on(day)
         basis = vehicle.basis(day, ctx.zones_digest(day), params.report, network)
         kept = shared.prior.get(piece) if shared is not None else None

@@ -29,8 +29,8 @@ from telemetria.reports.analysis.perfix import PerFix
 from telemetria.reports.analysis.track import Track
 from telemetria.roads.model import Roads
 
-MAX_FIXES = 8_000_000  # ~1.4 GB a detector process (a fix and its analysis' values: ~170 bytes); the setting
-# detector_keep_fixes sets it in a detector process
+FIX_BYTES = 170  # a kept fix and its analysis' values, about (bench.soak checks a detector's growth against it)
+MAX_FIXES = 8_000_000  # ~1.4 GB a detector process; the setting detector_keep_fixes sets it in a detector process
 
 
 @dataclass(slots=True)

@@ -96,6 +96,36 @@ async def tracks(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -
     return out
 
 
+async def bounded(
+    conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]], statement_fixes: int, most_fixes: int
+) -> dict[tuple[int, datetime], Track]:
+    """What `tracks` gives for `pieces`, read a few vehicles at a time, at most about `statement_fixes` fixes a
+    statement (a vehicle with more is read alone), and no more statements once `most_fixes` fixes were read: the
+    pieces left out are not in the answer (their reader reads them itself). A day's fixes are not bounded (a
+    tracker may report every second, a backfill may bring months), so neither is what one statement of `tracks`
+    over many vehicles holds: counted first, it is."""
+    if not pieces:
+        return {}
+    lo = min(s for _, s, _ in pieces) - CONTEXT
+    hi = max(e for _, _, e in pieces) + CONTEXT
+    count = {r["vehicle_id"]: r["n"] for r in await conn.fetch(q.FIX_COUNTS, sorted({v for v, _, _ in pieces}), lo, hi)}
+    out: dict[tuple[int, datetime], Track] = {}
+    batch: list[tuple[int, datetime, datetime]] = []
+    held = size = 0
+    for piece in pieces:
+        n = count.get(piece[0], 0)
+        if batch and size + n > statement_fixes:
+            out |= await tracks(conn, batch)
+            held, batch, size = held + size, [], 0
+        if held >= most_fixes:
+            break
+        batch.append(piece)
+        size += n
+    if batch and held < most_fixes:
+        out |= await tracks(conn, batch)
+    return out
+
+
 async def batched(
     conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]
 ) -> AsyncIterator[dict[tuple[int, datetime], Track]]:

@@ -140,6 +140,11 @@ UNION ALL
 FIXES_OF = f"""
 SELECT vehicle_id, {_FIX_COLUMNS} FROM fixes WHERE vehicle_id = ANY ($1::int[]) AND ts >= $2 AND ts < $3"""
 
+# How many fixes each vehicle of $1 has in [$2, $3) (what FIXES_OF would read of it), vehicles with none left out.
+FIX_COUNTS = """
+SELECT vehicle_id, count(*) AS n FROM fixes WHERE vehicle_id = ANY ($1::int[]) AND ts >= $2 AND ts < $3
+GROUP BY vehicle_id"""
+
 # Each vehicle $1[i]'s fixes from $2[i] on, before $3 (what was stored since a detector last read its day).
 FIXES_SINCE = f"""
 SELECT u.v AS vehicle_id, f.* FROM unnest($1::int[], $2::timestamptz[]) AS u(v, since)
