@@ -3,12 +3,12 @@
     .venv/bin/python -m bench.soak [--minutes 10] [--connections 512] [--quick] [--no-jam] [--fix-step-ms 1]
 
 Creates its own database (telemetria_bench_<pid>), registers a fleet, runs `telemetria serve` with
-its default settings and drives it with wrk posting 1,000-fix batches on many connections, far more
-than one process decodes and commits (its detectors keep SOAK_KEEP_FIXES fixes each: see below). Clients ignore
-Retry-After and re-send at once (the worst case). Every `--jam-every` seconds a side connection locks `fixes` for `--jam-for` seconds, so the
-writer backs up as well. Prints one row per interval and a verdict; exits 1 when a 5xx other than
-503 appears, a 503 lacks Retry-After, memory grows past the bound (by process role: the service, the detectors
-with their caches' budget), or the per-key check fails: an
+its default settings (but its detectors keep SOAK_KEEP_FIXES fixes each: see below) and drives it with wrk
+posting 1,000-fix batches on many connections, far more than one process decodes and commits. Clients ignore
+Retry-After and re-send at once (the worst case). Every `--jam-every` seconds a side connection locks `fixes`
+for `--jam-for` seconds, so the writer backs up as well. Prints one row per interval and a verdict; exits 1
+when a 5xx other than 503 appears, a 503 lacks Retry-After, memory grows past the bound (by process role: the
+service, the detectors with their caches' budget), or the per-key check fails: an
 acknowledged fix missing, a key stored twice, or a stored fix no request carried (requests cut off
 when wrk stops are reported apart, never netted against losses).
 

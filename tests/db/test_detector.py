@@ -351,7 +351,7 @@ async def test_the_same_occurrences_whatever_the_arrival_order(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World, read_ahead: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    """"none": the chunk's read-ahead budget spent at once (chunkread.PREFETCH_FIXES), so every window reads its
+    """ "none": the chunk's read-ahead budget spent at once (chunkread.PREFETCH_FIXES), so every window reads its
     own day, as those past the budget do under a heavy day (bench.soak): the same occurrences."""
     from telemetria.occurrences.detection import chunkread, detector
     from tests.db.conftest import register
