@@ -623,3 +623,34 @@ async def test_a_round_reads_only_what_was_stored_since_unless_another_process_c
     assert kept is not None and len(kept) == 15
     whole = await derive.window_candidates(conn, v, d0, now + timedelta(minutes=10), now=now)
     assert [c.kind for c in whole if c.start >= real] == [Kind.SPEEDING]
+
+
+async def test_a_day_left_to_its_window_by_the_read_ahead_budget_is_not_kept_stale(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A kept day whose chunk's read-ahead budget is spent (chunkread.PREFETCH_FIXES) is read by its window, not
+    by the chunk, so what the process kept of it is older than the day; the round then clears the vehicle's mark
+    and restamps what is kept as current. Kept, it would be taken as the whole day next round (no mark: nothing
+    stored since) and the fixes stored in between never analysed: it must be dropped."""
+    from telemetria.occurrences.detection import chunkread
+    from telemetria.reports.analysis.days import day_bounds
+
+    token = await token_of(conn, world, 1)
+    v = world["v1"]
+    real = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    d0 = day_bounds(real.astimezone(detector.LOCAL_TZ).date())[0]
+    await post(client, token, [fix(real + timedelta(seconds=30 * k)) for k in range(6)])
+    assert (await detector.run_round(pool, now=real + timedelta(minutes=4))).failed == 0
+    _, stamps = await store.dirty_of(conn, [v])
+    assert (kept := detector._KEPT.get(v, d0, stamps[v])) is not None and len(kept) == 6
+
+    # Three more fixes today and a late one of the day before: the mark's dirty_from lies before today, so today's
+    # kept day is read whole, and with the budget spent, by its window.
+    await post(client, token, [fix(real + timedelta(seconds=30 * k)) for k in range(6, 9)])
+    await post(client, token, [fix(real - timedelta(days=1))])
+    monkeypatch.setattr(chunkread, "PREFETCH_FIXES", 0)
+    assert (await detector.run_round(pool, now=real + timedelta(minutes=6))).failed == 0
+    _, stamps = await store.dirty_of(conn, [v])
+    kept = detector._KEPT.get(v, d0, stamps[v])
+    assert kept is None or len(kept) == 9, len(kept)

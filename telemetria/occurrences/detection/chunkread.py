@@ -119,7 +119,7 @@ class Shared:
         vehicle's stamp is read only from the vehicle's dirty_from on (not at all without a mark), when that lies
         inside the day; what is read is kept for the next round (under the stamp read)."""
         pieces = [(v, d0, d1) for v, (s, e) in windows.items() for _, d0, d1 in local_days(s, e, now)]
-        whole, since, unchanged = list(pieces), {}, set()
+        whole, since, unchanged, spent = list(pieces), {}, set(), 0
         self.kept = kept
         if kept is not None:
             whole = []
@@ -141,16 +141,27 @@ class Shared:
                 else:
                     whole.append((v, d0, d1))
             until = max((d1 for _, _, d1, _ in since.values()), default=now) + fetch.CONTEXT
-            new = await fetch.tracks_since(conn, {v: f for v, (f, _, _, _) in since.items()}, until)
+            starts = {v: f for v, (f, _, _, _) in since.items()}
+            new = await fetch.since_bounded(conn, starts, until, STATEMENT_FIXES, PREFETCH_FIXES)
+            spent = sum(len(t) for t in new.values())
             for v, (f, d0, d1, old) in since.items():
+                if v not in new:  # past the budget: the window reads its own day
+                    continue
                 if len(new[v]) and new[v].t[-1] >= d1.timestamp():  # the day's end context too: read it whole
                     whole.append((v, d0, d1))
                     self.prior.pop((v, d0), None)
                 else:
                     self.fixes[(v, d0)] = trackcache.extend(old, f.timestamp(), new[v])
-        self.fixes |= await fetch.bounded(conn, whole, STATEMENT_FIXES, PREFETCH_FIXES)
-        pieces = [p for p in pieces if (p[0], p[1]) in self.fixes]  # past the budget: each window reads its own
+        self.fixes |= await fetch.bounded(conn, whole, STATEMENT_FIXES, PREFETCH_FIXES - spent)
+        left = {p[0] for p in pieces if (p[0], p[1]) not in self.fixes}  # past the budget: windows read their own
+        pieces = [p for p in pieces if (p[0], p[1]) in self.fixes]
+        for v, d0 in [p for p in self.prior if p[0] in left]:
+            del self.prior[(v, d0)]
         if kept is not None:
+            for v in left:
+                # What is kept of its days may be older than what was stored since; this round's clear of its
+                # mark would then restamp it as current (detector.restamp): it must go.
+                kept.cache.drop(v)
             for v, d0, _ in pieces:  # what was read (an unchanged day stays kept as it is, with its values)
                 if v in kept.stamps and (v, d0) not in unchanged:
                     kept.cache.put(v, d0, self.fixes[(v, d0)], kept.stamps[v])

@@ -96,6 +96,25 @@ async def tracks(conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]]) -
     return out
 
 
+def _batches(counts: Sequence[tuple[Any, int]], statement_fixes: int, most_fixes: int) -> list[list[Any]]:
+    """`counts` (item, its fixes) cut into statements of about `statement_fixes` fixes at most (an item with more
+    alone), in order, none started once `most_fixes` fixes were taken (pure)."""
+    out: list[list[Any]] = []
+    batch: list[Any] = []
+    held = size = 0
+    for item, n in counts:
+        if batch and size + n > statement_fixes:
+            out.append(batch)
+            held, batch, size = held + size, [], 0
+        if held >= most_fixes:
+            return out
+        batch.append(item)
+        size += n
+    if batch:
+        out.append(batch)
+    return out
+
+
 async def bounded(
     conn: Conn, pieces: Sequence[tuple[int, datetime, datetime]], statement_fixes: int, most_fixes: int
 ) -> dict[tuple[int, datetime], Track]:
@@ -104,24 +123,13 @@ async def bounded(
     pieces left out are not in the answer (their reader reads them itself). A day's fixes are not bounded (a
     tracker may report every second, a backfill may bring months), so neither is what one statement of `tracks`
     over many vehicles holds: counted first, it is."""
-    if not pieces:
+    if not pieces or most_fixes <= 0:
         return {}
     lo = min(s for _, s, _ in pieces) - CONTEXT
     hi = max(e for _, _, e in pieces) + CONTEXT
     count = {r["vehicle_id"]: r["n"] for r in await conn.fetch(q.FIX_COUNTS, sorted({v for v, _, _ in pieces}), lo, hi)}
     out: dict[tuple[int, datetime], Track] = {}
-    batch: list[tuple[int, datetime, datetime]] = []
-    held = size = 0
-    for piece in pieces:
-        n = count.get(piece[0], 0)
-        if batch and size + n > statement_fixes:
-            out |= await tracks(conn, batch)
-            held, batch, size = held + size, [], 0
-        if held >= most_fixes:
-            break
-        batch.append(piece)
-        size += n
-    if batch and held < most_fixes:
+    for batch in _batches([(p, count.get(p[0], 0)) for p in pieces], statement_fixes, most_fixes):
         out |= await tracks(conn, batch)
     return out
 
@@ -162,6 +170,22 @@ async def tracks_since(conn: Conn, since: Mapping[int, datetime], until: datetim
     for r in rows:
         by_vehicle[r["vehicle_id"]].append(r)
     return {v: to_track(found) for v, found in by_vehicle.items()}
+
+
+async def since_bounded(
+    conn: Conn, since: Mapping[int, datetime], until: datetime, statement_fixes: int, most_fixes: int
+) -> dict[int, Track]:
+    """What `tracks_since` gives, bounded as `bounded` reads: counted first, about `statement_fixes` fixes a
+    statement, none after `most_fixes`; the vehicles left out are not in the answer. (A busy round's worth of a
+    fleet's fixes in one statement held them all as rows: bench.soak, 1 ms between a tracker's fixes.)"""
+    if not since or most_fixes <= 0:
+        return {}
+    rows = await conn.fetch(q.FIX_COUNTS_SINCE, list(since), list(since.values()), until)
+    counts = [(r["vehicle_id"], r["n"]) for r in rows]
+    out: dict[int, Track] = {}
+    for batch in _batches(counts, statement_fixes, most_fixes):
+        out |= await tracks_since(conn, {v: since[v] for v in batch}, until)
+    return out
 
 
 Args = tuple[Any, ...]  # engine.analyze's arguments for one piece

@@ -145,6 +145,11 @@ FIX_COUNTS = """
 SELECT vehicle_id, count(*) AS n FROM fixes WHERE vehicle_id = ANY ($1::int[]) AND ts >= $2 AND ts < $3
 GROUP BY vehicle_id"""
 
+# How many fixes each vehicle $1[i] has from $2[i] on, before $3 (what FIXES_SINCE would read of it).
+FIX_COUNTS_SINCE = """
+SELECT u.v AS vehicle_id, (SELECT count(*) FROM fixes WHERE vehicle_id = u.v AND ts >= u.since AND ts < $3) AS n
+FROM unnest($1::int[], $2::timestamptz[]) AS u(v, since)"""
+
 # Each vehicle $1[i]'s fixes from $2[i] on, before $3 (what was stored since a detector last read its day).
 FIXES_SINCE = f"""
 SELECT u.v AS vehicle_id, f.* FROM unnest($1::int[], $2::timestamptz[]) AS u(v, since)
