@@ -579,12 +579,11 @@ async def test_a_round_gives_way_to_a_busy_service_and_still_does_its_windows(
     assert stats.windows - stats.rescans == 2 and stats.paused_s == 0.0
 
 
-async def test_a_round_reads_only_what_was_stored_since_unless_another_process_cleared_the_mark(
+async def _six_fixes_kept(
     client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
-) -> None:
-    """What a process kept of a vehicle's day (trackcache.py) plus what was stored from its dirty_from on is the
-    day; but once another process cleared the mark in between, what it kept is stale and the day is read whole."""
-    from telemetria.occurrences.detection import derive
+) -> tuple[str, int, datetime, datetime]:
+    """Six fixes of vehicle 1 from 20 minutes ago, one detector round: the process keeps its day of six fixes.
+    (token, vehicle id, the first fix's time, the start of its local day)"""
     from telemetria.reports.analysis.days import day_bounds
 
     token = await token_of(conn, world, 1)
@@ -596,6 +595,17 @@ async def test_a_round_reads_only_what_was_stored_since_unless_another_process_c
     _, stamps = await store.dirty_of(conn, [v])
     kept = detector._KEPT.get(v, d0, stamps[v])
     assert kept is not None and len(kept) == 6
+    return token, v, real, d0
+
+
+async def test_a_round_reads_only_what_was_stored_since_unless_another_process_cleared_the_mark(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: asyncpg.Pool, world: World
+) -> None:
+    """What a process kept of a vehicle's day (trackcache.py) plus what was stored from its dirty_from on is the
+    day; but once another process cleared the mark in between, what it kept is stale and the day is read whole."""
+    from telemetria.occurrences.detection import derive
+
+    token, v, real, d0 = await _six_fixes_kept(client, conn, pool, world)
 
     # Kept and valid: the next round extends it with what arrived, and finds what a whole read finds.
     await post(client, token, [fix(real + timedelta(seconds=30 * k)) for k in range(6, 9)])
@@ -634,16 +644,8 @@ async def test_a_day_left_to_its_window_by_the_read_ahead_budget_is_not_kept_sta
     and restamps what is kept as current. Kept, it would be taken as the whole day next round (no mark: nothing
     stored since) and the fixes stored in between never analysed: it must be dropped."""
     from telemetria.occurrences.detection import chunkread
-    from telemetria.reports.analysis.days import day_bounds
 
-    token = await token_of(conn, world, 1)
-    v = world["v1"]
-    real = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
-    d0 = day_bounds(real.astimezone(detector.LOCAL_TZ).date())[0]
-    await post(client, token, [fix(real + timedelta(seconds=30 * k)) for k in range(6)])
-    assert (await detector.run_round(pool, now=real + timedelta(minutes=4))).failed == 0
-    _, stamps = await store.dirty_of(conn, [v])
-    assert (kept := detector._KEPT.get(v, d0, stamps[v])) is not None and len(kept) == 6
+    token, v, real, d0 = await _six_fixes_kept(client, conn, pool, world)
 
     # Three more fixes today and a late one of the day before: the mark's dirty_from lies before today, so today's
     # kept day is read whole, and with the budget spent, by its window.
