@@ -201,6 +201,7 @@ def _add_middleware(app: Telemetria, settings: Settings) -> None:
         enabled=settings.public_enabled,
         rate=settings.public_requests_per_s,
         burst=settings.public_burst,
+        hold_s=settings.public_refusal_hold_s,
     )
     # Outside everything but the headers: everything inside sees the client's address, not the proxy's.
     app.add_middleware(ForwardedMiddleware, trusted=settings.trusted_proxies)
