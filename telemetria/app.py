@@ -37,6 +37,7 @@ from telemetria.ingest.service import IngestService, limits_from
 from telemetria.ingest.writer import Writer
 from telemetria.live import api as live_api
 from telemetria.logs import RequestIdMiddleware
+from telemetria.malloc import give_back_large_blocks
 from telemetria.measurement import api as measurement_api
 from telemetria.nulguard import NulGuardMiddleware
 from telemetria.occurrences import api as occurrences_api
@@ -200,6 +201,7 @@ def _add_middleware(app: Telemetria, settings: Settings) -> None:
         enabled=settings.public_enabled,
         rate=settings.public_requests_per_s,
         burst=settings.public_burst,
+        hold_s=settings.public_refusal_hold_s,
     )
     # Outside everything but the headers: everything inside sees the client's address, not the proxy's.
     app.add_middleware(ForwardedMiddleware, trusted=settings.trusted_proxies)
@@ -342,4 +344,5 @@ def _refused_value(exc: Exception) -> str:
 
 def build() -> Telemetria:
     """Entry point for uvicorn's factory mode: settings are read here, once per process."""
+    give_back_large_blocks()  # request bodies freed leave the process's memory (telemetria/malloc.py)
     return create_app(Settings())

@@ -73,6 +73,12 @@ async def read_body(request: Request, limit: int, cover: Callable[[int], None] |
 
     `cover` is told the size read so far as bytes arrive (a claim that grows with them; 503 if it cannot).
     """
+    return b"".join(await read_chunks(request, limit, cover))
+
+
+async def read_chunks(request: Request, limit: int, cover: Callable[[int], None] | None = None) -> list[bytes]:
+    """The request body as the pieces it arrived in (read_body's checks), not joined: a caller that hands a
+    large body on (to a file, to a worker) need not copy megabytes on the event loop while holding the GIL."""
     declared_length(request, limit)
     chunks: list[bytes] = []
     size = 0
@@ -86,7 +92,7 @@ async def read_body(request: Request, limit: int, cover: Callable[[int], None] |
             chunks.append(chunk)
     except BodyCut as e:
         raise HttpError(e.status, e.detail) from None
-    return b"".join(chunks)
+    return chunks
 
 
 def overloaded(why: str) -> HttpError:

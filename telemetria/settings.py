@@ -381,6 +381,10 @@ class Settings(BaseSettings):
     busy (issue 33)"""
     public_burst: int = Field(default=20, ge=1, le=10000)
     """requests one client address may make at once to the public area before `public_requests_per_s` applies"""
+    public_refusal_hold_s: float = Field(default=1.0, ge=0, le=10)
+    """seconds a refusal (429) of the public area is held before it is sent, at most the wait it names, so a client
+    that asks again at once gets one refusal per connection per this many seconds instead of hundreds (at most
+    1,000 held at once, then sent at once); `0`: sent at once"""
 
     # The SETE import (issue 35, docs/sete.md): the page imports only from this address, so a form cannot make
     # the service call any address it is given; the command line takes any `--url`.

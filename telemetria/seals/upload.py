@@ -1,10 +1,18 @@
 """An uploaded track file out of its multipart body, read, then judged (pure: runs in the job queue's worker
 processes, so that neither the multipart parsing of a large upload, nor the file's reading, nor the comparison of
-its rows with the seals' lines holds the service's event loop; the loop only reads the database in between)."""
+its rows with the seals' lines holds the service's event loop; the loop only reads the database in between).
+
+The body and the read file travel through a private folder of their own (`spool`), not through the pool's pipes:
+a 12 MB body pickled to a worker, and the read file's pickle sent back to the service and out again, were copies
+of megabytes made by the service's threads while holding the GIL, each one a pause of the event loop that a
+tracker's post waited behind (bench.contention)."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import date
 from email import policy
@@ -43,26 +51,53 @@ def file_of(body: bytes, content_type: str, limit: int) -> bytes:
     raise UploadError("file: missing; send the exported track file (CSV or XLSX) as the field 'file'")
 
 
+BODY, READ = "body", "read.pickle"
+
+
+def spool(chunks: list[bytes]) -> str:
+    """A new private folder (0700) holding the body's pieces as one file: its path. Called in a thread, where each
+    write releases the GIL."""
+    folder = tempfile.mkdtemp(prefix="telemetria-verify-")
+    try:
+        with open(os.path.join(folder, BODY), "wb") as f:
+            f.writelines(chunks)
+    except BaseException:
+        discard(folder)
+        raise
+    return folder
+
+
+def discard(folder: str) -> None:
+    """The folder of `spool` and what the worker wrote in it, removed."""
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Read:
-    """An upload read in a worker: what the event loop needs to look the file's days up (small), and the whole read
-    file pickled by the worker for the next step (`judge_read`), so that its rows are never unpickled in the
-    service's process. The blob is made here and only ever handed back to this module, never taken from a client."""
+    """An upload read in a worker: what the event loop needs to look the file's days up (small). The whole read
+    file stays in the folder, pickled there by the worker for the next step (`judge_read`), so that its rows are
+    never unpickled in the service's process; it is made there and only ever read back by this module, never taken
+    from a client."""
 
     size: int
     keys: list[tuple[int, date]]
     named: dict[tuple[int, date], verify.Named]
-    blob: bytes
 
 
-def read_upload(body: bytes, content_type: str, limit: int, bounds: verify.Bounds) -> Read:
+def read_upload(folder: str, content_type: str, limit: int, bounds: verify.Bounds) -> Read:
     """The uploaded file's size, its vehicle-days and what it says (raises UploadError, or verify.NotAnExport)."""
+    with open(os.path.join(folder, BODY), "rb") as f:
+        body = f.read()
     data = file_of(body, content_type, limit)
+    del body
     parsed = verify.parse(data, bounds)
-    return Read(len(data), parsed.keys(), parsed.named, pickle.dumps(parsed, pickle.HIGHEST_PROTOCOL))
+    with open(os.path.join(folder, READ), "wb") as f:
+        pickle.dump(parsed, f, pickle.HIGHEST_PROTOCOL)
+    return Read(len(data), parsed.keys(), parsed.named)
 
 
-def judge_read(blob: bytes, looked: list[verify.Looked]) -> list[verify.DayResult]:
+def judge_read(folder: str, looked: list[verify.Looked]) -> list[verify.DayResult]:
     """The file of `read_upload` judged against what the database said of each of its days."""
-    parsed: verify.Parsed = pickle.loads(blob)  # our own worker's bytes (Read), never a client's
+    with open(os.path.join(folder, READ), "rb") as f:
+        parsed: verify.Parsed = pickle.load(f)  # our own worker's file (read_upload), never a client's
     return verify.judge_all(parsed, looked)

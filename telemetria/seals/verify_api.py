@@ -10,6 +10,7 @@ the CLI `telemetria verify FILE` has no such cap. Each verification is audited (
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -18,7 +19,7 @@ from fastapi.responses import Response
 from telemetria.audit.log import record
 from telemetria.auth.guard import authenticate, client_ip
 from telemetria.auth.roles import Principal
-from telemetria.http import FieldError, HttpError, json_response, read_body
+from telemetria.http import FieldError, HttpError, json_response, read_chunks
 from telemetria.jobs import jobs_of, user_key
 from telemetria.seals import upload, verify, verify_store
 
@@ -47,8 +48,9 @@ def limit_of(request: Request) -> int:
     return min(MAX_FILE_BYTES, int(request.app.state.settings.max_body_bytes))
 
 
-async def _body(request: Request) -> tuple[bytes, str]:
-    """The raw multipart body and its Content-Type, or an answer naming `file` (the body is parsed off the loop)."""
+async def _body(request: Request) -> tuple[list[bytes], str]:
+    """The raw multipart body (as it arrived, in pieces) and its Content-Type, or an answer naming `file` (the body
+    is parsed off the loop)."""
     limit = limit_of(request)
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "multipart/form-data":
@@ -58,7 +60,7 @@ async def _body(request: Request) -> tuple[bytes, str]:
             415,
         )
     try:
-        body = await read_body(request, limit + MULTIPART_OVERHEAD)
+        body = await read_chunks(request, limit + MULTIPART_OVERHEAD)
     except HttpError as e:
         if e.status != 413:
             raise
@@ -76,20 +78,33 @@ async def verify_file(request: Request, who: Principal = LOGGED_IN) -> Response:
     # the service's bounds (verify.web_bounds): a 12 MB upload parsed on the event loop held trackers' posts.
     jobs = jobs_of(request)
     async with jobs.turn(user_key(who.user_id)):
+        # The body goes to the worker through a private folder, not the pool's pipe (seals/upload.py says why).
+        folder = await asyncio.to_thread(upload.spool, body)
+        del body
         try:
-            read = await jobs.in_process(upload.read_upload, body, ctype, limit_of(request), verify.web_bounds())
-        except upload.UploadError as e:
-            raise FieldError(e.message, "file", e.status) from None
-        except verify.NotAnExport as e:
-            raise FieldError(str(e), "file") from None
-        # Not a Conn dependency: the upload is read first, holding no connection. The main pool: rebuilding a
-        # version's lines may seal a change the refresher has not reached yet.
+            answer, size = await _verified(request, who, folder, ctype)
+        finally:
+            await asyncio.to_thread(upload.discard, folder)
         async with request.app.state.pool.acquire() as conn:
-            looked = await verify_store.gather(conn, read.keys, read.named, who.scope)
-        # The rows compared with the seals' lines in the worker too: 100,000 rows judged here held trackers' posts
-        # for half a second (bench.contention --only verify).
-        answer = verify.report(await jobs.in_process(upload.judge_read, read.blob, looked))
-        async with request.app.state.pool.acquire() as conn:
-            detail = {"bytes": read.size, "valid": answer["valid"], "days": len(answer["days"])}
+            detail = {"bytes": size, "valid": answer["valid"], "days": len(answer["days"])}
             await record(conn, "seals.verify", who, client_ip(request), None, detail)  # not the file's name
     return json_response(answer)
+
+
+async def _verified(request: Request, who: Principal, folder: str, ctype: str) -> tuple[dict[str, Any], int]:
+    """The verification's answer and the file's size: the file read in a worker, its days looked up here, judged
+    in a worker again."""
+    jobs = jobs_of(request)
+    try:
+        read = await jobs.in_process(upload.read_upload, folder, ctype, limit_of(request), verify.web_bounds())
+    except upload.UploadError as e:
+        raise FieldError(e.message, "file", e.status) from None
+    except verify.NotAnExport as e:
+        raise FieldError(str(e), "file") from None
+    # Not a Conn dependency: the upload is read first, holding no connection. The main pool: rebuilding a
+    # version's lines may seal a change the refresher has not reached yet.
+    async with request.app.state.pool.acquire() as conn:
+        looked = await verify_store.gather(conn, read.keys, read.named, who.scope)
+    # The rows compared with the seals' lines in the worker too: 100,000 rows judged here held trackers' posts
+    # for half a second (bench.contention --only verify).
+    return verify.report(await jobs.in_process(upload.judge_read, folder, looked)), read.size

@@ -5,6 +5,8 @@ service's bounds (rows, vehicle-days, sheets), so a small file cannot cost minut
 from __future__ import annotations
 
 import io
+import pickle
+import tempfile
 from typing import Any
 
 import asyncpg
@@ -162,3 +164,32 @@ async def test_a_files_rows_are_read_and_judged_in_the_worker_not_on_the_event_l
     r = await client.post("/api/v1/seals/verify", files={"file": ("t.csv", data)}, headers=people.auth("auditor"))
     assert r.status_code == 200 and r.json()["valid"] is True, r.text
     assert [d["rows"] for d in r.json()["days"]] == [10]
+
+
+async def test_an_uploads_bytes_go_to_the_worker_through_a_private_folder_not_the_pools_pipe(
+    client: httpx.AsyncClient, people: People, exported: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A 12 MB body pickled to the worker, and the read file's pickle sent back and out again, were megabytes
+    copied by the service's threads holding the GIL (pauses a tracker's post waited behind: bench.contention).
+    What crosses the pool's pipe must be small, both ways; and the folder is gone once answered. Fails when the
+    body or the read file is handed to the pool as bytes."""
+    _, data = exported
+    crossed: list[int] = []
+    jobs = Jobs(workers=2, queue=4, per_user=1)
+    client.app.state.jobs = jobs  # type: ignore[attr-defined]
+    in_process = jobs.in_process
+
+    async def measured(fn: Any, *args: Any) -> Any:
+        result = await in_process(fn, *args)
+        crossed.append(len(pickle.dumps((args, result), pickle.HIGHEST_PROTOCOL)))
+        return result
+
+    monkeypatch.setattr(jobs, "in_process", measured)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    padding = {"other": "x" * 200_000}  # a field the verification skips: the body is 200 kB larger than the file
+    r = await client.post(
+        "/api/v1/seals/verify", files={"file": ("t.csv", data)}, data=padding, headers=people.auth("auditor")
+    )
+    assert r.status_code == 200 and r.json()["valid"] is True, r.text
+    assert len(crossed) == 2 and max(crossed) < 20_000, crossed
+    assert list(tmp_path.iterdir()) == []

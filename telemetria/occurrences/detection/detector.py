@@ -502,7 +502,9 @@ def main(argv: list[str]) -> None:
     """`python -m telemetria.occurrences.detection.detector INTERVAL_S NICE [K N]`: a detector process,
     part K of N (started by supervise)."""
     from telemetria.logs import log_config
+    from telemetria.malloc import give_back_large_blocks
 
+    give_back_large_blocks()  # a chunk's fixes freed leave the process's memory (telemetria/malloc.py)
     _die_with_parent()
     _lower_priority(int(argv[1]))
     logging.config.dictConfig(log_config())
