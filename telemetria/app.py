@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -56,6 +57,7 @@ from telemetria.reports.store.queries import last_fixes
 from telemetria.roads import api as roads_api
 from telemetria.roads.inforce import NetworkChanged
 from telemetria.seals import api as seals_api
+from telemetria.seals import upload
 from telemetria.seals import verify_api as seals_verify_api
 from telemetria.sete import api as sete_api
 from telemetria.settings import Settings
@@ -142,6 +144,8 @@ async def _lifespan(settings: Settings, app: FastAPI) -> AsyncIterator[None]:
     app.state.tracker_auth = TrackerAuth(pool, ttl_s=settings.auth_cache_ttl_s)
     app.state.gateway_auth = GatewayAuth(pool, app.state.tracker_auth, ttl_s=settings.auth_cache_ttl_s)
     app.state.ingest = IngestService(writer, limits_from(settings))
+    # Verifications' folders left in the temporary folder by a process killed mid-way (seals/upload.py).
+    await asyncio.to_thread(upload.sweep, time.time())
     tasks = []
     if settings.retention_interval_s > 0:
         periodic = retention.periodic(pool, settings.retention_days, settings.retention_interval_s)

@@ -29,6 +29,7 @@ from fastapi import Request
 from fastapi.responses import StreamingResponse
 
 from telemetria.http import HttpError
+from telemetria.malloc import give_back_large_blocks
 
 T = TypeVar("T")
 PUBLIC = "public"  # the one caller every anonymous request counts as
@@ -40,7 +41,9 @@ WORKER_NICENESS = 10
 
 
 def _lower_priority() -> None:
-    """The pool's processes' initializer: WORKER_NICENESS added to their niceness (best effort)."""
+    """The pool's processes' initializer: WORKER_NICENESS added to their niceness (best effort), and glibc's
+    threshold fixed (malloc.py): they read uploads and write documents of megabytes."""
+    give_back_large_blocks()
     try:
         os.nice(WORKER_NICENESS)
     except OSError:  # pragma: no cover - a platform without it

@@ -10,8 +10,9 @@ detectors 499 → 886 MiB. With the threshold fixed at 128 KiB (which also stops
 and 554 → 705 MiB. The cost is a mmap and a munmap per large block, microseconds against the work a body carries.
 
 Set once per process, at its start: the service's (app.build) and each detector's (detection.detector.main). The
-operator's MALLOC_MMAP_THRESHOLD_ in the environment wins (glibc has then read it); elsewhere than glibc (musl,
-macOS) nothing is done.
+operator's MALLOC_MMAP_THRESHOLD_ or GLIBC_TUNABLES naming mmap_threshold wins (glibc has then read it); elsewhere
+than glibc (musl, macOS) nothing is done. The job queue's worker processes (jobs.py), which read uploads and
+documents of megabytes, set it too.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ THRESHOLD = 128 * 1024  # glibc's default first threshold, kept fixed
 
 def give_back_large_blocks(threshold: int = THRESHOLD) -> bool:
     """Fix glibc's mmap threshold at `threshold` bytes; whether it was set."""
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ or "mmap_threshold" in os.environ.get("GLIBC_TUNABLES", ""):
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt

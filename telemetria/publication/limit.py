@@ -79,20 +79,22 @@ class PublicLimitMiddleware:
             client = scope.get("client")
             wait = self.limit.take(client[0] if client else "")
             if wait is not None:
-                await self._hold(wait)
-                await _refuse(send, wait)
+                held = await self._hold(wait)
+                await _refuse(send, max(1, math.ceil(wait - held)))  # the wait left once held
                 return
         await self.app(scope, receive, send)
 
-    async def _hold(self, wait: int) -> None:
-        """A refusal's pause before it is sent (module docstring), unless MAX_HELD are already paused."""
+    async def _hold(self, wait: int) -> float:
+        """A refusal's pause before it is sent (module docstring), unless MAX_HELD are already paused: its seconds."""
         if self.hold_s <= 0 or self.held >= self.MAX_HELD:
-            return
+            return 0.0
+        pause = min(self.hold_s, float(wait))
         self.held += 1
         try:
-            await self.sleep(min(self.hold_s, float(wait)))
+            await self.sleep(pause)
         finally:
             self.held -= 1
+        return pause
 
 
 async def _refuse(send: Send, wait: int) -> None:

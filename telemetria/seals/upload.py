@@ -52,24 +52,42 @@ def file_of(body: bytes, content_type: str, limit: int) -> bytes:
 
 
 BODY, READ = "body", "read.pickle"
+PREFIX = "telemetria-verify-"
+STALE_S = 24 * 3600.0  # a folder this old was left by a process killed mid-way (no verification lasts a day)
 
 
-def spool(chunks: list[bytes]) -> str:
-    """A new private folder (0700) holding the body's pieces as one file: its path. Called in a thread, where each
-    write releases the GIL."""
-    folder = tempfile.mkdtemp(prefix="telemetria-verify-")
-    try:
-        with open(os.path.join(folder, BODY), "wb") as f:
-            f.writelines(chunks)
-    except BaseException:
-        discard(folder)
-        raise
-    return folder
+def new_folder() -> str:
+    """A new private folder (0700) in the system's temporary folder for one verification: its path."""
+    return tempfile.mkdtemp(prefix=PREFIX)
+
+
+def spool(folder: str, chunks: list[bytes]) -> None:
+    """The body's pieces written as one file in `folder`. Called in a thread, where each write releases the GIL."""
+    with open(os.path.join(folder, BODY), "wb") as f:
+        f.writelines(chunks)
 
 
 def discard(folder: str) -> None:
-    """The folder of `spool` and what the worker wrote in it, removed."""
+    """A verification's folder and what the worker wrote in it, removed."""
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep(now: float, older_than_s: float = STALE_S) -> int:
+    """Verifications' folders older than `older_than_s` (left by a process killed mid-way), removed; how many.
+    At the service's start (app.py), in a thread."""
+    gone = 0
+    with os.scandir(tempfile.gettempdir()) as entries:
+        for entry in entries:
+            if not entry.name.startswith(PREFIX) or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                old = now - entry.stat(follow_symlinks=False).st_mtime > older_than_s
+            except OSError:
+                continue
+            if old:
+                discard(entry.path)
+                gone += 1
+    return gone
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from fastapi.responses import Response
 from telemetria.audit.log import record
 from telemetria.auth.guard import authenticate, client_ip
 from telemetria.auth.roles import Principal
-from telemetria.http import FieldError, HttpError, json_response, read_chunks
+from telemetria.http import FieldError, HttpError, json_response, overloaded, read_chunks
 from telemetria.jobs import jobs_of, user_key
 from telemetria.seals import upload, verify, verify_store
 
@@ -78,10 +78,15 @@ async def verify_file(request: Request, who: Principal = LOGGED_IN) -> Response:
     # the service's bounds (verify.web_bounds): a 12 MB upload parsed on the event loop held trackers' posts.
     jobs = jobs_of(request)
     async with jobs.turn(user_key(who.user_id)):
-        # The body goes to the worker through a private folder, not the pool's pipe (seals/upload.py says why).
-        folder = await asyncio.to_thread(upload.spool, body)
-        del body
+        # The body goes to the worker through a private folder, not the pool's pipe (seals/upload.py says why);
+        # made here, so that whatever happens next (a 4xx, a cancellation) the folder is known and removed.
+        folder = upload.new_folder()
         try:
+            try:
+                await asyncio.to_thread(upload.spool, folder, body)
+            except OSError as e:  # a full or read-only temporary folder: the service's state, not the file's
+                raise overloaded(f"the file could not be set aside for reading ({e.strerror})") from None
+            del body
             answer, size = await _verified(request, who, folder, ctype)
         finally:
             await asyncio.to_thread(upload.discard, folder)

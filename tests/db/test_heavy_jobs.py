@@ -193,3 +193,14 @@ async def test_an_uploads_bytes_go_to_the_worker_through_a_private_folder_not_th
     assert r.status_code == 200 and r.json()["valid"] is True, r.text
     assert len(crossed) == 2 and max(crossed) < 20_000, crossed
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_a_refused_upload_leaves_no_folder_behind(
+    client: httpx.AsyncClient, people: People, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """The folder is removed whatever the answer: here the worker refuses the file (400)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    files = {"file": ("t.csv", b"not;an;export\r\n1;2;3\r\n")}
+    r = await client.post("/api/v1/seals/verify", files=files, headers=people.auth("auditor"))
+    assert r.status_code == 400 and r.json()["field"] == "file", r.text
+    assert list(tmp_path.iterdir()) == []

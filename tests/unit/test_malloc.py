@@ -3,6 +3,8 @@ the setting is the process's)."""
 
 from __future__ import annotations
 
+import os
+import platform
 import subprocess
 import sys
 
@@ -11,12 +13,12 @@ import pytest
 from telemetria import malloc
 
 PROBE = """
-import ctypes, sys
+import ctypes, os, sys
 from telemetria import malloc
 if sys.argv[1] == "set":
     assert malloc.give_back_large_blocks()
 def rss_mib():
-    return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
 first = bytearray(8 << 20)  # an 8 MiB block freed: glibc's threshold would follow it up to 8 MiB
 del first
 before = rss_mib()
@@ -32,11 +34,12 @@ print(rss_mib() - before)
 
 
 def _retained_mib(mode: str) -> int:
-    out = subprocess.run([sys.executable, "-c", PROBE, mode], check=True, capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES")}
+    out = subprocess.run([sys.executable, "-c", PROBE, mode], check=True, capture_output=True, text=True, env=env)
     return int(out.stdout.strip())
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's allocator")
 def test_freed_bodies_leave_the_resident_memory_once_the_threshold_is_fixed() -> None:
     assert _retained_mib("default") >= 48  # glibc's moving threshold: the 64 MiB freed stay resident
     assert _retained_mib("set") <= 8
@@ -44,4 +47,7 @@ def test_freed_bodies_leave_the_resident_memory_once_the_threshold_is_fixed() ->
 
 def test_the_operators_own_threshold_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    assert malloc.give_back_large_blocks() is False
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=65536")
     assert malloc.give_back_large_blocks() is False

@@ -56,6 +56,10 @@ class Asgi:
 
 
 async def _status(limit: PublicLimitMiddleware) -> int:
+    return (await _answer(limit))[0]
+
+
+async def _answer(limit: PublicLimitMiddleware) -> tuple[int, dict[bytes, bytes]]:
     sent: list[Message] = []
 
     async def send(message: Message) -> None:
@@ -66,7 +70,7 @@ async def _status(limit: PublicLimitMiddleware) -> int:
 
     scope = {"type": "http", "path": "/public/itineraries", "client": ("192.0.2.7", 4000)}
     await limit(scope, receive, send)
-    return int(sent[0]["status"])
+    return int(sent[0]["status"]), dict(sent[0]["headers"])
 
 
 async def test_a_refusal_is_held_before_it_is_sent_at_most_the_wait_it_names() -> None:
@@ -82,7 +86,9 @@ async def test_a_refusal_is_held_before_it_is_sent_at_most_the_wait_it_names() -
     assert [await _status(limit) for _ in range(3)] == [200, 429, 429]
     assert app.calls == 1 and held == [2.0, 2.0]  # the wait named (2 s) is shorter than the hold
     limit.hold_s = 1.0
-    assert await _status(limit) == 429 and held[-1] == 1.0
+    status, headers = await _answer(limit)
+    assert status == 429 and held[-1] == 1.0
+    assert headers[b"retry-after"] == b"1"  # the 2 s named less the 1 s held (fails when the hold is not deducted)
 
 
 async def test_no_more_than_max_held_refusals_wait_at_once() -> None:
