@@ -105,6 +105,7 @@ def type_text(annotation: Any) -> str:
 # A setting's unit is in its name (STYLE: `_m`, `_kmh`, `_s`); the longer suffixes are tried first.
 UNITS = (
     ("_bytes_per_s", "bytes a second"),
+    ("_requests_per_s", "requests a second"),
     ("_per_min", "a minute"),
     ("_bytes", "bytes"),
     ("_kmh", "km/h"),

@@ -182,6 +182,8 @@ async def test_an_uploads_bytes_go_to_the_worker_through_a_private_folder_not_th
     async def measured(fn: Any, *args: Any) -> Any:
         result = await in_process(fn, *args)
         crossed.append(len(pickle.dumps((args, result), pickle.HIGHEST_PROTOCOL)))
+        # Neither the body nor the read file, whatever their size (the file here is small: 10 rows).
+        assert not any(isinstance(x, bytes | bytearray | verify.Parsed) for x in (*args, result)), fn
         return result
 
     monkeypatch.setattr(jobs, "in_process", measured)

@@ -91,3 +91,11 @@ def test_replacing_the_block_keeps_the_text_around_it() -> None:
     assert settings_doc.replace_block(text, new) == f"intro\n{new}\nafter\n"
     with pytest.raises(ValueError, match="no settings block"):
         settings_doc.replace_block("no markers here", new)
+
+
+def test_a_settings_unit_is_read_from_its_names_longest_suffix() -> None:
+    """A rate is not a duration: `_requests_per_s` was described as "seconds" by the `_s` rule."""
+    assert settings_doc.unit_text("public_requests_per_s") == "requests a second"
+    assert settings_doc.unit_text("body_min_bytes_per_s") == "bytes a second"
+    assert settings_doc.unit_text("body_timeout_s") == "seconds"
+    assert settings_doc.unit_text("public_burst") == ""

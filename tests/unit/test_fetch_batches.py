@@ -8,6 +8,7 @@ from telemetria.reports.store.fetch import _batches
 def test_items_go_together_up_to_a_statements_share_and_a_large_one_alone() -> None:
     counts = [("a", 40), ("b", 50), ("c", 300), ("d", 10), ("e", 0)]
     assert _batches(counts, 100, 10_000) == [["a", "b"], ["c"], ["d", "e"]]
+    assert _batches([("a", 40), ("b", 60), ("c", 1)], 100, 10_000) == [["a", "b"], ["c"]]  # exactly a share: together
 
 
 def test_no_statement_starts_once_the_budget_is_spent() -> None:

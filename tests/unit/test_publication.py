@@ -217,8 +217,14 @@ def test_a_place_far_from_jaru_moves_no_more_than_half_a_cells_diagonal_and_alon
     apart = [(-8.05, -34.9 + k * 1e-5) for k in range(0, 3000, 7)]
     cells = snap([a for a, _ in apart], [o for _, o in apart], 100)
     pairs = list(zip(apart, cells, strict=True))
-    for (p, c), (q, d) in zip(pairs, pairs[11:], strict=False):
+    compared = 0
+    for (p, c), (q, d) in zip(pairs, pairs[14:], strict=False):  # 14 steps of 7e-5°: ~108 m of ground
         if distance_m(p[1], p[0], q[1], q[0]) > 100.2:
             assert c != d
+            compared += 1
+    assert compared > 400  # the pairs are compared at all (11 steps, 85 m, never were)
+    # And cells are that wide: places 11 m apart along a meridian over 1.1 km share about 11 cells, not 100.
+    north = [(-8.05 + k * 1e-4, -34.9) for k in range(100)]
+    assert 11 <= len(set(snap([a for a, _ in north], [o for _, o in north], 100))) <= 13
     # A place's cell does not depend on the places published with it.
     assert snap([pts[0][0]], [pts[0][1]], 100) == got[:1]

@@ -195,6 +195,10 @@ def test_speeds_weigh_a_path_as_driving_on_or_stopping_between() -> None:
     assert both[0].tolist() == one([150.0, 600.0], 36.0, 36.0, 60.0).tolist()
     assert both[1].tolist() == [0.0, 0.0]
     assert both[2].tolist() == one([300.0, 1200.0], 72.0, 72.0, 30.0).tolist()
+    # Two speeds: the path expected is their mean × time, 54 km/h for 30 s = 450 m (by hand), not either one's.
+    mixed = _speed_ll(np.array([[450.0, 300.0]]), np.array([36.0]), np.array([72.0]), np.array([30.0]))[0]
+    assert mixed[0] == pytest.approx(0.0, abs=0.05) and mixed[1] < mixed[0]
+    assert mixed[0] > one([450.0], 72.0, 72.0, 30.0)[0] and mixed[0] > one([450.0], 36.0, 36.0, 30.0)[0]
 
 
 def test_places_found_all_at_once_are_those_found_one_at_a_time() -> None:

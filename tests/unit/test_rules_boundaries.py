@@ -762,9 +762,12 @@ def test_a_leg_from_school_is_placed_where_the_bus_left_the_school_with_its_minu
     assert c.facts["leg"] == "from_school" and c.facts["from"] == "Escola" and c.facts["to"] == "Ponto 2"
     assert c.place == f"fix {left_school}" and (c.lat, c.lon) == at(SCHOOL_M)
     assert c.end is not None
-    minutes = (c.end - c.start).total_seconds() / 60.0
-    assert round(minutes, 2) != round(minutes, 1)  # the day is written so that the tenth matters
-    assert c.facts["minutes"] == round(minutes, 1)
+    # Midway between the school's last standing fix and the first moving one (20 s later), and midway between the
+    # last moving fix before Ponto 2 and its first standing one: 10:21:10 to 12:30:50 UTC, 129 min 40 s.
+    assert c.start == s.fixes[left_school].ts + timedelta(seconds=10) == datetime(2026, 3, 2, 10, 21, 10, tzinfo=UTC)
+    assert c.end == datetime(2026, 3, 2, 12, 30, 50, tzinfo=UTC)
+    assert any(f.ts == c.end + timedelta(seconds=10) and f.speed_kmh == 0.0 for f in s.fixes)
+    assert c.facts["minutes"] == 129.7  # 129.67: the day is written so that the tenth matters
     # known at the first fix 2 h (onboard_max_s) after the leg started, before the drop-off ends it
     two_h = c.start + timedelta(seconds=DEFAULT.report.onboard_max_s)
     assert c.completed_ts == next(f.ts for f in s.fixes if f.ts >= two_h) < c.end

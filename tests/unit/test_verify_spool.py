@@ -26,7 +26,9 @@ def test_only_verifications_folders_older_than_a_day_are_swept(tmp_path: Path, m
     target = tmp_path / "elsewhere"
     target.mkdir()
     (tmp_path / f"{upload.PREFIX}link").symlink_to(target)  # a link by that name: not followed, not removed
-    (tmp_path / f"{upload.PREFIX}file").write_bytes(b"")
+    (tmp_path / f"{upload.PREFIX}file").write_bytes(b"")  # a file by that name: not a folder, not removed
+    for stale in (target, tmp_path / f"{upload.PREFIX}link", tmp_path / f"{upload.PREFIX}file"):
+        os.utime(stale, (0, 0), follow_symlinks=False)  # as old as can be: only what they are keeps them
     assert upload.sweep(now) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [fresh.name, "someone-else", "elsewhere", f"{upload.PREFIX}link", f"{upload.PREFIX}file"]
